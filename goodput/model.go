@@ -1,0 +1,208 @@
+package goodput
+
+import (
+	"fmt"
+	"math"
+)
+
+// GridPoints is the number of candidate global batch sizes the batch-size
+// search evaluates per configuration (numpy.geomspace's default in the
+// published artifact).
+const GridPoints = 50
+
+// Limits are the per-GPU batch-size bounds of a job on one GPU type: the
+// smallest useful per-GPU batch and the largest one that fits in the GPU's
+// memory.
+type Limits struct {
+	MinLocalBatch, MaxLocalBatch int
+}
+
+// Validate reports whether 1 ≤ MinLocalBatch ≤ MaxLocalBatch.
+func (l Limits) Validate() error {
+	if l.MinLocalBatch < 1 {
+		return fmt.Errorf("%w: Limits.MinLocalBatch = %d, want >= 1", ErrInvalidInput, l.MinLocalBatch)
+	}
+	if l.MaxLocalBatch < l.MinLocalBatch {
+		return fmt.Errorf("%w: Limits.MaxLocalBatch = %d is below MinLocalBatch = %d", ErrInvalidInput, l.MaxLocalBatch, l.MinLocalBatch)
+	}
+	return nil
+}
+
+// Model holds everything needed to evaluate the goodput of a job on one GPU
+// type: its throughput parameters on that type, its gradient statistics, its
+// batch-size range and the type's per-GPU memory limits.
+//
+// A Model with Stages > 0 and MicroBatches > 0 is a hybrid-parallel
+// (pipeline) job: each data-parallel replica is a pipeline of Stages GPUs that
+// runs MicroBatches micro-batches of one sample per optimizer step. Its batch
+// size is never tuned and Limits are not used.
+type Model struct {
+	// Params are the job's throughput parameters on this GPU type.
+	Params Params
+	// Grad are the job's current gradient statistics (measured at InitBatch).
+	Grad GradStats
+	// InitBatch is M0, the job's initial (smallest) global batch size.
+	InitBatch int
+	// MaxBatch is the largest global batch size the job may use.
+	MaxBatch int
+	// Limits are the per-GPU batch bounds on this GPU type.
+	Limits Limits
+	// FixedBatch marks strong-scaling and rigid jobs: only MaxBatch is
+	// evaluated (with accumulation if memory requires it).
+	FixedBatch bool
+	// Stages is the number of pipeline stages per replica (hybrid-parallel
+	// jobs); zero means plain data parallel.
+	Stages int
+	// MicroBatches is the number of size-1 micro-batches each pipeline replica
+	// runs per optimizer step (hybrid-parallel jobs only).
+	MicroBatches int
+}
+
+// Choice is the outcome of the batch-size search for one configuration.
+type Choice struct {
+	// Goodput = Throughput × Efficiency, in M0-equivalent samples per second.
+	Goodput float64
+	// Throughput in samples per second.
+	Throughput float64
+	// Efficiency is the statistical efficiency of GlobalBatch.
+	Efficiency float64
+	// LocalBatch is the per-GPU micro-batch size b.
+	LocalBatch int
+	// AccumSteps is s, the number of extra accumulation micro-batches.
+	AccumSteps int
+	// GlobalBatch = replicas × LocalBatch × (AccumSteps+1).
+	GlobalBatch int
+}
+
+// Hybrid reports whether m describes a hybrid-parallel (pipeline) job.
+func (m Model) Hybrid() bool { return m.Stages > 0 || m.MicroBatches > 0 }
+
+// Validate reports whether m can be evaluated. The error names the offending
+// field and wraps ErrInvalidInput.
+func (m Model) Validate() error {
+	if err := m.Params.Validate(); err != nil {
+		return fmt.Errorf("Model.%w", err)
+	}
+	if err := m.Grad.Validate(); err != nil {
+		return fmt.Errorf("Model.%w", err)
+	}
+	if m.InitBatch < 1 {
+		return fmt.Errorf("%w: Model.InitBatch = %d, want >= 1", ErrInvalidInput, m.InitBatch)
+	}
+	if m.MaxBatch < m.InitBatch {
+		return fmt.Errorf("%w: Model.MaxBatch = %d is below InitBatch = %d", ErrInvalidInput, m.MaxBatch, m.InitBatch)
+	}
+	if m.Hybrid() {
+		if m.Stages < 1 || m.MicroBatches < 1 {
+			return fmt.Errorf("%w: Model.Stages = %d and Model.MicroBatches = %d, want both >= 1 for a hybrid-parallel job (or both 0)",
+				ErrInvalidInput, m.Stages, m.MicroBatches)
+		}
+		return nil
+	}
+	if err := m.Limits.Validate(); err != nil {
+		return fmt.Errorf("Model.%w", err)
+	}
+	return nil
+}
+
+// Evaluate returns the goodput, throughput and efficiency of running with the
+// given per-GPU batch and accumulation steps, without checking limits. The
+// global batch is replicas·localBatch·(accumSteps+1).
+func (m Model) Evaluate(nodes, replicas, localBatch, accumSteps int) Choice {
+	b := float64(localBatch)
+	global := replicas * localBatch * (accumSteps + 1)
+	x := m.Params.Throughput(nodes, replicas, b, accumSteps)
+	e := Efficiency(m.Grad, float64(m.InitBatch), float64(global))
+	return Choice{Goodput: x * e, Throughput: x, Efficiency: e, LocalBatch: localBatch, AccumSteps: accumSteps, GlobalBatch: global}
+}
+
+// Best returns the batch size and accumulation steps with the highest goodput
+// for nodes nodes and replicas data-parallel replicas (pipeline replicas for a
+// hybrid-parallel job), or false when no batch size is feasible (or the model
+// or configuration is invalid).
+//
+// Data-parallel search (the published artifact's GoodputFunction.optimize):
+// candidate global batches are a 50-point geometric grid from
+// max(InitBatch, MinLocalBatch·replicas) to MaxBatch (only MaxBatch when
+// FixedBatch). For a candidate M with local = M/replicas:
+//
+//	s = ceil(local/MaxLocalBatch − 1e-8) − 1, and s ≥ 1 when replicas = 1 and local > M0
+//	b = ceil(local/(s+1) − 1e-8)
+//
+// so that a single GPU accumulates at least two micro-batches (needed to
+// measure gradient statistics). Candidates with b outside the limits are
+// rejected; the first candidate with the highest goodput wins. Because b is
+// rounded up, GlobalBatch may exceed MaxBatch by less than replicas·(s+1)
+// samples, exactly as in the artifact.
+//
+// Hybrid-parallel jobs (Stages = P, MicroBatches = m): T = 3((P−1)+m)·T_acc(1)
+// + T_net(nodes, replicas), throughput m·replicas/T, global batch
+// m·replicas, which must not exceed MaxBatch.
+func (m Model) Best(nodes, replicas int) (Choice, bool) {
+	if nodes < 1 || replicas < nodes || m.Validate() != nil {
+		return Choice{}, false
+	}
+	if m.Hybrid() {
+		return m.bestHybrid(nodes, replicas)
+	}
+	bmin, bmax := m.Limits.MinLocalBatch, m.Limits.MaxLocalBatch
+	lo := math.Max(float64(m.InitBatch), float64(bmin)*float64(replicas))
+	hi := float64(m.MaxBatch)
+	if lo > hi {
+		return Choice{}, false
+	}
+	n := GridPoints
+	if m.FixedBatch || lo == hi {
+		n = 1
+	}
+	r := float64(replicas)
+	m0 := float64(m.InitBatch)
+	var best Choice
+	found := false
+	logLo, step := math.Log(lo), 0.0
+	if n > 1 {
+		step = (math.Log(hi) - logLo) / float64(n-1)
+	}
+	for i := 0; i < n; i++ {
+		var batch float64
+		switch {
+		case n == 1:
+			batch = hi
+		case i == 0:
+			batch = lo
+		case i == n-1:
+			batch = hi
+		default:
+			batch = math.Exp(logLo + float64(i)*step)
+		}
+		local := batch / r
+		s := int(math.Ceil(local/float64(bmax)-1e-8)) - 1
+		if s < 0 {
+			s = 0
+		}
+		if replicas == 1 && local > m0+1e-8 && s < 1 {
+			s = 1
+		}
+		b := int(math.Ceil(local/float64(s+1) - 1e-8))
+		if b < bmin || b > bmax {
+			continue
+		}
+		c := m.Evaluate(nodes, replicas, b, s)
+		if !found || c.Goodput > best.Goodput {
+			best, found = c, true
+		}
+	}
+	return best, found
+}
+
+func (m Model) bestHybrid(nodes, replicas int) (Choice, bool) {
+	global := m.MicroBatches * replicas
+	if global > m.MaxBatch {
+		return Choice{}, false
+	}
+	fwd := m.Params.AccumTime(1)
+	t := 3*float64(m.Stages-1+m.MicroBatches)*fwd + m.Params.NetTime(nodes, replicas)
+	x := float64(global) / t
+	e := Efficiency(m.Grad, float64(m.InitBatch), float64(global))
+	return Choice{Goodput: x * e, Throughput: x, Efficiency: e, LocalBatch: 1, AccumSteps: m.MicroBatches - 1, GlobalBatch: global}, true
+}
