@@ -1,0 +1,227 @@
+package ilp
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+)
+
+// Meta holds the documented keys of the JSON format that are not part of the
+// problem: recorded rounds carry a name and their proven optimum.
+type Meta struct {
+	Name    string   // "name", empty when absent
+	Optimum *float64 // "optimum", nil when absent
+}
+
+// jsonProblem is the JSON format of examples/solve:
+//
+//	{"sense":"min","unallocated":1.1,"capacity":{"t4":24,"a100":16},
+//	 "jobs":[{"id":"j0","options":[{"type":"t4","gpus":1,"value":0.71}],"pin":0}]}
+//
+// plus optional "name", "optimum", "reserved" (map type → GPUs), "grid"
+// (number) and "quotas" ([{"name","jobs":[ids],"type","limit"}]).
+type jsonProblem struct {
+	Name        string         `json:"name,omitempty"`
+	Optimum     *float64       `json:"optimum,omitempty"`
+	Sense       string         `json:"sense"`
+	Unallocated *float64       `json:"unallocated"`
+	Capacity    map[string]int `json:"capacity"`
+	Reserved    map[string]int `json:"reserved,omitempty"`
+	Grid        float64        `json:"grid,omitempty"`
+	Jobs        []jsonJob      `json:"jobs"`
+	Quotas      []jsonQuota    `json:"quotas,omitempty"`
+}
+
+type jsonJob struct {
+	ID      string       `json:"id"`
+	Options []jsonOption `json:"options"`
+	Pin     *int         `json:"pin,omitempty"`
+}
+
+type jsonOption struct {
+	Type  string  `json:"type"`
+	GPUs  int     `json:"gpus"`
+	Value float64 `json:"value"`
+}
+
+type jsonQuota struct {
+	Name  string   `json:"name"`
+	Jobs  []string `json:"jobs"`
+	Type  string   `json:"type,omitempty"`
+	Limit int      `json:"limit"`
+}
+
+// ReadJSON reads one problem in the JSON format of examples/solve (see the
+// package documentation) and validates it. Unknown keys are rejected, except
+// the documented "name" and "optimum" of recorded rounds, returned in Meta.
+// Errors wrap ErrInvalidInput (or ErrInfeasible for pins that cannot hold)
+// and name the line, job or field.
+func ReadJSON(r io.Reader) (*Problem, Meta, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("%w: reading: %v", ErrInvalidInput, err)
+	}
+	return ParseJSON(data)
+}
+
+// ParseJSON is ReadJSON on a byte slice.
+func ParseJSON(data []byte) (*Problem, Meta, error) {
+	var jp jsonProblem
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&jp); err != nil {
+		return nil, Meta{}, jsonError(data, dec, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, Meta{}, invalid(lineOf(data, dec.InputOffset()), "unexpected data after the JSON object")
+	}
+	meta := Meta{Name: jp.Name, Optimum: jp.Optimum}
+	if jp.Optimum != nil && (math.IsNaN(*jp.Optimum) || math.IsInf(*jp.Optimum, 0)) {
+		return nil, meta, invalid("optimum", "must be finite")
+	}
+	p := &Problem{Capacity: jp.Capacity, Reserved: jp.Reserved, Grid: jp.Grid}
+	switch jp.Sense {
+	case "min":
+		p.Sense = Minimize
+	case "max":
+		p.Sense = Maximize
+	case "":
+		return nil, meta, invalid("sense", "missing (want \"min\" or \"max\")")
+	default:
+		return nil, meta, invalid("sense", "want \"min\" or \"max\", got %q", jp.Sense)
+	}
+	if jp.Unallocated == nil {
+		return nil, meta, invalid("unallocated", "missing")
+	}
+	if jp.Capacity == nil {
+		return nil, meta, invalid("capacity", "missing")
+	}
+	ids := make(map[string]int, len(jp.Jobs))
+	p.Jobs = make([]Job, len(jp.Jobs))
+	for i, jj := range jp.Jobs {
+		job := Job{ID: jj.ID, Unallocated: *jp.Unallocated, Pin: -1}
+		job.Options = make([]Option, len(jj.Options))
+		for k, o := range jj.Options {
+			job.Options[k] = Option(o)
+		}
+		if jj.Pin != nil {
+			if *jj.Pin < 0 {
+				return nil, meta, invalid(jobField(i, jj.ID)+".pin", "must be a non-negative option index, got %d", *jj.Pin)
+			}
+			job.Pin = *jj.Pin
+		}
+		if _, dup := ids[jj.ID]; !dup {
+			ids[jj.ID] = i
+		}
+		p.Jobs[i] = job
+	}
+	for qi, q := range jp.Quotas {
+		qq := Quota{Name: q.Name, Type: q.Type, Limit: q.Limit}
+		for _, id := range q.Jobs {
+			ji, ok := ids[id]
+			if !ok {
+				return nil, meta, invalid(fmt.Sprintf("quotas[%d] %q.jobs", qi, q.Name), "unknown job %q", id)
+			}
+			qq.Jobs = append(qq.Jobs, ji)
+		}
+		p.Quotas = append(p.Quotas, qq)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, meta, err
+	}
+	return p, meta, nil
+}
+
+// jsonError turns a decoding error into an InputError naming the line.
+func jsonError(data []byte, dec *json.Decoder, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return invalid(lineOf(data, se.Offset), "malformed JSON: %v", se)
+	case errors.As(err, &te):
+		f := te.Field
+		if f == "" {
+			f = "top level"
+		}
+		return invalid(lineOf(data, te.Offset)+" "+f, "cannot use JSON %s as %v", te.Value, te.Type)
+	case errors.Is(err, io.EOF):
+		return invalid("input", "empty (want a JSON object)")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return invalid("input", "truncated JSON")
+	}
+	return invalid(lineOf(data, dec.InputOffset()), "%v", err)
+}
+
+// lineOf names the 1-based line:column of byte offset off in data.
+func lineOf(data []byte, off int64) string {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	if off < 0 {
+		off = 0
+	}
+	line, col := 1, 1
+	for _, c := range data[:off] {
+		if c == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Sprintf("line %d:%d", line, col)
+}
+
+// WriteJSON writes p in the JSON format ReadJSON reads, with the given Meta.
+// Every job must share one Unallocated value (the format has a single one);
+// otherwise WriteJSON returns an error wrapping ErrInvalidInput.
+func WriteJSON(w io.Writer, p *Problem, meta Meta) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	jp := jsonProblem{Name: meta.Name, Optimum: meta.Optimum, Capacity: p.Capacity, Grid: p.Grid, Sense: p.Sense.String()}
+	if len(p.Reserved) > 0 {
+		jp.Reserved = p.Reserved
+	}
+	u := 0.0
+	if len(p.Jobs) > 0 {
+		u = p.Jobs[0].Unallocated
+	}
+	jp.Unallocated = &u
+	jp.Jobs = make([]jsonJob, len(p.Jobs))
+	for i, j := range p.Jobs {
+		if j.Unallocated != u {
+			return invalid(jobField(i, j.ID)+".unallocated", "%v differs from the first job's %v; the JSON format has one value", j.Unallocated, u)
+		}
+		jj := jsonJob{ID: j.ID, Options: make([]jsonOption, len(j.Options))}
+		for k, o := range j.Options {
+			jj.Options[k] = jsonOption(o)
+		}
+		if j.Pin >= 0 {
+			pin := j.Pin
+			jj.Pin = &pin
+		}
+		jp.Jobs[i] = jj
+	}
+	for _, q := range p.Quotas {
+		jq := jsonQuota{Name: q.Name, Type: q.Type, Limit: q.Limit, Jobs: []string{}}
+		idx := append([]int(nil), q.Jobs...)
+		sort.Ints(idx)
+		for _, ji := range idx {
+			jq.Jobs = append(jq.Jobs, p.Jobs[ji].ID)
+		}
+		jp.Quotas = append(jp.Quotas, jq)
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	if err := enc.Encode(&jp); err != nil {
+		return err
+	}
+	return bw.Flush()
+}

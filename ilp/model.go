@@ -1,0 +1,381 @@
+package ilp
+
+import (
+	"math"
+	"sort"
+)
+
+// model is the preprocessed problem the search works on, in "profit space":
+// every free (unpinned) job contributes 0 when unallocated and the profit
+// p = ±(Value − Unallocated) of the option it takes; pinned jobs are folded
+// into constants and removed capacity. The goal is to maximise total profit
+// subject to the coupling rows (one per GPU type, one per quota).
+type model struct {
+	p     *Problem
+	sign  float64  // +1 maximise, -1 minimise
+	types []string // sorted type names; row r < len(types) is type types[r]
+	nrows int      // len(types) + len(p.Quotas)
+	cap   []int    // residual capacity per row after reservations and pins
+	jobs  []mjob   // free jobs with at least one useful option
+	pins  []int    // assignment of pinned jobs (-1 elsewhere)
+	// optimisticBoxes: λ_r above ub[r] cannot improve the dual (see dualBox).
+	ub []float64
+}
+
+// mjob is one free job of the model.
+type mjob struct {
+	orig   int     // index in Problem.Jobs
+	opts   []mopt  // useful options: positive profit, fit alone, not dominated
+	groups []group // options grouped by the rows they use (= by GPU type)
+}
+
+// mopt is one useful option.
+type mopt struct {
+	k   int     // index in Problem.Jobs[orig].Options
+	p   float64 // profit over staying unallocated
+	g   int     // GPUs
+	grp int     // index into mjob.groups
+}
+
+// group holds the options of one job that use the same coupling rows (all of
+// one GPU type), and the subset on the upper concave hull of (GPUs, profit)
+// with the origin, which is all the Lagrangian subproblem needs.
+type group struct {
+	rows []int32 // coupling rows every option of the group uses, coefficient g
+	hull []int32 // indices into mjob.opts, GPUs ascending
+}
+
+// newModel builds the model of a validated problem.
+func newModel(p *Problem) *model {
+	m := &model{p: p, sign: 1}
+	if p.Sense == Minimize {
+		m.sign = -1
+	}
+	m.types = sortedKeys(p.Capacity)
+	m.nrows = len(m.types) + len(p.Quotas)
+	typeRow := make(map[string]int, len(m.types))
+	m.cap = make([]int, m.nrows)
+	for r, t := range m.types {
+		typeRow[t] = r
+		m.cap[r] = p.Capacity[t] - p.Reserved[t]
+	}
+	// quota rows each job (and type) belongs to
+	jobQuotas := make(map[int][]int)
+	for qi, q := range p.Quotas {
+		m.cap[len(m.types)+qi] = q.Limit
+		for _, ji := range q.Jobs {
+			jobQuotas[ji] = append(jobQuotas[ji], qi)
+		}
+	}
+	rowsOf := func(ji int, t string) []int32 {
+		rows := []int32{int32(typeRow[t])}
+		for _, qi := range jobQuotas[ji] {
+			if q := p.Quotas[qi]; q.Type == "" || q.Type == t {
+				rows = append(rows, int32(len(m.types)+qi))
+			}
+		}
+		return rows
+	}
+	m.pins = make([]int, len(p.Jobs))
+	for i, j := range p.Jobs {
+		m.pins[i] = -1
+		if j.Pin >= 0 {
+			m.pins[i] = j.Pin
+			o := j.Options[j.Pin]
+			for _, r := range rowsOf(i, o.Type) {
+				m.cap[r] -= o.GPUs
+			}
+		}
+	}
+	for i, j := range p.Jobs {
+		if j.Pin >= 0 {
+			continue
+		}
+		// group candidate options by type, drop useless and dominated ones
+		byType := make(map[string][]mopt)
+		for k, o := range j.Options {
+			pr := m.sign * (o.Value - j.Unallocated)
+			if !(pr > 0) {
+				continue
+			}
+			fits := true
+			for _, r := range rowsOf(i, o.Type) {
+				if o.GPUs > m.cap[r] {
+					fits = false
+				}
+			}
+			if fits {
+				byType[o.Type] = append(byType[o.Type], mopt{k: k, p: pr, g: o.GPUs})
+			}
+		}
+		if len(byType) == 0 {
+			continue
+		}
+		mj := mjob{orig: i}
+		for _, t := range m.types {
+			os := byType[t]
+			if len(os) == 0 {
+				continue
+			}
+			sort.Slice(os, func(a, b int) bool {
+				if os[a].g != os[b].g {
+					return os[a].g < os[b].g
+				}
+				if os[a].p != os[b].p {
+					return os[a].p > os[b].p
+				}
+				return os[a].k < os[b].k
+			})
+			gi := len(mj.groups)
+			start := len(mj.opts)
+			best := math.Inf(-1)
+			for _, o := range os {
+				if o.p > best { // not dominated by a smaller option
+					best = o.p
+					o.grp = gi
+					mj.opts = append(mj.opts, o)
+				}
+			}
+			mj.groups = append(mj.groups, group{rows: rowsOf(i, t), hull: hull(mj.opts, start)})
+		}
+		m.jobs = append(m.jobs, mj)
+	}
+	// λ_r beyond the largest profit per GPU of any option using row r cannot
+	// lower the dual function.
+	m.ub = make([]float64, m.nrows)
+	for _, j := range m.jobs {
+		for _, o := range j.opts {
+			for _, r := range j.groups[o.grp].rows {
+				m.ub[r] = math.Max(m.ub[r], o.p/float64(o.g))
+			}
+		}
+	}
+	return m
+}
+
+// hull returns the indices (>= start) of opts[start:] on the upper concave
+// hull of {(0,0)} ∪ {(g, p)}; opts[start:] is sorted by g with p increasing.
+func hull(opts []mopt, start int) []int32 {
+	var h []int32
+	// points with the origin as implicit first point
+	px := func(i int32) (float64, float64) {
+		if i < 0 {
+			return 0, 0
+		}
+		return float64(opts[i].g), opts[i].p
+	}
+	stack := []int32{-1}
+	for i := start; i < len(opts); i++ {
+		x3, y3 := px(int32(i))
+		for len(stack) >= 2 {
+			x1, y1 := px(stack[len(stack)-2])
+			x2, y2 := px(stack[len(stack)-1])
+			// remove middle point if it is on or below the chord 1-3
+			if (y2-y1)*(x3-x1) <= (y3-y1)*(x2-x1) {
+				stack = stack[:len(stack)-1]
+			} else {
+				break
+			}
+		}
+		stack = append(stack, int32(i))
+	}
+	h = append(h, stack[1:]...)
+	return h
+}
+
+// price returns the Lagrangian price per GPU of group g at multipliers lam.
+func (g *group) price(lam []float64) float64 {
+	var s float64
+	for _, r := range g.rows {
+		s += lam[r]
+	}
+	return s
+}
+
+// best returns the largest Lagrangian profit max(0, p − π·g) of job j at lam
+// over the options it may still use (all when fits is nil) and the option
+// index achieving it (-1 for none). Ties keep the earliest option.
+func (j *mjob) best(lam []float64) (float64, int) {
+	bv, bo := 0.0, -1
+	for gi := range j.groups {
+		g := &j.groups[gi]
+		pi := g.price(lam)
+		for _, oi := range g.hull {
+			o := &j.opts[oi]
+			if v := o.p - pi*float64(o.g); v > bv {
+				bv, bo = v, int(oi)
+			}
+		}
+	}
+	return bv, bo
+}
+
+// dual evaluates the Lagrangian dual function at lam over the given jobs with
+// row capacities capv: f = λ·cap + Σ_j max(0, max_o p_o − π_o g_o). It returns
+// f and writes the subgradient (cap minus the rows used by the maximisers)
+// into sg.
+func (m *model) dual(jobs []mjob, capv []int, lam []float64, sg []float64) float64 {
+	f := 0.0
+	for r := range sg {
+		sg[r] = float64(capv[r])
+		f += lam[r] * float64(capv[r])
+	}
+	for ji := range jobs {
+		j := &jobs[ji]
+		v, oi := j.best(lam)
+		f += v
+		if oi >= 0 {
+			o := &j.opts[oi]
+			for _, r := range j.groups[o.grp].rows {
+				sg[r] -= float64(o.g)
+			}
+		}
+	}
+	return f
+}
+
+// minimizeDual approximately minimises the Lagrangian dual over λ in the box
+// [0, ub] with a box-step cutting-plane method started at lam0 (nil = 0). Any
+// returned λ gives a valid upper bound f(λ) on the profit of every integer
+// (indeed every fractional) solution; the method stops when the cutting-plane
+// model proves f(λ) within tol of the minimum, or after maxIter evaluations.
+func (m *model) minimizeDual(jobs []mjob, capv []int, lam0 []float64, tol float64, maxIter int) ([]float64, float64) {
+	n := m.nrows
+	center := make([]float64, n)
+	if lam0 != nil {
+		copy(center, lam0)
+	}
+	for r := range center {
+		center[r] = math.Min(math.Max(center[r], 0), m.ub[r])
+	}
+	sg := make([]float64, n)
+	fc := m.dual(jobs, capv, center, sg)
+	// active rows: those whose multiplier can move
+	var act []int
+	for r := 0; r < n; r++ {
+		if m.ub[r] > 0 {
+			act = append(act, r)
+		}
+	}
+	if len(act) == 0 {
+		return center, fc
+	}
+	type cut struct {
+		alpha float64   // f(λk) − g·λk
+		g     []float64 // subgradient
+	}
+	mkCut := func(lam, g []float64, f float64) cut {
+		c := cut{g: append([]float64(nil), g...)}
+		c.alpha = f
+		for r := range g {
+			c.alpha -= g[r] * lam[r]
+		}
+		return c
+	}
+	cuts := []cut{mkCut(center, sg, fc)}
+	delta := make([]float64, n)
+	for _, r := range act {
+		delta[r] = math.Max(m.ub[r]/4, 1e-9)
+		if center[r] > 0 {
+			delta[r] = math.Max(center[r]/2, delta[r]/8)
+		}
+	}
+	lam := make([]float64, n)
+	lo := make([]float64, n)
+	hi := make([]float64, n)
+	na := len(act)
+	for it := 0; it < maxIter; it++ {
+		// master: variables y_a = λ_a − lo_a (a in act) and t = θ − θlo
+		thLo := math.Inf(-1)
+		for r := range lo {
+			lo[r], hi[r] = center[r], center[r]
+		}
+		for _, r := range act {
+			lo[r] = math.Max(0, center[r]-delta[r])
+			hi[r] = math.Min(m.ub[r], center[r]+delta[r])
+		}
+		for _, c := range cuts {
+			v := c.alpha
+			for r := range c.g {
+				v += math.Min(c.g[r]*lo[r], c.g[r]*hi[r])
+			}
+			thLo = math.Max(thLo, v)
+		}
+		A := make([][]float64, 0, len(cuts)+na)
+		b := make([]float64, 0, len(cuts)+na)
+		for _, c := range cuts {
+			row := make([]float64, na+1)
+			rh := thLo - c.alpha
+			for r := range c.g {
+				rh -= c.g[r] * lo[r]
+			}
+			for a, r := range act {
+				row[a] = c.g[r]
+			}
+			row[na] = -1
+			A = append(A, row)
+			b = append(b, rh)
+		}
+		for a, r := range act {
+			row := make([]float64, na+1)
+			row[a] = 1
+			A = append(A, row)
+			b = append(b, hi[r]-lo[r])
+		}
+		obj := make([]float64, na+1)
+		obj[na] = -1
+		x, val, ok := denseLP(A, b, obj)
+		if !ok {
+			break
+		}
+		theta := thLo - val
+		copy(lam, center)
+		atEdge := false
+		for a, r := range act {
+			lam[r] = math.Min(math.Max(lo[r]+x[a], 0), m.ub[r])
+			eps := 1e-9 * (1 + delta[r])
+			if (lo[r] > 0 && lam[r]-lo[r] < eps) || (hi[r] < m.ub[r] && hi[r]-lam[r] < eps) {
+				atEdge = true
+			}
+		}
+		if fc-theta <= tol {
+			if !atEdge {
+				break // the model's minimum is inside the box: center is tol-optimal
+			}
+			for _, r := range act {
+				delta[r] *= 4
+			}
+			continue
+		}
+		f := m.dual(jobs, capv, lam, sg)
+		cuts = append(cuts, mkCut(lam, sg, f))
+		if f < fc-0.1*(fc-theta) {
+			copy(center, lam)
+			fc = f
+			if atEdge {
+				for _, r := range act {
+					delta[r] *= 2
+				}
+			}
+		} else if f > fc+0.5*(fc-theta) {
+			for _, r := range act {
+				delta[r] *= 0.5
+			}
+		}
+		if len(cuts) > 60 {
+			// drop the oldest cuts that are slack at the center, keep the newest
+			keep := cuts[:0:0]
+			for ci, c := range cuts {
+				v := c.alpha
+				for r := range c.g {
+					v += c.g[r] * center[r]
+				}
+				if ci >= len(cuts)-30 || fc-v < 1e-9*(1+math.Abs(fc)) {
+					keep = append(keep, c)
+				}
+			}
+			cuts = keep
+		}
+	}
+	return center, fc
+}

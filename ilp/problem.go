@@ -1,0 +1,354 @@
+package ilp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Sentinel errors. Errors returned by this package wrap one of them, so callers
+// can test with errors.Is; the message names the offending job, option, type or
+// field.
+var (
+	// ErrInvalidInput marks a problem that breaks a documented rule (negative
+	// capacity, NaN value, duplicate job ID, unknown type, bad pin index, ...).
+	ErrInvalidInput = errors.New("ilp: invalid input")
+	// ErrInfeasible marks a problem whose pins (together with capacities,
+	// reservations and quotas) cannot all hold.
+	ErrInfeasible = errors.New("ilp: infeasible pins")
+)
+
+// InputError describes one offending item of a Problem. It wraps
+// ErrInvalidInput (or ErrInfeasible for pins that cannot all hold) and is
+// usable with errors.As.
+type InputError struct {
+	Field string // path of the offending item, e.g. `jobs[3] "j3".options[2].value`
+	Msg   string // what is wrong with it
+	Err   error  // ErrInvalidInput or ErrInfeasible
+}
+
+// Error implements error.
+func (e *InputError) Error() string {
+	if e.Field == "" {
+		return "ilp: " + e.Msg
+	}
+	return "ilp: " + e.Field + ": " + e.Msg
+}
+
+// Unwrap returns the sentinel the error belongs to.
+func (e *InputError) Unwrap() error { return e.Err }
+
+func invalid(field, format string, args ...any) error {
+	return &InputError{Field: field, Msg: fmt.Sprintf(format, args...), Err: ErrInvalidInput}
+}
+
+// Sense says whether the objective is minimised or maximised.
+type Sense int
+
+const (
+	// Minimize asks for the smallest objective (Sia with p < 0).
+	Minimize Sense = iota
+	// Maximize asks for the largest objective (Sia with p > 0).
+	Maximize
+)
+
+// String returns "min" or "max".
+func (s Sense) String() string {
+	switch s {
+	case Minimize:
+		return "min"
+	case Maximize:
+		return "max"
+	}
+	return fmt.Sprintf("Sense(%d)", int(s))
+}
+
+// Option is one configuration a job may take: GPUs GPUs of type Type, worth
+// Value in the objective.
+type Option struct {
+	Type  string  // GPU type; must be a key of Problem.Capacity
+	GPUs  int     // number of GPUs the option uses (> 0)
+	Value float64 // contribution to the objective when chosen (finite)
+}
+
+// Job is one row of the allocation problem: the job takes at most one of its
+// Options, or none, in which case it contributes Unallocated.
+type Job struct {
+	ID          string   // unique, non-empty
+	Options     []Option // may be empty: the job then stays unallocated
+	Unallocated float64  // contribution when the job gets no option (finite)
+	// Pin forces the job onto Options[Pin] (a job in the middle of a
+	// checkpoint-restore, or a non-preemptible one). -1 means not pinned.
+	// Note that 0 pins the job to its first option.
+	Pin int
+}
+
+// Quota is an extra capacity row: the GPUs of type Type (all types when Type
+// is "") used by the jobs listed in Jobs (indices into Problem.Jobs) must not
+// exceed Limit. Per-queue quotas per type are expressed this way.
+type Quota struct {
+	Name  string // for messages and the LP file; may be empty
+	Jobs  []int  // indices into Problem.Jobs; duplicates are an error
+	Type  string // a key of Problem.Capacity, or "" for every type
+	Limit int    // >= 0
+}
+
+// Problem is one allocation round: choose at most one option per job so that,
+// per GPU type, the chosen GPUs do not exceed Capacity minus Reserved, every
+// quota holds and every pin holds, optimising the sum over jobs of the chosen
+// option's Value (or the job's Unallocated value).
+type Problem struct {
+	Sense    Sense
+	Capacity map[string]int // GPUs per type (>= 0)
+	Reserved map[string]int // GPUs per type withheld from this round (0 <= Reserved <= Capacity); may be nil
+	Jobs     []Job
+	Quotas   []Quota
+	// Grid, when positive, declares that every Value and Unallocated is an
+	// integer multiple of Grid (e.g. 0.01 for values rounded to two decimals),
+	// up to floating-point noise of at most 0.1% of a step (values stored in
+	// single precision qualify).
+	// The solver then stops as soon as no solution can beat the incumbent by a
+	// whole grid step. Values off the grid are an input error. 0 means values
+	// are arbitrary.
+	Grid float64
+}
+
+// gridTol is the slack allowed when checking that a value lies on the grid,
+// relative to the grid step. Values recorded in single precision (such as the
+// published rounds, where 0.66 is stored as 0.6600000262) stay well inside it;
+// the solver accounts for the actual deviations when it uses the grid.
+const gridTol = 1e-3
+
+func jobField(i int, id string) string { return fmt.Sprintf("jobs[%d] %q", i, id) }
+
+// onGrid reports whether v is within floating error of a multiple of grid.
+func onGrid(v, grid float64) bool {
+	return gridDev(v, grid) <= gridTol*grid
+}
+
+// gridDev is the distance from v to the nearest multiple of grid.
+func gridDev(v, grid float64) float64 {
+	return math.Abs(v - math.Round(v/grid)*grid)
+}
+
+// Validate checks p against every documented rule and returns the first
+// violation as an *InputError wrapping ErrInvalidInput, or wrapping
+// ErrInfeasible when the pins cannot all hold together.
+func (p *Problem) Validate() error {
+	if p == nil {
+		return invalid("", "nil problem")
+	}
+	if p.Sense != Minimize && p.Sense != Maximize {
+		return invalid("sense", "must be Minimize or Maximize, got %d", int(p.Sense))
+	}
+	if math.IsNaN(p.Grid) || math.IsInf(p.Grid, 0) || p.Grid < 0 {
+		return invalid("grid", "must be a finite non-negative number, got %v", p.Grid)
+	}
+	types := sortedKeys(p.Capacity)
+	for _, t := range types {
+		if t == "" {
+			return invalid("capacity", "empty GPU type name")
+		}
+		if c := p.Capacity[t]; c < 0 {
+			return invalid(fmt.Sprintf("capacity[%q]", t), "negative capacity %d", c)
+		}
+	}
+	for _, t := range sortedKeys(p.Reserved) {
+		r := p.Reserved[t]
+		c, ok := p.Capacity[t]
+		switch {
+		case !ok:
+			return invalid(fmt.Sprintf("reserved[%q]", t), "unknown GPU type")
+		case r < 0:
+			return invalid(fmt.Sprintf("reserved[%q]", t), "negative reservation %d", r)
+		case r > c:
+			return invalid(fmt.Sprintf("reserved[%q]", t), "reservation %d exceeds capacity %d", r, c)
+		}
+	}
+	ids := make(map[string]int, len(p.Jobs))
+	for i := range p.Jobs {
+		j := &p.Jobs[i]
+		f := jobField(i, j.ID)
+		if j.ID == "" {
+			return invalid(fmt.Sprintf("jobs[%d]", i), "empty job ID")
+		}
+		if k, dup := ids[j.ID]; dup {
+			return invalid(f, "duplicate job ID (also jobs[%d])", k)
+		}
+		ids[j.ID] = i
+		if math.IsNaN(j.Unallocated) || math.IsInf(j.Unallocated, 0) {
+			return invalid(f+".unallocated", "value must be finite, got %v", j.Unallocated)
+		}
+		if p.Grid > 0 && !onGrid(j.Unallocated, p.Grid) {
+			return invalid(f+".unallocated", "value %v is not on the declared grid %v", j.Unallocated, p.Grid)
+		}
+		for k, o := range j.Options {
+			of := fmt.Sprintf("%s.options[%d]", f, k)
+			if _, ok := p.Capacity[o.Type]; !ok {
+				return invalid(of+".type", "unknown GPU type %q", o.Type)
+			}
+			if o.GPUs <= 0 {
+				return invalid(of+".gpus", "must be positive, got %d", o.GPUs)
+			}
+			if math.IsNaN(o.Value) || math.IsInf(o.Value, 0) {
+				return invalid(of+".value", "value must be finite, got %v", o.Value)
+			}
+			if p.Grid > 0 && !onGrid(o.Value, p.Grid) {
+				return invalid(of+".value", "value %v is not on the declared grid %v", o.Value, p.Grid)
+			}
+		}
+		if j.Pin < -1 || j.Pin >= len(j.Options) {
+			return invalid(f+".pin", "index %d out of range (job has %d options; -1 = not pinned)", j.Pin, len(j.Options))
+		}
+	}
+	for qi, q := range p.Quotas {
+		f := fmt.Sprintf("quotas[%d] %q", qi, q.Name)
+		if q.Type != "" {
+			if _, ok := p.Capacity[q.Type]; !ok {
+				return invalid(f+".type", "unknown GPU type %q", q.Type)
+			}
+		}
+		if q.Limit < 0 {
+			return invalid(f+".limit", "negative limit %d", q.Limit)
+		}
+		seen := make(map[int]bool, len(q.Jobs))
+		for _, ji := range q.Jobs {
+			if ji < 0 || ji >= len(p.Jobs) {
+				return invalid(f+".jobs", "job index %d out of range [0,%d)", ji, len(p.Jobs))
+			}
+			if seen[ji] {
+				return invalid(f+".jobs", "job index %d listed twice", ji)
+			}
+			seen[ji] = true
+		}
+	}
+	return p.checkPins()
+}
+
+// checkPins verifies that the pinned options fit every capacity and quota row.
+func (p *Problem) checkPins() error {
+	used := make(map[string]int)
+	for _, j := range p.Jobs {
+		if j.Pin >= 0 {
+			used[j.Options[j.Pin].Type] += j.Options[j.Pin].GPUs
+		}
+	}
+	for _, t := range sortedKeys(used) {
+		avail := p.Capacity[t] - p.Reserved[t]
+		if used[t] > avail {
+			return &InputError{
+				Field: fmt.Sprintf("capacity[%q]", t),
+				Msg:   fmt.Sprintf("pinned jobs need %d GPUs but only %d are available (%s)", used[t], avail, pinnedOn(p, t, nil)),
+				Err:   ErrInfeasible,
+			}
+		}
+	}
+	for qi, q := range p.Quotas {
+		u := 0
+		for _, ji := range q.Jobs {
+			j := p.Jobs[ji]
+			if j.Pin >= 0 && (q.Type == "" || j.Options[j.Pin].Type == q.Type) {
+				u += j.Options[j.Pin].GPUs
+			}
+		}
+		if u > q.Limit {
+			return &InputError{
+				Field: fmt.Sprintf("quotas[%d] %q", qi, q.Name),
+				Msg:   fmt.Sprintf("pinned jobs need %d GPUs but the limit is %d (%s)", u, q.Limit, pinnedOn(p, q.Type, q.Jobs)),
+				Err:   ErrInfeasible,
+			}
+		}
+	}
+	return nil
+}
+
+// pinnedOn lists (at most a few) pinned jobs using type t ("" = any type),
+// restricted to the given job indices when jobs is non-nil.
+func pinnedOn(p *Problem, t string, jobs []int) string {
+	var idx []int
+	if jobs == nil {
+		for i := range p.Jobs {
+			idx = append(idx, i)
+		}
+	} else {
+		idx = append(idx, jobs...)
+		sort.Ints(idx)
+	}
+	s, n := "pinned:", 0
+	for _, i := range idx {
+		j := p.Jobs[i]
+		if j.Pin >= 0 && (t == "" || j.Options[j.Pin].Type == t) {
+			if n == 5 {
+				return s + " ..."
+			}
+			s += fmt.Sprintf(" %q=%d", j.ID, j.Options[j.Pin].GPUs)
+			n++
+		}
+	}
+	return s
+}
+
+func sortedKeys(m map[string]int) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Objective returns the objective of an assignment (assign[i] = option index
+// of job i, or -1 for none), summing values in job order. It does not check
+// feasibility; see Check.
+func (p *Problem) Objective(assign []int) float64 {
+	var s float64
+	for i, j := range p.Jobs {
+		if i < len(assign) && assign[i] >= 0 && assign[i] < len(j.Options) {
+			s += j.Options[assign[i]].Value
+		} else {
+			s += j.Unallocated
+		}
+	}
+	return s
+}
+
+// Check returns an error wrapping ErrInvalidInput if assign is not a feasible
+// assignment of p: wrong length, an index out of range, a pin not held, or a
+// capacity (minus reservation) or quota exceeded. The message names the job,
+// type or quota.
+func (p *Problem) Check(assign []int) error {
+	if len(assign) != len(p.Jobs) {
+		return invalid("assignment", "has %d entries for %d jobs", len(assign), len(p.Jobs))
+	}
+	used := make(map[string]int)
+	for i, j := range p.Jobs {
+		a := assign[i]
+		if a < -1 || a >= len(j.Options) {
+			return invalid(jobField(i, j.ID), "assigned option %d out of range", a)
+		}
+		if j.Pin >= 0 && a != j.Pin {
+			return invalid(jobField(i, j.ID), "pinned to option %d but assigned %d", j.Pin, a)
+		}
+		if a >= 0 {
+			used[j.Options[a].Type] += j.Options[a].GPUs
+		}
+	}
+	for _, t := range sortedKeys(used) {
+		if avail := p.Capacity[t] - p.Reserved[t]; used[t] > avail {
+			return invalid(fmt.Sprintf("capacity[%q]", t), "assignment uses %d GPUs, %d available", used[t], avail)
+		}
+	}
+	for qi, q := range p.Quotas {
+		u := 0
+		for _, ji := range q.Jobs {
+			if a := assign[ji]; a >= 0 && (q.Type == "" || p.Jobs[ji].Options[a].Type == q.Type) {
+				u += p.Jobs[ji].Options[a].GPUs
+			}
+		}
+		if u > q.Limit {
+			return invalid(fmt.Sprintf("quotas[%d] %q", qi, q.Name), "assignment uses %d GPUs, limit %d", u, q.Limit)
+		}
+	}
+	return nil
+}
