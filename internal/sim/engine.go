@@ -1,0 +1,580 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/sia-sched/sia/goodput"
+)
+
+// Alloc is a policy's decision for one job: a GPU type and one node index
+// (within that type, 0-based) per GPU. The zero Alloc means no GPUs.
+type Alloc struct {
+	Type  string
+	Nodes []int
+}
+
+// GPUs returns the number of GPUs of the allocation.
+func (a Alloc) GPUs() int { return len(a.Nodes) }
+
+// Shape returns GPUs per node, grouping consecutive equal node indices (the
+// artifact's run-length encoding).
+func (a Alloc) Shape() []int {
+	var out []int
+	for i, n := range a.Nodes {
+		if i == 0 || n != a.Nodes[i-1] {
+			out = append(out, 1)
+		} else {
+			out[len(out)-1]++
+		}
+	}
+	return out
+}
+
+func (a Alloc) equal(b Alloc) bool {
+	if a.Type != b.Type || len(a.Nodes) != len(b.Nodes) {
+		return false
+	}
+	for i := range a.Nodes {
+		if a.Nodes[i] != b.Nodes[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Job is the simulator's state of one job. Policies read it through the
+// exported methods and fields; only the engine changes it.
+type Job struct {
+	Spec JobSpec
+	App  *App
+	// Rigid jobs run at their requested batch size (batch tuning disabled).
+	Rigid bool
+
+	alloc      Alloc
+	shape      []int // lookup shape (after respreading), empty when unallocated
+	started    bool
+	restarts   int
+	rescale    float64
+	epoch      int
+	progress   float64
+	atomic     int
+	accum      int
+	completion float64 // < 0 while running
+	attained   float64 // GPU-seconds allocated
+	gpuSeconds float64 // GPU-seconds charged by the metric (per round record)
+	contention []int
+	grad       goodput.GradStats
+	hasGrad    bool
+	learn      *learner
+	engine     *engine
+	lastBatch  int
+}
+
+// Name returns the job's name.
+func (j *Job) Name() string { return j.Spec.Name }
+
+// Alloc returns the job's current allocation (zero when it has no GPUs).
+func (j *Job) Alloc() Alloc { return j.alloc }
+
+// Restarts returns the number of restarts so far (the first start is not one).
+func (j *Job) Restarts() int { return j.restarts }
+
+// Started reports whether the job has ever run.
+func (j *Job) Started() bool { return j.started }
+
+// RestoreLeft returns the seconds of checkpoint-restore still to pay (> 0: a
+// restart is in progress).
+func (j *Job) RestoreLeft() float64 { return j.rescale }
+
+// Attained returns the GPU-seconds allocated to the job so far.
+func (j *Job) Attained() float64 { return j.attained }
+
+// Epoch returns the current epoch and Progress the M0-equivalent iterations.
+func (j *Job) Epoch() int { return j.epoch }
+
+// Progress returns the job's training progress in M0-equivalent iterations.
+func (j *Job) Progress() float64 { return j.progress }
+
+// Completion returns the completion time, or -1 while the job is unfinished.
+func (j *Job) Completion() float64 { return j.completion }
+
+// Grad returns the gradient statistics the job last measured (false before
+// its first run).
+func (j *Job) Grad() (goodput.GradStats, bool) { return j.grad, j.hasGrad }
+
+// Batch returns the job's current per-GPU batch and accumulation steps.
+func (j *Job) Batch() (local, accum int) { return j.atomic, j.accum }
+
+// Observations returns what the job measured on a GPU type (typ "" = pooled
+// over types, first observation of each key wins).
+func (j *Job) Observations(typ string) []goodput.Observation {
+	if p := j.learn.get(typ); p != nil {
+		return p.list()
+	}
+	return nil
+}
+
+// Params returns the throughput model fitted to the job's own observations
+// on a type (typ "" = pooled), refitting when new observations arrived.
+func (j *Job) Params(typ string) (goodput.Params, bool) {
+	if p := j.learn.get(typ); p != nil {
+		return p.fit()
+	}
+	return goodput.Params{}, false
+}
+
+// MaxProfiledReplicas returns the largest replica count the job has run with
+// on a type (typ "" = any type).
+func (j *Job) MaxProfiledReplicas(typ string) int {
+	if p := j.learn.get(typ); p != nil {
+		return p.maxRepl
+	}
+	return 0
+}
+
+// MeanContention returns the mean number of active jobs over the rounds in
+// which this job was active.
+func (j *Job) MeanContention() float64 {
+	if len(j.contention) == 0 {
+		return 0
+	}
+	s := 0
+	for _, c := range j.contention {
+		s += c
+	}
+	return float64(s) / float64(len(j.contention))
+}
+
+// State is what a policy sees each round.
+type State struct {
+	// Now is the simulated time in seconds.
+	Now float64
+	// Round is the round length in seconds.
+	Round float64
+	// Cluster is the simulated cluster.
+	Cluster Cluster
+	// Jobs are the active jobs (submitted, not finished), in submission order.
+	Jobs []*Job
+}
+
+// Policy decides allocations each round. Jobs missing from the result get no
+// GPUs. Implementations may keep state between calls.
+type Policy interface {
+	// Name identifies the policy in reports.
+	Name() string
+	// Schedule returns the allocation of every job that should run.
+	Schedule(ctx context.Context, s *State) (map[string]Alloc, error)
+}
+
+// BatchMode says which of the job's throughput models it uses to pick its
+// batch size.
+type BatchMode int
+
+const (
+	// PerTypeModel: the job fits one model per GPU type (heterogeneity-aware).
+	PerTypeModel BatchMode = iota
+	// PooledModel: one model pooled over types (Pollux).
+	PooledModel
+)
+
+// Config configures one simulation.
+type Config struct {
+	Cluster Cluster
+	Truth   Truth
+	// Round is the round length in seconds (default 60).
+	Round float64
+	// Rigid runs every job at its requested batch size (batch tuning off).
+	Rigid bool
+	// Batch selects the model a job uses to tune its batch size.
+	Batch BatchMode
+	// MaxTime stops the simulation after this many simulated seconds; jobs
+	// still running are reported as unfinished (default 60 days).
+	MaxTime float64
+	// Observer, if set, is called after every round.
+	Observer func(RoundStat)
+}
+
+// RoundStat summarises one round for observers and plots.
+type RoundStat struct {
+	Now       float64
+	Active    int
+	Running   int
+	GPUsByTyp map[string]int
+	PolicyDur time.Duration
+}
+
+// JobResult is the outcome of one job.
+type JobResult struct {
+	Name       string
+	App        string
+	Submit     float64
+	Completion float64 // -1 if unfinished
+	JCT        float64 // seconds, -1 if unfinished
+	Restarts   int
+	GPUSeconds float64
+	Contention float64 // mean active jobs while it was active
+	Replicas   int
+	Batch      int
+}
+
+// Result is the outcome of simulating one workload.
+type Result struct {
+	Workload string
+	Policy   string
+	Jobs     []JobResult
+	// PolicyTimes are the wall times of every Schedule call.
+	PolicyTimes []time.Duration
+	// Rounds are per-round statistics.
+	Rounds []RoundStat
+	// End is the simulated time when the run stopped.
+	End float64
+}
+
+type engine struct {
+	cfg   Config
+	jobs  []*Job
+	now   float64
+	round float64
+}
+
+// Run simulates one workload under a policy.
+func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, error) {
+	if cfg.Truth == nil {
+		return nil, inputErr("", 0, "", "Truth", "no ground truth")
+	}
+	if len(cfg.Cluster.Groups) == 0 {
+		return nil, inputErr("", 0, "", "Cluster", "empty cluster")
+	}
+	if cfg.Round == 0 {
+		cfg.Round = 60
+	}
+	if !(cfg.Round > 0) || math.IsInf(cfg.Round, 0) {
+		return nil, inputErr("", 0, "", "Round", "%v, want a positive number of seconds", cfg.Round)
+	}
+	if cfg.MaxTime == 0 {
+		cfg.MaxTime = 60 * 86400
+	}
+	e := &engine{cfg: cfg, round: cfg.Round}
+	supported := false
+	for _, spec := range wl.Jobs {
+		app, ok := cfg.Truth.App(spec.App)
+		if !ok {
+			return nil, inputErr(wl.File, spec.Line, spec.Name, "application", "unknown application %q for ground truth %s", spec.App, cfg.Truth.Name())
+		}
+		supported = false
+		for _, t := range cfg.Cluster.Types() {
+			if cfg.Truth.Supports(spec.App, t) {
+				supported = true
+			}
+		}
+		if !supported {
+			return nil, inputErr(wl.File, spec.Line, spec.Name, "application", "%s cannot run on any GPU type of cluster %s", spec.App, cfg.Cluster)
+		}
+		j := &Job{Spec: spec, App: app, Rigid: cfg.Rigid || spec.Category == CategoryRigid || spec.Category == CategoryStrongScaled,
+			completion: -1, learn: newLearner(), engine: e}
+		e.jobs = append(e.jobs, j)
+	}
+	res := &Result{Workload: wl.Name, Policy: pol.Name()}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		done := true
+		for _, j := range e.jobs {
+			if j.completion < 0 {
+				done = false
+				break
+			}
+		}
+		if done || e.now >= cfg.MaxTime {
+			break
+		}
+		for _, j := range e.jobs {
+			e.step(j, e.round)
+		}
+		e.now += e.round
+		var active []*Job
+		for _, j := range e.jobs {
+			if j.Spec.Submit <= e.now && j.completion < 0 {
+				active = append(active, j)
+			}
+		}
+		if len(active) == 0 {
+			continue
+		}
+		for _, j := range active {
+			j.contention = append(j.contention, len(active))
+		}
+		st := &State{Now: e.now, Round: e.round, Cluster: cfg.Cluster, Jobs: active}
+		t0 := time.Now()
+		allocs, err := pol.Schedule(ctx, st)
+		dur := time.Since(t0)
+		if err != nil {
+			return nil, fmt.Errorf("sim: policy %s at t=%.0fs: %w", pol.Name(), e.now, err)
+		}
+		res.PolicyTimes = append(res.PolicyTimes, dur)
+		if err := e.check(active, allocs); err != nil {
+			return nil, fmt.Errorf("sim: policy %s at t=%.0fs: %w", pol.Name(), e.now, err)
+		}
+		rs := RoundStat{Now: e.now, Active: len(active), GPUsByTyp: map[string]int{}, PolicyDur: dur}
+		for _, j := range active {
+			e.apply(j, allocs[j.Spec.Name])
+			if g := j.alloc.GPUs(); g > 0 {
+				j.gpuSeconds += float64(g) * e.round
+				rs.Running++
+				rs.GPUsByTyp[j.alloc.Type] += g
+			}
+		}
+		res.Rounds = append(res.Rounds, rs)
+		if cfg.Observer != nil {
+			cfg.Observer(rs)
+		}
+	}
+	res.End = e.now
+	for _, j := range e.jobs {
+		jr := JobResult{Name: j.Spec.Name, App: j.Spec.App, Submit: j.Spec.Submit, Completion: j.completion, JCT: -1,
+			Restarts: j.restarts, GPUSeconds: j.gpuSeconds, Contention: j.MeanContention(), Replicas: j.Spec.Replicas, Batch: j.Spec.Batch}
+		if j.completion >= 0 {
+			jr.JCT = j.completion - j.Spec.Submit
+		}
+		res.Jobs = append(res.Jobs, jr)
+	}
+	return res, nil
+}
+
+// check validates a policy's allocations: known active jobs, known types,
+// node indices in range, no node over capacity, no job on an unsupported type.
+func (e *engine) check(active []*Job, allocs map[string]Alloc) error {
+	byName := map[string]*Job{}
+	for _, j := range active {
+		byName[j.Spec.Name] = j
+	}
+	used := map[string][]int{}
+	names := make([]string, 0, len(allocs))
+	for n := range allocs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		a := allocs[name]
+		j, ok := byName[name]
+		if !ok {
+			return inputErr("", 0, name, "", "allocation for a job that is not active")
+		}
+		if len(a.Nodes) == 0 {
+			continue
+		}
+		g, ok := e.cfg.Cluster.Group(a.Type)
+		if !ok {
+			return inputErr("", 0, name, "Type", "unknown GPU type %q", a.Type)
+		}
+		if !e.cfg.Truth.Supports(j.Spec.App, a.Type) {
+			return inputErr("", 0, name, "Type", "%s cannot run on %s", j.Spec.App, a.Type)
+		}
+		u := used[a.Type]
+		if u == nil {
+			u = make([]int, g.Nodes)
+			used[a.Type] = u
+		}
+		for _, n := range a.Nodes {
+			if n < 0 || n >= g.Nodes {
+				return inputErr("", 0, name, "Nodes", "node %d of type %s out of range 0..%d", n, a.Type, g.Nodes-1)
+			}
+			u[n]++
+			if u[n] > g.GPUsPerNode {
+				return inputErr("", 0, name, "Nodes", "node %d of type %s over capacity (%d GPUs)", n, a.Type, g.GPUsPerNode)
+			}
+		}
+	}
+	return nil
+}
+
+// lookupShape turns an allocation into the shape used for profile lookups:
+// GPUs per node, respread over the profiled node limit of the type if the
+// allocation spans more nodes.
+func lookupShape(a Alloc) []int {
+	shape := a.Shape()
+	if m := physicalNodes(a.Type); m > 0 && len(shape) > m {
+		r := sum(shape)
+		per := (r + m - 1) / m
+		shape = shape[:0:0]
+		for r > 0 {
+			k := min(per, r)
+			shape = append(shape, k)
+			r -= k
+		}
+	}
+	return shape
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// apply diffs a job's new allocation against its current one, charging
+// restarts as the artifact does: a type change or a resume restarts; a shape
+// change within a type restarts; other node ids with the same shape are free.
+func (e *engine) apply(j *Job, a Alloc) {
+	if len(a.Nodes) == 0 {
+		a = Alloc{}
+	}
+	if a.equal(j.alloc) {
+		return
+	}
+	if a.Type != j.alloc.Type {
+		if len(a.Nodes) == 0 {
+			j.alloc, j.shape, j.atomic = Alloc{}, nil, 0
+			return
+		}
+		j.alloc = Alloc{Type: a.Type, Nodes: append([]int(nil), a.Nodes...)}
+		j.shape = lookupShape(j.alloc)
+		e.restart(j)
+		return
+	}
+	shape := lookupShape(a)
+	j.alloc = Alloc{Type: a.Type, Nodes: append([]int(nil), a.Nodes...)}
+	if !equalInts(shape, j.shape) {
+		j.shape = shape
+		e.restart(j)
+	}
+}
+
+func (e *engine) restart(j *Job) {
+	e.updateBatch(j)
+	j.rescale = j.App.RestartDelay
+	if j.started {
+		j.restarts++
+	}
+	j.started = true
+}
+
+// step advances a job by seconds under its current allocation
+// (artifact job.py:Job.step).
+func (e *engine) step(j *Job, seconds float64) {
+	if j.completion >= 0 || len(j.shape) == 0 {
+		return
+	}
+	t := e.now
+	gpus := float64(sum(j.shape))
+	delay := math.Min(j.rescale, seconds)
+	t += delay
+	j.attained += delay * gpus
+	j.rescale -= delay
+	seconds -= delay
+	tr := e.cfg.Truth
+	for seconds > 0 && j.completion < 0 {
+		n, r := len(j.shape), sum(j.shape)
+		local := j.atomic * (j.accum + 1)
+		batch := float64(r * local)
+		if batch <= 0 {
+			return
+		}
+		scale := batch / float64(j.App.InitBatch)
+		g := tr.GradStats(j.Spec.App, batch, j.epoch)
+		gain := goodput.Gain(g, float64(j.App.InitBatch), batch)
+		step, sync, ok := tr.StepTime(j.Spec.App, j.alloc.Type, j.shape, j.atomic)
+		_ = scale
+		if !ok || !(step > 0) {
+			return
+		}
+		j.grad, j.hasGrad = g, true
+		j.learn.add(j.alloc.Type, goodput.Observation{Nodes: n, Replicas: r, LocalBatch: j.atomic, StepTime: step, SyncTime: math.Min(sync, step)})
+		iter := step + (step-sync)*float64(j.accum)
+		rate := gain / iter / j.App.Slowdown
+		next := tr.Progress(j.Spec.App, j.epoch+1)
+		if j.progress+rate*seconds < next {
+			j.progress += rate * seconds
+			t += seconds
+			j.attained += seconds * gpus
+			seconds = 0
+		} else {
+			delta := math.Round((next - j.progress) / rate)
+			if delta > seconds {
+				delta = seconds
+			}
+			j.epoch++
+			if j.epoch >= j.App.MaxEpochs {
+				j.completion = t + delta
+			}
+			j.progress = next
+			t += delta
+			j.attained += delta * gpus
+			seconds -= delta
+		}
+		e.updateBatch(j)
+	}
+}
+
+// updateBatch picks the job's per-GPU batch size and accumulation steps for
+// its current placement (artifact job.py:Job.update_local_bsz).
+func (e *engine) updateBatch(j *Job) {
+	if len(j.shape) == 0 {
+		return
+	}
+	tr := e.cfg.Truth
+	app, typ := j.Spec.App, j.alloc.Type
+	n, r := len(j.shape), sum(j.shape)
+	minLocal, _ := tr.LocalRange(app, typ)
+	maxLocal := tr.PlacementMaxLocal(app, typ, j.shape)
+	if maxLocal < 1 {
+		maxLocal = 1
+	}
+	batch := 0
+	if j.Rigid {
+		batch = j.Spec.Batch
+	} else {
+		key := typ
+		if e.cfg.Batch == PooledModel {
+			key = ""
+		}
+		par, ok := j.Params(key)
+		if ok && j.hasGrad {
+			m := goodput.Model{Params: par, Grad: j.grad, InitBatch: j.App.InitBatch, MaxBatch: j.App.MaxBatch,
+				Limits: goodput.Limits{MinLocalBatch: max(1, minLocal), MaxLocalBatch: max(maxLocal, max(1, minLocal))}}
+			if c, ok := m.Best(n, r); ok {
+				j.atomic, j.accum = c.LocalBatch, c.AccumSteps
+			} else {
+				ok = false
+			}
+			if ok {
+				e.capBatch(j, r)
+				return
+			}
+		}
+		batch = max(j.App.InitBatch, minLocal*r)
+	}
+	local := (batch + r - 1) / r
+	accum := (local+maxLocal-1)/maxLocal - 1
+	if r == 1 && batch > j.App.InitBatch {
+		accum = max(accum, 1)
+	}
+	j.accum = accum
+	j.atomic = (local + accum) / (accum + 1)
+	e.capBatch(j, r)
+}
+
+// capBatch applies the artifact's memory fix and the max-batch cap.
+func (e *engine) capBatch(j *Job, r int) {
+	if m, ok := e.cfg.Truth.ReplicaMaxLocal(j.Spec.App, j.alloc.Type, r); ok && j.atomic > m {
+		j.atomic = m
+	}
+	count := r * (j.accum + 1)
+	if c := j.App.MaxBatch / count; j.atomic > c {
+		j.atomic = c
+	}
+	if j.atomic < 1 {
+		j.atomic = 1
+	}
+}

@@ -1,0 +1,48 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrInvalidInput is wrapped by every error this package returns for bad caller
+// data: malformed workload files, unknown GPU types or applications, bad cluster
+// specifications, policies that return impossible allocations.
+var ErrInvalidInput = errors.New("sim: invalid input")
+
+// InputError describes one piece of bad input. File and Line locate it in a
+// file when it came from one; Job, Field and Type name what was wrong. It wraps
+// ErrInvalidInput.
+type InputError struct {
+	File  string // file name, if any
+	Line  int    // 1-based line number, if any
+	Job   string // job name, if known
+	Field string // column or field name, if known
+	Msg   string
+}
+
+// Error formats the error as "sim: file:line: job "x": field "f": message".
+func (e *InputError) Error() string {
+	s := "sim: "
+	if e.File != "" {
+		s += e.File
+		if e.Line > 0 {
+			s += fmt.Sprintf(":%d", e.Line)
+		}
+		s += ": "
+	}
+	if e.Job != "" {
+		s += fmt.Sprintf("job %q: ", e.Job)
+	}
+	if e.Field != "" {
+		s += fmt.Sprintf("field %q: ", e.Field)
+	}
+	return s + e.Msg
+}
+
+// Unwrap returns ErrInvalidInput.
+func (e *InputError) Unwrap() error { return ErrInvalidInput }
+
+func inputErr(file string, line int, job, field, format string, args ...any) error {
+	return &InputError{File: file, Line: line, Job: job, Field: field, Msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,213 @@
+package sim
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Job categories of the optional workload column "category" (artifact-sia §9).
+const (
+	CategoryAdaptive     = "adaptive"   // Sia picks type, GPU count and batch size
+	CategoryStrongScaled = "scale-gpus" // batch size fixed; type and count chosen
+	CategoryRigid        = "rigid"      // batch size and GPU count fixed; type chosen
+)
+
+// JobSpec is one row of a workload file: a job submitted at Submit seconds from
+// the start of the trace. Replicas and Batch are the user's tuned rigid request
+// (Gavel's TunedJobs configuration).
+type JobSpec struct {
+	Name     string
+	Submit   float64
+	App      string
+	Replicas int
+	Batch    int
+	Category string // "", adaptive, scale-gpus or rigid
+	Line     int    // line in the source file (1-based), 0 if generated
+}
+
+// Workload is a named list of jobs, sorted by submission time (stable in file
+// order).
+type Workload struct {
+	Name string
+	File string
+	Jobs []JobSpec
+}
+
+// MaxReplicas bounds the num_replicas column; larger requests are rejected as
+// malformed rather than simulated.
+const MaxReplicas = 1 << 16
+
+// ReadWorkload parses a workload CSV with the header
+// name,time,application,num_replicas,batch_size[,category] (columns in any
+// order). file names the source in errors. Every error is an *InputError naming
+// file:line, the job and the column.
+func ReadWorkload(r io.Reader, file string) (*Workload, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = false
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, inputErr(file, 1, "", "", "empty file, want a header name,time,application,num_replicas,batch_size")
+	}
+	if err != nil {
+		return nil, csvErr(file, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if _, dup := col[h]; dup && h != "" {
+			return nil, inputErr(file, 1, "", h, "duplicate column")
+		}
+		col[h] = i
+	}
+	for _, need := range []string{"name", "time", "application", "num_replicas", "batch_size"} {
+		if _, ok := col[need]; !ok {
+			return nil, inputErr(file, 1, "", need, "missing column (header %q)", strings.Join(header, ","))
+		}
+	}
+	catCol, hasCat := col["category"]
+	wl := &Workload{Name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)), File: file}
+	seen := map[string]int{}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, csvErr(file, err)
+		}
+		line, _ := cr.FieldPos(0)
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		if len(rec) != len(header) {
+			return nil, inputErr(file, line, "", "", "%d fields, want %d as in the header", len(rec), len(header))
+		}
+		get := func(c string) string { return strings.TrimSpace(rec[col[c]]) }
+		j := JobSpec{Name: get("name"), App: get("application"), Line: line}
+		if j.Name == "" {
+			return nil, inputErr(file, line, "", "name", "empty job name")
+		}
+		if prev, dup := seen[j.Name]; dup {
+			return nil, inputErr(file, line, j.Name, "name", "duplicate job name (first on line %d)", prev)
+		}
+		seen[j.Name] = line
+		if j.App == "" {
+			return nil, inputErr(file, line, j.Name, "application", "empty application")
+		}
+		t, err := strconv.ParseFloat(get("time"), 64)
+		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
+			return nil, inputErr(file, line, j.Name, "time", "%q is not a finite number >= 0", get("time"))
+		}
+		j.Submit = t
+		if j.Replicas, err = positiveInt(get("num_replicas"), MaxReplicas); err != nil {
+			return nil, inputErr(file, line, j.Name, "num_replicas", "%v", err)
+		}
+		if j.Batch, err = positiveInt(get("batch_size"), math.MaxInt32); err != nil {
+			return nil, inputErr(file, line, j.Name, "batch_size", "%v", err)
+		}
+		if hasCat {
+			j.Category = strings.TrimSpace(rec[catCol])
+			switch j.Category {
+			case "", CategoryAdaptive, CategoryStrongScaled, CategoryRigid:
+			default:
+				return nil, inputErr(file, line, j.Name, "category", "%q, want adaptive, scale-gpus or rigid", j.Category)
+			}
+		}
+		wl.Jobs = append(wl.Jobs, j)
+	}
+	sort.SliceStable(wl.Jobs, func(a, b int) bool { return wl.Jobs[a].Submit < wl.Jobs[b].Submit })
+	return wl, nil
+}
+
+func positiveInt(s string, max int) (int, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || v != math.Trunc(v) {
+		return 0, fmt.Errorf("%q is not an integer", s)
+	}
+	if v <= 0 || v > float64(max) {
+		return 0, fmt.Errorf("%s is out of range, want 1..%d", s, max)
+	}
+	return int(v), nil
+}
+
+func csvErr(file string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return inputErr(file, pe.Line, "", "", "malformed CSV: %v", pe.Err)
+	}
+	return inputErr(file, 0, "", "", "reading: %v", err)
+}
+
+// LoadWorkload reads one workload CSV file.
+func LoadWorkload(path string) (*Workload, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, inputErr(path, 0, "", "", "%v", errors.Unwrap(err))
+	}
+	defer f.Close()
+	return ReadWorkload(f, path)
+}
+
+// LoadWorkloads reads a workload file, or every workload-*.csv in a folder
+// (sorted by the number in the name, then by name).
+func LoadWorkloads(path string) ([]*Workload, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, inputErr(path, 0, "", "", "%v", errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		wl, err := LoadWorkload(path)
+		if err != nil {
+			return nil, err
+		}
+		return []*Workload{wl}, nil
+	}
+	files, err := filepath.Glob(filepath.Join(path, "workload-*.csv"))
+	if err != nil {
+		return nil, inputErr(path, 0, "", "", "%v", err)
+	}
+	if len(files) == 0 {
+		return nil, inputErr(path, 0, "", "", "no workload-*.csv files in folder")
+	}
+	num := func(f string) int {
+		s := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "workload-"), ".csv")
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return math.MaxInt
+		}
+		return n
+	}
+	sort.Slice(files, func(a, b int) bool {
+		na, nb := num(files[a]), num(files[b])
+		if na != nb {
+			return na < nb
+		}
+		return files[a] < files[b]
+	})
+	var out []*Workload
+	for _, f := range files {
+		wl, err := LoadWorkload(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, wl)
+	}
+	return out, nil
+}
+
+// AppOf returns the application prefix of a job name ("cifar10-12" → "cifar10").
+func AppOf(name string) string {
+	if i := strings.IndexByte(name, '-'); i > 0 {
+		return name[:i]
+	}
+	return name
+}
