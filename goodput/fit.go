@@ -331,7 +331,11 @@ const (
 // grad is not nil, its gradient with respect to p:
 //
 //	RMSE(log T_acc) + RMSE(log T_sync) + 1e-3(γ−1)² + 1e-2((βn/αn)² + (βr/αr)²)
-func (d *fitData) loss(p *[nParams]float64, grad *[nParams]float64) float64 {
+//
+// With delta > 0 each RMSE term r is replaced by sqrt(r² + delta²) − delta,
+// which is smooth where a term reaches zero (noise-free data); delta = 0 is
+// the exact loss.
+func (d *fitData) loss(p *[nParams]float64, grad *[nParams]float64, delta float64) float64 {
 	ac, bc, g := p[iAlphaC], p[iBetaC], p[iGamma]
 	var ga [nParams]float64 // gradient of the accumulation squared-error sum
 	var gs [nParams]float64 // gradient of the sync squared-error sum
@@ -396,11 +400,12 @@ func (d *fitData) loss(p *[nParams]float64, grad *[nParams]float64) float64 {
 		gs[iGamma] += k * (-l1/(g*g) + wLo*d0/g)
 	}
 	const tiny = 1e-300
-	ra := math.Sqrt(sa / d.n)
-	rs := math.Sqrt(ss / d.n)
+	d2 := delta * delta
+	ra := math.Sqrt(sa/d.n + d2)
+	rs := math.Sqrt(ss/d.n + d2)
 	rn := p[iBetaN] / p[iAlphaN]
 	rr := p[iBetaR] / p[iAlphaR]
-	f := ra + rs + gammaPenalty*(g-1)*(g-1) + ratioPenalty*(rn*rn+rr*rr)
+	f := ra + rs - 2*delta + gammaPenalty*(g-1)*(g-1) + ratioPenalty*(rn*rn+rr*rr)
 	if grad != nil {
 		ca := 1 / (2 * d.n * math.Max(ra, tiny))
 		cs := 1 / (2 * d.n * math.Max(rs, tiny))
@@ -434,18 +439,21 @@ func Loss(obs []Observation, p Params) (float64, error) {
 		return 0, fmt.Errorf("%w: Params.AlphaN and Params.AlphaR must be > 0 for the loss (it divides by them)", ErrInvalidInput)
 	}
 	v := p.vec()
-	return newFitData(obs).loss(&v, nil), nil
+	return newFitData(obs).loss(&v, nil, 0), nil
 }
 
 // objective maps the unconstrained optimisation vector x (free parameters
 // only) to the full parameter vector: time parameters are ε + exp(x_i), so
-// they stay above the lower bound ε; γ = 1 + 9·σ(x_γ) with the logistic σ,
-// so γ stays in (1, 10).
+// they stay above the lower bound ε; γ = 1 + 9·sin²(x_γ/2), so γ stays in
+// [1, 10] and reaches both bounds with a non-vanishing curvature (a logistic
+// map would flatten exponentially near γ = 1, where many fits end).
 type objective struct {
 	d    *fitData
 	pin  [nParams]bool
 	val  [nParams]float64
 	free []int
+	// delta smooths the RMSE terms (see fitData.loss).
+	delta float64
 	// cache of the last evaluation
 	lastX []float64
 	lastF float64
@@ -456,7 +464,8 @@ func (o *objective) full(x []float64) [nParams]float64 {
 	p := o.val
 	for j, i := range o.free {
 		if i == iGamma {
-			p[i] = MinGamma + (MaxGamma-MinGamma)*sigmoid(x[j])
+			h := math.Sin(x[j] / 2)
+			p[i] = MinGamma + (MaxGamma-MinGamma)*h*h
 		} else {
 			p[i] = Epsilon + math.Exp(x[j])
 		}
@@ -470,21 +479,13 @@ func (o *objective) toX(p [nParams]float64) []float64 {
 	for j, i := range o.free {
 		if i == iGamma {
 			s := (p[i] - MinGamma) / (MaxGamma - MinGamma)
-			s = math.Min(math.Max(s, 1e-6), 1-1e-6)
-			x[j] = math.Log(s / (1 - s))
+			s = math.Min(math.Max(s, 1e-9), 1-1e-9)
+			x[j] = 2 * math.Asin(math.Sqrt(s))
 		} else {
 			x[j] = math.Log(math.Max(p[i]-Epsilon, 1e-12))
 		}
 	}
 	return x
-}
-
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
 }
 
 func (o *objective) eval(x []float64) {
@@ -493,7 +494,7 @@ func (o *objective) eval(x []float64) {
 	}
 	p := o.full(x)
 	var g [nParams]float64
-	f := o.d.loss(&p, &g)
+	f := o.d.loss(&p, &g, o.delta)
 	if o.lastX == nil {
 		o.lastX = make([]float64, len(x))
 		o.lastG = make([]float64, len(x))
@@ -502,8 +503,8 @@ func (o *objective) eval(x []float64) {
 	o.lastF = f
 	for j, i := range o.free {
 		if i == iGamma {
-			s := sigmoid(x[j])
-			o.lastG[j] = g[i] * (MaxGamma - MinGamma) * s * (1 - s)
+			// γ = 1 + 9·sin²(v/2), dγ/dv = 9·sin(v/2)·cos(v/2) = 4.5·sin v
+			o.lastG[j] = g[i] * (MaxGamma - MinGamma) / 2 * math.Sin(x[j])
 		} else {
 			o.lastG[j] = g[i] * (p[i] - Epsilon)
 		}
@@ -527,7 +528,7 @@ func equal(a, b []float64) bool {
 // pinning rules for what the data cannot identify (see FitOptions and the
 // package documentation). gonum's optimize package has no box constraints, so
 // Fit optimises a bounded reparameterisation: every free time parameter is
-// ε + exp(u) and γ = 1 + 9·σ(v) with the logistic σ. It runs L-BFGS with the
+// ε + exp(u) and γ = 1 + 9·sin²(v/2). It runs L-BFGS with the
 // analytic gradient from several starting points and keeps the best. After
 // the fit, when there is no multi-node observation, AlphaN and BetaN are
 // raised to at least 1.1·AlphaR and 1.1·BetaR.
@@ -567,7 +568,7 @@ func Fit(obs []Observation, opts *FitOptions) (Params, error) {
 	best := obj.val
 	bestF := math.Inf(1)
 	if len(obj.free) == 0 {
-		bestF = d.loss(&best, nil)
+		bestF = d.loss(&best, nil, 0)
 	}
 	for _, start := range d.starts(o, obj.pin, obj.val) {
 		if len(obj.free) == 0 {
@@ -614,11 +615,39 @@ func (d *fitData) starts(o FitOptions, pin [nParams]bool, val [nParams]float64) 
 	return out
 }
 
-// minimize runs L-BFGS from the full parameter vector start and returns the
-// optimisation vector of the best point found and its loss.
+// smoothing is the delta of the first L-BFGS pass from every start (see
+// fitData.loss); the second pass uses the exact loss.
+const smoothing = 1e-3
+
+// minimize runs L-BFGS from the full parameter vector start, first on the
+// smoothed loss and then on the exact loss, and returns the optimisation
+// vector of the best point found and its exact loss.
 func (o *objective) minimize(start [nParams]float64, maxIter int) ([]float64, float64) {
-	x0 := o.toX(start)
+	x := o.toX(start)
+	o.delta = 0
 	o.lastX = nil
+	o.eval(x)
+	bestX, bestF := append([]float64(nil), x...), o.lastF
+	for _, delta := range []float64{smoothing, 0} {
+		o.delta = delta
+		o.lastX = nil
+		if nx, ok := o.lbfgs(x, maxIter); ok {
+			x = nx
+		}
+		o.delta = 0
+		o.lastX = nil
+		o.eval(x)
+		if o.lastF < bestF {
+			bestF = o.lastF
+			copy(bestX, x)
+		}
+	}
+	o.lastX = nil
+	return bestX, bestF
+}
+
+// lbfgs runs one L-BFGS pass on the current loss (o.delta) from x0.
+func (o *objective) lbfgs(x0 []float64, maxIter int) ([]float64, bool) {
 	prob := optimize.Problem{
 		Func: func(x []float64) float64 {
 			o.eval(x)
@@ -639,13 +668,13 @@ func (o *objective) minimize(start [nParams]float64, maxIter int) ([]float64, fl
 		},
 	}
 	res, err := optimize.Minimize(prob, x0, settings, &optimize.LBFGS{})
-	o.eval(x0)
-	f0 := o.lastF
-	if err != nil && res == nil {
-		return x0, f0
+	if res == nil || (err != nil && res.X == nil) {
+		return nil, false
 	}
-	if res == nil || !(res.F < f0) {
-		return x0, f0
+	for _, v := range res.X {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, false
+		}
 	}
-	return res.X, res.F
+	return res.X, true
 }
