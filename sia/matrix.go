@@ -1,0 +1,448 @@
+package sia
+
+import (
+	"math"
+	"time"
+
+	"github.com/sia-sched/sia/bootstrap"
+	"github.com/sia-sched/sia/configset"
+	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/ilp"
+)
+
+// Entry is one cell of the goodput matrix: a configuration a job may take.
+type Entry struct {
+	// Config is the configuration (type, nodes, GPUs).
+	Config configset.Config
+	// Replicas is the number of data-parallel replicas (GPUs / P).
+	Replicas int
+	// Choice is the predicted best batch size and its goodput (raw
+	// samples/s × efficiency) from the job's model; zero for entries without
+	// a model or invalid ones.
+	Choice goodput.Choice
+	// Source says where the model came from (bootstrap.None for a type
+	// without a model, whose one-replica configuration is offered at the
+	// value of the job's smallest configuration).
+	Source bootstrap.Source
+	// Normalized is G: the goodput divided by the row's smallest valid
+	// goodput and multiplied by the job's minimum GPU count N_min.
+	Normalized float64
+	// Restart is the restart factor applied (1 for the job's current
+	// configuration and for jobs that are not running).
+	Restart float64
+	// Value is the option's objective coefficient, (Restart·Normalized)^p
+	// after the variant's rounding and clipping.
+	Value float64
+	// Invalid marks an artifact filler (Knobs.Filler): the configuration is
+	// within the job's hard bounds but has no feasible batch size or is
+	// beyond the scale-up cap.
+	Invalid bool
+	// Dropped marks an entry not offered to the solver: its value is
+	// infinite (r = 0 with p < 0 and no clipping).
+	Dropped bool
+	// Current marks the job's current configuration.
+	Current bool
+}
+
+// Row is the goodput-matrix row of one job.
+type Row struct {
+	// Job is the job's ID and Index its position in Snapshot.Jobs.
+	Job   string
+	Index int
+	// Entries are the job's configurations, by type order then GPUs.
+	Entries []Entry
+	// Current is the index in Entries of the job's current configuration,
+	// or −1 when the job is not running.
+	Current int
+	// Pin is the index in Entries the job is pinned to (checkpoint-restore in
+	// progress or non-preemptible), or −1.
+	Pin int
+	// Restart is the job's restart factor r.
+	Restart float64
+	// Scale is the row normalisation factor N_min / (smallest valid goodput).
+	Scale float64
+	// Unallocated is the objective value of leaving the job without GPUs (λ).
+	Unallocated float64
+}
+
+// Matrix is the restart-discounted goodput matrix of a snapshot (design.md
+// §5), in sparse form: one Row per job listing only the configurations the job
+// may take. It carries what the allocation problem needs.
+type Matrix struct {
+	// Rows has one row per job of the snapshot, in snapshot order.
+	Rows []Row
+	// Configs are the columns: the cluster's configurations (rigid jobs may
+	// have entries outside this set, e.g. 12 GPUs on 8-GPU nodes).
+	Configs []configset.Config
+	// Types lists the GPU types in cluster order, with Capacity and Reserved
+	// GPUs per type.
+	Types    []string
+	Capacity map[string]int
+	Reserved map[string]int
+	// Sense is Minimize when p < 0 and Maximize otherwise.
+	Sense ilp.Sense
+	// Grid is 0.01 when values are rounded (Knobs.Round), else 0.
+	Grid float64
+	// P is the exponent used.
+	P float64
+}
+
+// Options returns the number of entries offered to the solver.
+func (m *Matrix) Options() int {
+	n := 0
+	for i := range m.Rows {
+		for k := range m.Rows[i].Entries {
+			if !m.Rows[i].Entries[k].Dropped {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// bestKey caches goodput.Model.Best within a round: jobs with identical
+// models (for example queued jobs of one application seeded alike) share
+// evaluations.
+type bestKey struct {
+	m               goodput.Model
+	nodes, replicas int
+}
+
+type bestVal struct {
+	c  goodput.Choice
+	ok bool
+}
+
+// cluster is the per-round view of the cluster.
+type cluster struct {
+	set      *configset.Set
+	types    []string
+	perNode  map[string]int // GPUs per node
+	capacity map[string]int
+	byType   map[string][]configset.Config
+}
+
+func newCluster(c Cluster, maxGPUs int) (*cluster, error) {
+	var groups []configset.NodeGroup
+	idx := map[string]int{}
+	for _, n := range c.Nodes {
+		if i, ok := idx[n.Type]; ok {
+			groups[i].Nodes++
+			continue
+		}
+		idx[n.Type] = len(groups)
+		groups = append(groups, configset.NodeGroup{Type: n.Type, GPUsPerNode: n.GPUs, Nodes: 1})
+	}
+	set, err := configset.New(groups, &configset.Options{MaxGPUs: maxGPUs})
+	if err != nil {
+		return nil, &InputError{Field: "Cluster", Reason: err.Error(), Cause: err}
+	}
+	cl := &cluster{set: set, types: set.Types(), perNode: map[string]int{}, capacity: map[string]int{}, byType: map[string][]configset.Config{}}
+	for _, t := range cl.types {
+		cl.perNode[t] = set.GPUsPerNode(t)
+		cl.capacity[t] = set.Capacity(t)
+		cl.byType[t] = set.ByType(t)
+	}
+	return cl, nil
+}
+
+// BuildMatrix builds the restart-discounted goodput matrix of a snapshot
+// (design.md §5, artifact-sia §4.2–4.6):
+//
+//   - one entry per configuration the job may take: adaptive and
+//     strong-scaling jobs take the cluster's configurations within
+//     [MinGPUs, MaxGPUs], at most Options.MaxGPUsPerJob, in multiples of the
+//     replica size P, and (adaptive jobs) at most ScaleUpFactor ×
+//     PeakReplicas replicas; rigid jobs take one configuration per type at
+//     their fixed count (nodes = ⌈GPUs / GPUs per node⌉); the job's current
+//     configuration is always an entry;
+//   - the entry's goodput is the model's best batch size for that
+//     configuration (strong-scaling and rigid jobs at their fixed batch);
+//     configurations without a feasible batch size are removed (or get the
+//     artifact's filler);
+//   - the row is normalised: divided by its smallest valid goodput and
+//     multiplied by N_min, the job's minimum GPU count (its fixed count for
+//     rigid jobs, P of the minimum's type for hybrid-parallel jobs); a type
+//     without a model offers only its one-replica configuration, at its GPU
+//     count;
+//   - for a running job, every entry but the current configuration is
+//     multiplied by the restart factor r = max(0, (T − N·S)/(T + S)) with
+//     age T, restarts N and restart cost S;
+//   - the value offered to the solver is (r·G)^p; for p < 0 the problem is
+//     minimised; leaving a job unallocated is worth λ;
+//   - jobs in a checkpoint-restore and running non-preemptible jobs are
+//     pinned to their current configuration.
+//
+// The snapshot is validated first (see Snapshot validation in Round).
+func BuildMatrix(snap *Snapshot, opts *Options) (*Matrix, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	o := opts.WithDefaults()
+	cl, err := validateSnapshot(snap, &o)
+	if err != nil {
+		return nil, err
+	}
+	return buildMatrix(snap, &o, cl)
+}
+
+func buildMatrix(snap *Snapshot, o *Options, cl *cluster) (*Matrix, error) {
+	k := o.knobs()
+	m := &Matrix{
+		Rows:     make([]Row, len(snap.Jobs)),
+		Configs:  cl.set.Configs(),
+		Types:    cl.types,
+		Capacity: cl.capacity,
+		Reserved: map[string]int{},
+		Sense:    ilp.Maximize,
+		P:        o.P,
+	}
+	for t, r := range snap.Reserved {
+		if r > 0 {
+			m.Reserved[t] = r
+		}
+	}
+	if o.P < 0 {
+		m.Sense = ilp.Minimize
+	}
+	lambda := o.Lambda
+	if k.Round {
+		m.Grid = ArtifactGrid
+		lambda = roundTo(lambda, ArtifactGrid)
+	}
+	cache := make(map[bestKey]bestVal, 4*len(snap.Jobs))
+	// One backing array for all entries keeps allocations low.
+	backing := make([]Entry, 0, len(snap.Jobs)*8)
+	for i := range snap.Jobs {
+		j := &snap.Jobs[i]
+		start := len(backing)
+		backing = appendEntries(backing, j, o, &k, cl, cache)
+		row := Row{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda}
+		row.Entries = backing[start:len(backing):len(backing)]
+		finishRow(&row, j, snap.Now, o, &k)
+		m.Rows[i] = row
+	}
+	return m, nil
+}
+
+// appendEntries appends the raw entries (goodput, no normalisation) of job j.
+func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluster, cache map[bestKey]bestVal) []Entry {
+	cur := j.State.Current
+	blind := k.BlindFirst && j.State.PeakReplicas == 0
+	eval, hasEval := j.Models.(Evaluator)
+	minG := max(j.MinGPUs, 1)
+	maxG := o.MaxGPUsPerJob
+	if j.MaxGPUs > 0 && j.MaxGPUs < maxG {
+		maxG = j.MaxGPUs
+	}
+	capR := math.MaxInt
+	if j.Kind == Adaptive && !o.NoScaleUpCap {
+		capR = max(1, int(math.Floor(o.ScaleUpFactor*float64(j.State.PeakReplicas)+1e-9)))
+	}
+	for _, t := range cl.types {
+		p := 1
+		if j.ReplicaSize != nil {
+			var ok bool
+			if p, ok = j.ReplicaSize[t]; !ok {
+				continue
+			}
+		}
+		model, src := j.Models.Model(t)
+		if blind {
+			src = bootstrap.None
+		}
+		if j.Kind != Adaptive {
+			model.FixedBatch = true
+		}
+		evaluate := func(c configset.Config) (goodput.Choice, bool) {
+			r := c.GPUs / p
+			if hasEval {
+				return eval.Evaluate(t, c.Nodes, r)
+			}
+			key := bestKey{m: model, nodes: c.Nodes, replicas: r}
+			if v, ok := cache[key]; ok {
+				return v.c, v.ok
+			}
+			ch, ok := model.Best(c.Nodes, r)
+			if ok && (!(ch.Goodput > 0) || math.IsInf(ch.Goodput, 0)) {
+				ok = false
+			}
+			cache[key] = bestVal{ch, ok}
+			return ch, ok
+		}
+		isCur := func(c configset.Config) bool {
+			return cur.Running() && cur.Type == t && cur.GPUs == c.GPUs && cur.Nodes == c.Nodes
+		}
+		var cands []configset.Config
+		if j.Kind == Rigid {
+			if j.GPUs%p == 0 && j.GPUs <= cl.capacity[t] {
+				cands = []configset.Config{{Type: t, Nodes: ceilDiv(j.GPUs, cl.perNode[t]), GPUs: j.GPUs}}
+			}
+		} else {
+			for _, c := range cl.byType[t] {
+				if c.GPUs >= minG && c.GPUs <= maxG && c.GPUs%p == 0 {
+					cands = append(cands, c)
+				}
+			}
+		}
+		curSeen := false
+		noModelDone := false
+		for _, c := range cands {
+			e := Entry{Config: c, Replicas: c.GPUs / p, Source: src, Restart: 1}
+			e.Current = isCur(c)
+			curSeen = curSeen || e.Current
+			switch {
+			case src == bootstrap.None:
+				// Only the smallest configuration of the type, valued at its
+				// GPU count (set in finishRow); the current one is kept too.
+				if noModelDone && !e.Current {
+					if !k.Filler {
+						continue
+					}
+					e.Invalid = true
+				}
+				noModelDone = true
+			case e.Replicas > capR && !e.Current:
+				if !k.Filler {
+					continue
+				}
+				e.Invalid = true
+			default:
+				ch, ok := evaluate(c)
+				if !ok {
+					if !k.Filler && !e.Current {
+						continue
+					}
+					e.Invalid = true
+				} else {
+					e.Choice = ch
+				}
+			}
+			dst = append(dst, e)
+		}
+		if cur.Running() && cur.Type == t && !curSeen {
+			// The current shape is outside the offered set (host-chosen,
+			// or since excluded): keep it as an option so the job can stay.
+			c := configset.Config{Type: t, Nodes: cur.Nodes, GPUs: cur.GPUs}
+			e := Entry{Config: c, Replicas: max(1, c.GPUs/p), Source: src, Restart: 1, Current: true}
+			if src != bootstrap.None {
+				if ch, ok := evaluate(c); ok {
+					e.Choice = ch
+				} else {
+					e.Invalid = true
+				}
+			}
+			dst = append(dst, e)
+		}
+	}
+	return dst
+}
+
+// finishRow normalises the row, applies the restart factor and the power.
+func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs) {
+	es := row.Entries
+	// N_min and the smallest valid goodput.
+	minGood := math.Inf(1)
+	minIdx := -1
+	for i := range es {
+		e := &es[i]
+		if e.Source != bootstrap.None && !e.Invalid && e.Choice.Goodput < minGood {
+			minGood, minIdx = e.Choice.Goodput, i
+		}
+	}
+	nmin := float64(max(j.MinGPUs, 1))
+	if j.Kind == Rigid {
+		nmin = float64(j.GPUs)
+	} else if minIdx >= 0 && j.ReplicaSize != nil {
+		p := es[minIdx].Config.GPUs / es[minIdx].Replicas
+		nmin = math.Max(nmin, float64(p))
+	}
+	if minIdx >= 0 {
+		row.Scale = nmin / minGood
+	}
+	for i := range es {
+		e := &es[i]
+		switch {
+		case e.Invalid:
+			if k.Filler {
+				e.Normalized = ArtifactFiller
+			} else {
+				// Only a current configuration that became invalid is kept
+				// without fillers: value it like the smallest one.
+				e.Normalized = nmin
+			}
+		case e.Source == bootstrap.None:
+			e.Normalized = float64(e.Config.GPUs)
+			if j.Kind == Rigid {
+				e.Normalized = nmin
+			}
+		default:
+			e.Normalized = e.Choice.Goodput * row.Scale
+			if k.Filler && e.Normalized <= ArtifactFiller {
+				e.Normalized = ArtifactFiller
+			}
+		}
+		if e.Current {
+			row.Current = i
+		}
+	}
+	// Restart factor.
+	if j.State.Current.Running() {
+		s := o.restartCost(j).Seconds()
+		age := now.Sub(j.Submitted).Seconds()
+		r := 0.0
+		if age+s > 0 {
+			r = (age - float64(j.State.Restarts)*s) / (age + s)
+		}
+		if k.RestartGrace && age < s {
+			r = 1
+		}
+		row.Restart = math.Min(1, math.Max(0, r))
+		for i := range es {
+			if !es[i].Current {
+				es[i].Restart = row.Restart
+			}
+		}
+	}
+	// Power, clipping and rounding.
+	for i := range es {
+		e := &es[i]
+		x := e.Restart * e.Normalized
+		var v float64
+		if x <= 0 {
+			if o.P < 0 {
+				v = math.Inf(1)
+			}
+		} else {
+			v = math.Pow(x, o.P)
+		}
+		if k.Clip && v > ArtifactClip {
+			v = ArtifactClip
+		}
+		if k.Round {
+			v = roundTo(v, ArtifactGrid)
+		}
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			e.Dropped = true
+		}
+		e.Value = v
+	}
+	if row.Current >= 0 && (j.State.Restoring || j.NonPreemptible) {
+		row.Pin = row.Current
+		es[row.Current].Dropped = false
+	}
+}
+
+func roundTo(v, grid float64) float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return v
+	}
+	return math.Round(v/grid) * grid
+}
+
+func ceilDiv(a, b int) int {
+	if b <= 0 {
+		return 0
+	}
+	return (a + b - 1) / b
+}

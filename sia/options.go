@@ -1,0 +1,289 @@
+package sia
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/sia-sched/sia/ilp"
+)
+
+// Default option values (design.md §5; the paper's and the artifact's
+// settings).
+const (
+	// DefaultP is the fairness exponent p.
+	DefaultP = -0.5
+	// DefaultLambda is |λ|, the cost of leaving a job without GPUs.
+	DefaultLambda = 1.1
+	// DefaultScaleUpFactor caps a job at this many times the largest number
+	// of replicas it has run with.
+	DefaultScaleUpFactor = 2.0
+	// DefaultMaxGPUsPerJob is the largest configuration offered.
+	DefaultMaxGPUsPerJob = 64
+	// DefaultRestartPenalty is S for jobs without their own.
+	DefaultRestartPenalty = 30 * time.Second
+	// ArtifactFiller is the artifact's goodput of invalid configurations.
+	ArtifactFiller = 1e-4
+	// ArtifactClip is the artifact's clip of the option values.
+	ArtifactClip = 3000.0
+	// ArtifactGrid is the artifact's rounding step of the option values.
+	ArtifactGrid = 0.01
+)
+
+// Variant selects a preset of the knobs in which the paper and the published
+// artifact differ.
+type Variant int
+
+const (
+	// Paper is the default: the formulas of the paper and design.md §5, with
+	// invalid configurations removed rather than given a filler, exact option
+	// values (no rounding or clipping), the restart factor applied from the
+	// first round, one restart penalty for all jobs, and new jobs placed
+	// using their profiled models. It is the default because it is what the
+	// paper describes and the artifact's knobs are workarounds of its solver
+	// (CBC) and of its profiling pipeline.
+	Paper Variant = iota
+	// Artifact turns on every knob of ArtifactKnobs, to reproduce the
+	// published simulator's runs.
+	Artifact
+)
+
+// String returns "paper" or "artifact".
+func (v Variant) String() string {
+	switch v {
+	case Paper:
+		return "paper"
+	case Artifact:
+		return "artifact"
+	}
+	return fmt.Sprintf("Variant(%d)", int(v))
+}
+
+// ArtifactKnobs are the published artifact's deviations from the paper
+// (artifact-sia.md §4, §10), each usable on its own. Variant Artifact turns
+// them all on.
+type ArtifactKnobs struct {
+	// Filler gives invalid configurations (batch limits, no feasible batch,
+	// beyond the scale-up cap) the goodput 1e-4 instead of removing them.
+	// Configurations outside the job's hard bounds (MinGPUs, MaxGPUs,
+	// replica size, rigid count) are still removed.
+	Filler bool
+	// Round rounds option values to 0.01 (and λ with them); the solver is
+	// told (ilp.Problem.Grid) so it can prove optimality on the grid.
+	Round bool
+	// Clip caps option values at 3000 (so r = 0 gives 3000 instead of
+	// removing the option when p < 0).
+	Clip bool
+	// RestartGrace sets the restart factor to 1 while the job's age is below
+	// its restart penalty S.
+	RestartGrace bool
+	// ModelPenalties takes S from the artifact's table by Job.Application
+	// (substring match): deepspeech2 25 s, imagenet 250, cifar10 30, bert
+	// 120, yolov3 45, others 30; JobState.RestartCost still wins when set.
+	ModelPenalties bool
+	// BlindFirst treats every type as having no model until the job has run
+	// (JobState.PeakReplicas = 0), so a new job's first placement ignores GPU
+	// type: every type's one-replica configuration gets the same value.
+	BlindFirst bool
+}
+
+// Stage names a step of a round, for observers.
+type Stage int
+
+const (
+	// StageMatrix builds the goodput matrix.
+	StageMatrix Stage = iota
+	// StageSolve solves the allocation problem.
+	StageSolve
+	// StagePlace places allocations onto nodes.
+	StagePlace
+)
+
+// String returns "matrix", "solve" or "place".
+func (s Stage) String() string {
+	switch s {
+	case StageMatrix:
+		return "matrix"
+	case StageSolve:
+		return "solve"
+	case StagePlace:
+		return "place"
+	}
+	return fmt.Sprintf("Stage(%d)", int(s))
+}
+
+// Event reports one finished step of a round to an Observer.
+type Event struct {
+	// Stage is the step that finished.
+	Stage Stage
+	// Duration is its wall time (measured with the time package; the only
+	// use of the clock in this package, and never an input to decisions).
+	Duration time.Duration
+	// Jobs is the number of jobs and Options the number of options (matrix
+	// entries) of the round.
+	Jobs, Options int
+	// Status is the solver status (StageSolve and later).
+	Status ilp.Status
+	// Evicted is the number of jobs evicted by placement (StagePlace).
+	Evicted int
+	// Err is the error the step failed with, if any.
+	Err error
+}
+
+// Observer receives an Event after each step of a round (the gonum
+// optimize.Recorder idea: a hook instead of a metrics dependency). It is
+// called synchronously on the goroutine running the round.
+type Observer interface {
+	Observe(Event)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Event)
+
+// Observe calls f(e).
+func (f ObserverFunc) Observe(e Event) { f(e) }
+
+// Options configure the scheduler. The zero value (or a nil *Options) means
+// the defaults listed per field; Validate checks a value and WithDefaults
+// fills in the defaults.
+type Options struct {
+	// P is the fairness exponent p applied to every goodput-matrix entry;
+	// 0 means DefaultP (−0.5). For p < 0 the allocation problem is
+	// minimised (the sense is flipped so that more goodput is still better).
+	P float64
+	// Lambda is λ, the objective value of leaving a job without GPUs. 0 means
+	// DefaultLambda with the sign opposite to P (1.1 for p < 0, −1.1 for
+	// p > 0). It must have the sign opposite to P; |λ| > 1 makes every job
+	// get at least one GPU when capacity allows.
+	Lambda float64
+	// ScaleUpFactor caps adaptive jobs at ScaleUpFactor × JobState.
+	// PeakReplicas replicas (at least 1): the artifact's "scale up at most
+	// 2× per round". 0 means DefaultScaleUpFactor (2); must be ≥ 1.
+	ScaleUpFactor float64
+	// NoScaleUpCap disables the scale-up cap.
+	NoScaleUpCap bool
+	// MaxGPUsPerJob is the largest configuration offered; 0 means
+	// DefaultMaxGPUsPerJob (64).
+	MaxGPUsPerJob int
+	// RestartPenalty is S for jobs whose State.RestartCost is 0; 0 means
+	// DefaultRestartPenalty (30 s).
+	RestartPenalty time.Duration
+	// SolverDeadline bounds the allocation solve; 0 means no bound beyond
+	// the caller's ctx. On the deadline the best feasible allocation found
+	// is used and the plan's Status says Feasible.
+	SolverDeadline time.Duration
+	// SolverMaxNodes caps the solver's branch-and-bound nodes (0 = none).
+	SolverMaxNodes int
+	// Seed breaks ties: with Seed ≠ 0 the jobs are presented to the solver
+	// in a seeded pseudo-random order, so equally good allocations are not
+	// always resolved in favour of the first jobs of the snapshot. 0 keeps
+	// snapshot order. Same seed and snapshot, same plan.
+	Seed uint64
+	// Variant selects a preset: Paper (default) or Artifact.
+	Variant Variant
+	// Knobs are the artifact's deviations, usable one by one with Variant
+	// Paper (Variant Artifact turns them all on).
+	Knobs ArtifactKnobs
+	// Logger, if not nil, receives one Debug record per round and step.
+	Logger *slog.Logger
+	// Observer, if not nil, receives an Event after each step.
+	Observer Observer
+}
+
+// knobs returns the effective artifact knobs.
+func (o *Options) knobs() ArtifactKnobs {
+	if o.Variant == Artifact {
+		return ArtifactKnobs{Filler: true, Round: true, Clip: true, RestartGrace: true, ModelPenalties: true, BlindFirst: true}
+	}
+	return o.Knobs
+}
+
+// WithDefaults returns a copy of o (nil allowed) with every zero field set to
+// its default.
+func (o *Options) WithDefaults() Options {
+	var d Options
+	if o != nil {
+		d = *o
+	}
+	if d.P == 0 {
+		d.P = DefaultP
+	}
+	if d.Lambda == 0 {
+		d.Lambda = DefaultLambda
+		if d.P > 0 {
+			d.Lambda = -DefaultLambda
+		}
+	}
+	if d.ScaleUpFactor == 0 {
+		d.ScaleUpFactor = DefaultScaleUpFactor
+	}
+	if d.MaxGPUsPerJob == 0 {
+		d.MaxGPUsPerJob = DefaultMaxGPUsPerJob
+	}
+	if d.RestartPenalty == 0 {
+		d.RestartPenalty = DefaultRestartPenalty
+	}
+	return d
+}
+
+// Validate checks the options (after defaults are applied); errors wrap
+// ErrInvalidInput and name the field.
+func (o *Options) Validate() error {
+	d := o.WithDefaults()
+	bad := func(field, format string, args ...any) error {
+		return &InputError{Field: "Options." + field, Reason: fmt.Sprintf(format, args...)}
+	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	switch {
+	case !finite(d.P):
+		return bad("P", "%v, want a finite non-zero value", d.P)
+	case !finite(d.Lambda):
+		return bad("Lambda", "%v, want a finite value", d.Lambda)
+	case (d.P < 0) == (d.Lambda < 0):
+		return bad("Lambda", "%v must have the sign opposite to P = %v", d.Lambda, d.P)
+	case !finite(d.ScaleUpFactor) || d.ScaleUpFactor < 1:
+		return bad("ScaleUpFactor", "%v, want a finite value >= 1", d.ScaleUpFactor)
+	case d.MaxGPUsPerJob < 1:
+		return bad("MaxGPUsPerJob", "%d, want >= 1 (0 = default %d)", d.MaxGPUsPerJob, DefaultMaxGPUsPerJob)
+	case d.RestartPenalty < 0:
+		return bad("RestartPenalty", "%v, want >= 0", d.RestartPenalty)
+	case d.SolverDeadline < 0:
+		return bad("SolverDeadline", "%v, want >= 0", d.SolverDeadline)
+	case d.SolverMaxNodes < 0:
+		return bad("SolverMaxNodes", "%d, want >= 0", d.SolverMaxNodes)
+	case d.Variant != Paper && d.Variant != Artifact:
+		return bad("Variant", "unknown variant %d", int(d.Variant))
+	}
+	return nil
+}
+
+// artifactPenalties is the artifact's per-model restart penalty table
+// (sia.py:get_restart_penalty), matched by substring in this order.
+var artifactPenalties = []struct {
+	name string
+	s    time.Duration
+}{
+	{"deepspeech", 25 * time.Second},
+	{"imagenet", 250 * time.Second},
+	{"cifar", 30 * time.Second},
+	{"bert", 120 * time.Second},
+	{"yolov3", 45 * time.Second},
+}
+
+// restartCost returns S for a job.
+func (o *Options) restartCost(j *Job) time.Duration {
+	if j.State.RestartCost > 0 {
+		return j.State.RestartCost
+	}
+	if o.knobs().ModelPenalties {
+		for _, p := range artifactPenalties {
+			if strings.Contains(j.Application, p.name) {
+				return p.s
+			}
+		}
+		return 30 * time.Second
+	}
+	return o.RestartPenalty
+}

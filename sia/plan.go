@@ -1,0 +1,320 @@
+package sia
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/sia-sched/sia/bootstrap"
+	"github.com/sia-sched/sia/ilp"
+	"github.com/sia-sched/sia/placement"
+)
+
+// Action is what the host must do to a job to apply a plan.
+type Action int
+
+const (
+	// Queue: the job was not running and stays waiting.
+	Queue Action = iota
+	// Keep: the job keeps its configuration and GPUs; nothing to do.
+	Keep
+	// Start: the job was not running and starts (or resumes) on the
+	// allocation.
+	Start
+	// Resize: the job stays on its GPU type with another GPU count or node
+	// count (checkpoint, restart on the new GPUs).
+	Resize
+	// Move: the job keeps type and count but moves to other GPUs
+	// (fragmentation, rule c of placement); a checkpoint-restart.
+	Move
+	// Migrate: the job moves to another GPU type (checkpoint-restart).
+	Migrate
+	// Preempt: the job was running and loses its GPUs (checkpoint, suspend).
+	Preempt
+)
+
+// String returns the action's name in lower case.
+func (a Action) String() string {
+	switch a {
+	case Queue:
+		return "queue"
+	case Keep:
+		return "keep"
+	case Start:
+		return "start"
+	case Resize:
+		return "resize"
+	case Move:
+		return "move"
+	case Migrate:
+		return "migrate"
+	case Preempt:
+		return "preempt"
+	}
+	return fmt.Sprintf("Action(%d)", int(a))
+}
+
+// Restarts reports whether the action makes the job checkpoint and restart
+// (Resize, Move, Migrate); Start after a preemption is a restart too, which
+// the host counts itself.
+func (a Action) Restarts() bool { return a == Resize || a == Move || a == Migrate }
+
+// Decision is the plan for one job.
+type Decision struct {
+	// Job is the job's ID.
+	Job string
+	// Action is what the host must do.
+	Action Action
+	// Allocation is the new configuration and its GPUs (zero when the job
+	// gets none).
+	Allocation Allocation
+	// Replicas is the number of data-parallel replicas (GPUs / P).
+	Replicas int
+	// LocalBatch, AccumSteps and GlobalBatch are the batch size the job
+	// should use: LocalBatch samples per GPU, AccumSteps extra accumulation
+	// micro-batches, GlobalBatch = Replicas·LocalBatch·(AccumSteps+1).
+	LocalBatch, AccumSteps, GlobalBatch int
+	// Goodput is the predicted goodput (samples/s × efficiency; 0 for a type
+	// without a model) and Normalized the matrix value G of the allocation.
+	Goodput, Normalized float64
+	// Pinned says the job was pinned to its current allocation.
+	Pinned bool
+	// Evicted says placement moved the job off its GPUs to resolve
+	// fragmentation (it was re-placed, or lost its GPUs if Unplaced).
+	Evicted bool
+	// Entry is the index of the chosen entry in the job's matrix row, or −1.
+	Entry int
+}
+
+// Timings are the wall times of a round's steps (diagnostics only: they are
+// the one part of a Plan that differs between identical runs).
+type Timings struct {
+	Validate, Matrix, Solve, Place, Total time.Duration
+}
+
+// Plan is the outcome of a round.
+type Plan struct {
+	// Decisions has one element per job, in snapshot order.
+	Decisions []Decision
+	// Matrix is the goodput matrix the allocation was solved on.
+	Matrix *Matrix
+	// Status, Objective and Bound come from the solver (Status Feasible
+	// when it stopped at a deadline).
+	Status           ilp.Status
+	Objective, Bound float64
+	// Evicted lists the jobs placement moved off their GPUs; Migrated the
+	// jobs that change GPU type; Unplaced the jobs the solver allocated but
+	// placement could not place (they get no GPUs this round). Sorted by ID.
+	Evicted, Migrated, Unplaced []string
+	// Timings are the steps' wall times.
+	Timings Timings
+}
+
+// Decision returns the decision for a job.
+func (p *Plan) Decision(job string) (Decision, bool) {
+	for _, d := range p.Decisions {
+		if d.Job == job {
+			return d, true
+		}
+	}
+	return Decision{}, false
+}
+
+// Layout is the outcome of the placement step.
+type Layout struct {
+	// GPUs has one element per job of the snapshot: its GPUs, or nil.
+	GPUs [][]GPU
+	// Evicted and Unplaced are as in Plan.
+	Evicted, Unplaced []string
+}
+
+// Place places the solution's allocations onto the snapshot's nodes
+// (package placement, design.md §6): jobs that keep type and count keep their
+// GPUs, multi-node jobs take whole nodes, single-node jobs go best-fit, and on
+// fragmentation the fewest and smallest jobs are evicted and re-placed. Jobs
+// pinned in the matrix always keep their current GPUs; a job that cannot be
+// placed is listed in Unplaced and gets no GPUs.
+func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
+	if snap == nil || m == nil {
+		return Layout{}, &InputError{Field: "Place", Reason: "nil snapshot or matrix"}
+	}
+	if len(m.Rows) != len(snap.Jobs) || len(sol.Choice) != len(m.Rows) {
+		return Layout{}, &InputError{Field: "Place", Reason: fmt.Sprintf("snapshot has %d jobs, matrix %d rows, solution %d choices", len(snap.Jobs), len(m.Rows), len(sol.Choice))}
+	}
+	for i, c := range sol.Choice {
+		if c < -1 || c >= len(m.Rows[i].Entries) {
+			return Layout{}, &InputError{Job: m.Rows[i].Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
+		}
+	}
+	return place(snap, m, sol)
+}
+
+func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
+	nodes := make([]placement.Node, len(snap.Cluster.Nodes))
+	for i, n := range snap.Cluster.Nodes {
+		nodes[i] = placement.Node{ID: n.ID, Type: n.Type, GPUs: n.GPUs}
+	}
+	reqs := make([]placement.Request, 0, len(snap.Jobs))
+	for i := range snap.Jobs {
+		j := &snap.Jobs[i]
+		r := placement.Request{Job: j.ID}
+		if c := sol.Choice[i]; c >= 0 {
+			e := &m.Rows[i].Entries[c]
+			r.Type, r.GPUs = e.Config.Type, e.Config.GPUs
+		}
+		if cur := j.State.Current.Placement; len(cur) > 0 {
+			r.Current = make([]placement.GPU, len(cur))
+			for k, g := range cur {
+				r.Current[k] = placement.GPU{Node: g.Node, Index: g.Index}
+			}
+		}
+		if r.GPUs == 0 && len(r.Current) == 0 {
+			continue
+		}
+		reqs = append(reqs, r)
+	}
+	res, err := placement.Place(nodes, reqs)
+	if err != nil {
+		return Layout{}, &InputError{Field: "placement", Reason: err.Error(), Cause: err}
+	}
+	out := Layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: res.Evicted, Unplaced: res.Unplaced}
+	index := make(map[string]int, len(snap.Jobs))
+	for i := range snap.Jobs {
+		index[snap.Jobs[i].ID] = i
+		if gs, ok := res.Placements[snap.Jobs[i].ID]; ok && sol.Choice[i] >= 0 {
+			out.GPUs[i] = make([]GPU, len(gs))
+			for k, g := range gs {
+				out.GPUs[i][k] = GPU{Node: g.Node, Index: g.Index}
+			}
+		}
+	}
+	// Pins win: a pinned job keeps its GPUs; whoever was put on them loses
+	// its placement.
+	owner := map[GPU]int{}
+	for i, gs := range out.GPUs {
+		for _, g := range gs {
+			owner[g] = i
+		}
+	}
+	for i := range snap.Jobs {
+		row := &m.Rows[i]
+		cur := snap.Jobs[i].State.Current.Placement
+		if row.Pin < 0 || sol.Choice[i] != row.Pin || len(cur) == 0 || sameGPUs(out.GPUs[i], cur) {
+			continue
+		}
+		for _, g := range out.GPUs[i] {
+			delete(owner, g)
+		}
+		for _, g := range cur {
+			if k, ok := owner[g]; ok && k != i {
+				for _, h := range out.GPUs[k] {
+					delete(owner, h)
+				}
+				out.GPUs[k] = nil
+				out.Unplaced = append(out.Unplaced, snap.Jobs[k].ID)
+			}
+		}
+		out.GPUs[i] = slices.Clone(cur)
+		for _, g := range cur {
+			owner[g] = i
+		}
+		out.Unplaced = slices.DeleteFunc(out.Unplaced, func(s string) bool { return s == snap.Jobs[i].ID })
+	}
+	slices.Sort(out.Unplaced)
+	out.Unplaced = slices.Compact(out.Unplaced)
+	return out, nil
+}
+
+func sameGPUs(a, b []GPU) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	set := make(map[GPU]bool, len(a))
+	for _, g := range a {
+		set[g] = true
+	}
+	for _, g := range b {
+		if !set[g] {
+			return false
+		}
+	}
+	return true
+}
+
+// decide turns matrix, solution and layout into the plan's decisions.
+func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout) []Decision {
+	evicted := map[string]bool{}
+	for _, id := range lay.Evicted {
+		evicted[id] = true
+	}
+	out := make([]Decision, len(snap.Jobs))
+	for i := range snap.Jobs {
+		j := &snap.Jobs[i]
+		row := &m.Rows[i]
+		d := Decision{Job: j.ID, Entry: -1, Evicted: evicted[j.ID]}
+		c := sol.Choice[i]
+		if c >= 0 && lay.GPUs[i] != nil {
+			e := &row.Entries[c]
+			d.Entry = c
+			d.Pinned = c == row.Pin
+			d.Allocation = Allocation{Type: e.Config.Type, Nodes: nodesOf(lay.GPUs[i]), GPUs: e.Config.GPUs, Placement: lay.GPUs[i]}
+			d.Replicas = e.Replicas
+			d.Goodput, d.Normalized = e.Choice.Goodput, e.Normalized
+			d.LocalBatch, d.AccumSteps, d.GlobalBatch = e.Choice.LocalBatch, e.Choice.AccumSteps, e.Choice.GlobalBatch
+			if d.GlobalBatch == 0 {
+				d.LocalBatch, d.AccumSteps, d.GlobalBatch = defaultBatch(j, e)
+			}
+		}
+		d.Action = action(j.State.Current, d.Allocation)
+		out[i] = d
+	}
+	return out
+}
+
+func nodesOf(gs []GPU) int {
+	seen := map[string]bool{}
+	for _, g := range gs {
+		seen[g.Node] = true
+	}
+	return len(seen)
+}
+
+// defaultBatch is the batch size for an entry without a prediction (a type
+// without a model): the initial batch M0, with accumulation as memory needs.
+func defaultBatch(j *Job, e *Entry) (local, accum, global int) {
+	m, src := j.Models.Model(e.Config.Type)
+	r := max(e.Replicas, 1)
+	if m.Hybrid() {
+		return 1, max(m.MicroBatches-1, 0), max(m.MicroBatches, 1) * r
+	}
+	global = max(m.InitBatch, 1)
+	if j.Kind != Adaptive && m.MaxBatch > 0 {
+		global = m.MaxBatch
+	}
+	bmax := m.Limits.MaxLocalBatch
+	if bmax <= 0 || src == bootstrap.None && m.Limits.MaxLocalBatch == 0 {
+		bmax = global
+	}
+	perReplica := ceilDiv(global, r)
+	accum = max(ceilDiv(perReplica, max(bmax, 1))-1, 0)
+	local = max(ceilDiv(perReplica, accum+1), 1)
+	return local, accum, r * local * (accum + 1)
+}
+
+func action(cur, next Allocation) Action {
+	switch {
+	case !cur.Running() && !next.Running():
+		return Queue
+	case !cur.Running():
+		return Start
+	case !next.Running():
+		return Preempt
+	case cur.Type != next.Type:
+		return Migrate
+	case cur.GPUs != next.GPUs || cur.Nodes != next.Nodes:
+		return Resize
+	case len(cur.Placement) > 0 && !sameGPUs(cur.Placement, next.Placement):
+		return Move
+	}
+	return Keep
+}

@@ -1,0 +1,166 @@
+package sia
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/sia-sched/sia/ilp"
+)
+
+// Solution is the outcome of the allocation step: at most one matrix entry
+// per job.
+type Solution struct {
+	// Choice has one element per matrix row: the index of the chosen entry
+	// in Row.Entries, or −1 when the job gets no GPUs.
+	Choice []int
+	// Status is ilp.Optimal, or ilp.Feasible when the solver stopped early
+	// (deadline, node limit) with a valid allocation.
+	Status ilp.Status
+	// Objective is the objective of Choice and Bound the solver's proven
+	// bound on the optimum (equal to Objective when Optimal, up to the grid).
+	Objective, Bound float64
+}
+
+// Problem returns the allocation problem (paper Eq. 2/4) of the matrix:
+// options = the entries not Dropped, with their Value; Unallocated = λ;
+// capacities and reservations per type; pins. order gives the order in which
+// rows become ilp jobs (nil = row order); optIdx[i][k] is the entry index of
+// option k of row i.
+func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int) {
+	p = &ilp.Problem{Sense: m.Sense, Capacity: m.Capacity, Grid: m.Grid, Jobs: make([]ilp.Job, len(m.Rows))}
+	if len(m.Reserved) > 0 {
+		p.Reserved = m.Reserved
+	}
+	optIdx = make([][]int, len(m.Rows))
+	n := 0
+	for i := range m.Rows {
+		n += len(m.Rows[i].Entries)
+	}
+	opts := make([]ilp.Option, 0, n)
+	idx := make([]int, 0, n)
+	for pos := range m.Rows {
+		i := pos
+		if order != nil {
+			i = order[pos]
+		}
+		r := &m.Rows[i]
+		start := len(opts)
+		pin := -1
+		for k := range r.Entries {
+			e := &r.Entries[k]
+			if e.Dropped {
+				continue
+			}
+			if k == r.Pin {
+				pin = len(opts) - start
+			}
+			opts = append(opts, ilp.Option{Type: e.Config.Type, GPUs: e.Config.GPUs, Value: e.Value})
+			idx = append(idx, k)
+		}
+		p.Jobs[pos] = ilp.Job{ID: r.Job, Options: opts[start:len(opts):len(opts)], Unallocated: r.Unallocated, Pin: pin}
+		optIdx[i] = idx[start:len(idx):len(idx)]
+	}
+	return p, optIdx
+}
+
+// Problem returns the allocation problem of the matrix in row order, for
+// hosts that want to inspect it (ilp.WriteLP) or solve it themselves. Option k
+// of job i is the k-th entry of Rows[i] that is not Dropped.
+func (m *Matrix) Problem() *ilp.Problem {
+	p, _ := m.problem(nil)
+	return p
+}
+
+// Solve solves the allocation problem of the matrix exactly (ilp.Solve) under
+// ctx and Options.SolverDeadline. Jobs' current configurations are offered as
+// a warm start. With Options.Seed ≠ 0 the jobs are presented to the solver in
+// a seeded order (tie-breaking). On a deadline the best allocation found is
+// returned with Status ilp.Feasible. Pins that cannot hold together give an
+// error wrapping ErrInfeasible that names the type.
+func Solve(ctx context.Context, m *Matrix, opts *Options) (Solution, error) {
+	if err := opts.Validate(); err != nil {
+		return Solution{}, err
+	}
+	o := opts.WithDefaults()
+	if m == nil {
+		return Solution{}, &InputError{Field: "Matrix", Reason: "nil matrix"}
+	}
+	return solve(ctx, m, &o)
+}
+
+func solve(ctx context.Context, m *Matrix, o *Options) (Solution, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	order := permutation(len(m.Rows), o.Seed)
+	p, optIdx := m.problem(order)
+	// Warm start: everybody keeps the current configuration.
+	warm := make([]int, len(m.Rows))
+	for pos := range warm {
+		i := pos
+		if order != nil {
+			i = order[pos]
+		}
+		warm[pos] = -1
+		if c := m.Rows[i].Current; c >= 0 {
+			for k, e := range optIdx[i] {
+				if e == c {
+					warm[pos] = k
+				}
+			}
+		}
+	}
+	if o.SolverDeadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.SolverDeadline)
+		defer cancel()
+	}
+	sol, err := ilp.Solve(ctx, p, &ilp.Settings{WarmStart: warm, MaxNodes: o.SolverMaxNodes})
+	if err != nil {
+		if errors.Is(err, ilp.ErrInfeasible) {
+			return Solution{Status: ilp.Infeasible, Objective: math.NaN(), Bound: math.NaN()},
+				&InputError{Field: "pins", Reason: "the pinned jobs (checkpoint-restore, non-preemptible) do not fit together: " + err.Error(), Err: ErrInfeasible, Cause: err}
+		}
+		return Solution{}, &InputError{Field: "Matrix", Reason: err.Error(), Cause: err}
+	}
+	if len(sol.Assignment) != len(m.Rows) {
+		return Solution{}, &InputError{Field: "Matrix", Reason: fmt.Sprintf("solver returned %d assignments for %d jobs", len(sol.Assignment), len(m.Rows))}
+	}
+	out := Solution{Choice: make([]int, len(m.Rows)), Status: sol.Status, Objective: sol.Objective, Bound: sol.Bound}
+	for pos, a := range sol.Assignment {
+		i := pos
+		if order != nil {
+			i = order[pos]
+		}
+		out.Choice[i] = -1
+		if a >= 0 {
+			out.Choice[i] = optIdx[i][a]
+		}
+	}
+	return out, nil
+}
+
+// permutation returns a seeded permutation of 0..n-1, or nil for seed 0.
+func permutation(n int, seed uint64) []int {
+	if seed == 0 {
+		return nil
+	}
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	s := seed
+	for i := n - 1; i > 0; i-- {
+		// splitmix64
+		s += 0x9e3779b97f4a7c15
+		z := s
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		z ^= z >> 31
+		k := int(z % uint64(i+1))
+		perm[i], perm[k] = perm[k], perm[i]
+	}
+	return perm
+}

@@ -1,0 +1,242 @@
+package sia
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sia-sched/sia/bootstrap"
+	"github.com/sia-sched/sia/goodput"
+)
+
+// Sentinel errors. Every error this package returns wraps one of them (use
+// errors.Is); bad caller data is reported as an *InputError (use errors.As)
+// naming the job, node, GPU type and field.
+var (
+	// ErrInvalidInput marks a snapshot or options that break a documented
+	// rule.
+	ErrInvalidInput = errors.New("sia: invalid input")
+	// ErrInfeasible marks a snapshot whose pinned jobs (checkpoint-restore in
+	// progress, non-preemptible) do not fit the cluster together.
+	ErrInfeasible = errors.New("sia: infeasible")
+)
+
+// InputError describes one offending item of a Snapshot or Options. It wraps
+// ErrInvalidInput (or ErrInfeasible) and, when there is one, the underlying
+// error of another package.
+type InputError struct {
+	// Job, Node and Type name the job, node and GPU type concerned ("" when
+	// not applicable).
+	Job, Node, Type string
+	// Field names the offending field, e.g. "Job.MinGPUs" or "Options.P".
+	Field string
+	// Reason says what is wrong.
+	Reason string
+	// Err is the sentinel (ErrInvalidInput when nil) and Cause an optional
+	// underlying error.
+	Err, Cause error
+}
+
+// Error implements error.
+func (e *InputError) Error() string {
+	msg := "sia: "
+	if errors.Is(e.sentinel(), ErrInfeasible) {
+		msg += "infeasible: "
+	} else {
+		msg += "invalid input: "
+	}
+	if e.Job != "" {
+		msg += fmt.Sprintf("job %q: ", e.Job)
+	}
+	if e.Node != "" {
+		msg += fmt.Sprintf("node %q: ", e.Node)
+	}
+	if e.Type != "" {
+		msg += fmt.Sprintf("type %q: ", e.Type)
+	}
+	if e.Field != "" {
+		msg += e.Field + ": "
+	}
+	return msg + e.Reason
+}
+
+func (e *InputError) sentinel() error {
+	if e.Err == nil {
+		return ErrInvalidInput
+	}
+	return e.Err
+}
+
+// Unwrap returns the sentinel and the cause.
+func (e *InputError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{e.sentinel()}
+	}
+	return []error{e.sentinel(), e.Cause}
+}
+
+// Node is a machine with GPUs GPUs of one type. Type is an opaque,
+// host-chosen name ("a100", "rtx", "t4"). Nodes whose GPU count is not a
+// power of two are split into virtual nodes (6 → 4 + 2) internally.
+type Node struct {
+	ID   string
+	Type string
+	GPUs int
+}
+
+// Cluster is the inventory the scheduler may allocate: its nodes. The order
+// of first appearance of the types fixes the column order of the goodput
+// matrix.
+type Cluster struct {
+	Nodes []Node
+}
+
+// Types returns the GPU types of the cluster in order of first appearance.
+func (c Cluster) Types() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range c.Nodes {
+		if !seen[n.Type] {
+			seen[n.Type] = true
+			out = append(out, n.Type)
+		}
+	}
+	return out
+}
+
+// Kind says which of a job's dimensions the scheduler may choose.
+type Kind int
+
+const (
+	// Adaptive jobs let Sia choose GPU type, GPU count and batch size.
+	Adaptive Kind = iota
+	// StrongScaling jobs have a fixed global batch size (their model's
+	// MaxBatch); Sia chooses type and count. No scale-up cap applies.
+	StrongScaling
+	// Rigid jobs have a fixed batch size and a fixed GPU count (Job.GPUs);
+	// Sia chooses only the type. The count need not be a configuration
+	// shape (12 GPUs on 8-GPU nodes is placed as 8 + 4).
+	Rigid
+)
+
+// String returns "adaptive", "strong-scaling" or "rigid".
+func (k Kind) String() string {
+	switch k {
+	case Adaptive:
+		return "adaptive"
+	case StrongScaling:
+		return "strong-scaling"
+	case Rigid:
+		return "rigid"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Models supplies a job's goodput model per GPU type. *bootstrap.Tracker
+// (the host-owned, online-refined models) and bootstrap.Static (fixed models)
+// implement it. The scheduler only calls Model, possibly from several
+// goroutines when the host runs rounds concurrently on distinct snapshots
+// sharing a Models value; implementations must not mutate state in Model.
+//
+// A model with Source bootstrap.None makes the scheduler offer only the
+// type's smallest configuration (one replica), valued like the job's
+// smallest configuration, as the published artifact does for types without a
+// model.
+type Models interface {
+	Model(gpuType string) (goodput.Model, bootstrap.Source)
+}
+
+// Evaluator is an optional extension of Models for hosts that predict goodput
+// per configuration directly (tables in tests, external predictors). When a
+// job's Models also implements Evaluator, the matrix uses Evaluate instead of
+// goodput.Model.Best for the types whose Source is not None. ok = false marks
+// the configuration invalid.
+type Evaluator interface {
+	Evaluate(gpuType string, nodes, replicas int) (c goodput.Choice, ok bool)
+}
+
+// GPU identifies one GPU: its node and its index on the node (0-based).
+type GPU struct {
+	Node  string
+	Index int
+}
+
+// Allocation is a job's configuration and, when placed, its GPUs.
+type Allocation struct {
+	// Type is the GPU type; "" (with GPUs = 0) means no allocation.
+	Type string
+	// Nodes and GPUs give the shape: GPUs GPUs over Nodes nodes.
+	Nodes, GPUs int
+	// Placement lists the concrete GPUs (len = GPUs) when known.
+	Placement []GPU
+}
+
+// Running reports whether the allocation holds GPUs.
+func (a Allocation) Running() bool { return a.GPUs > 0 }
+
+// JobState is what the host knows about a job between rounds.
+type JobState struct {
+	// Current is the job's allocation from the previous round (zero when it
+	// is queued or suspended). The host fills Placement with the GPUs the job
+	// actually holds so that placement can keep them.
+	Current Allocation
+	// Restarts counts the checkpoint-restarts so far (N in the restart
+	// factor; the first start does not count).
+	Restarts int
+	// RestartCost is S, the seconds of progress one restart wastes; 0 means
+	// Options.RestartPenalty (or the artifact's per-model table, see
+	// Artifact.ModelPenalties).
+	RestartCost time.Duration
+	// Restoring marks a job in the middle of a checkpoint-restore: it is
+	// pinned to Current this round.
+	Restoring bool
+	// PeakReplicas is the largest number of replicas (GPUs for
+	// data-parallel jobs) the job has run with on any type; 0 if it never
+	// ran. It drives the scale-up cap (Options.ScaleUpFactor).
+	// bootstrap.Tracker.PeakReplicas tracks it for hosts that report
+	// measurements.
+	PeakReplicas int
+}
+
+// Job is one active job of a snapshot.
+type Job struct {
+	// ID names the job; unique within a snapshot.
+	ID string
+	// Application optionally names the model ("cifar10", "bert", …). It is
+	// used only by the artifact's per-model restart penalties.
+	Application string
+	// Kind says what the scheduler may choose.
+	Kind Kind
+	// Submitted is when the job arrived; the job's age Now − Submitted enters
+	// the restart factor.
+	Submitted time.Time
+	// MinGPUs and MaxGPUs bound the GPU count (0 = 1 and no bound beyond
+	// Options.MaxGPUsPerJob). Ignored for Rigid jobs.
+	MinGPUs, MaxGPUs int
+	// GPUs is the fixed GPU count of a Rigid job.
+	GPUs int
+	// ReplicaSize is, for a hybrid-parallel job, the GPUs of one replica (P)
+	// per type; the job scales data-parallel in units of P and can use only
+	// the types listed. nil for data-parallel jobs (P = 1 everywhere).
+	ReplicaSize map[string]int
+	// NonPreemptible jobs keep their allocation once running (they are
+	// pinned to State.Current).
+	NonPreemptible bool
+	// Models gives the job's goodput models per type.
+	Models Models
+	// State is the job's current allocation and history.
+	State JobState
+}
+
+// Snapshot is the input of one scheduling round. Time is an input: the
+// library keeps no clock.
+type Snapshot struct {
+	// Now is the time of the round.
+	Now time.Time
+	// Cluster is the inventory.
+	Cluster Cluster
+	// Jobs are the active jobs (queued and running).
+	Jobs []Job
+	// Reserved withholds GPUs per type from this round (may be nil).
+	Reserved map[string]int
+}
