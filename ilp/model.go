@@ -214,14 +214,14 @@ func (j *mjob) best(lam []float64) (float64, int) {
 // row capacities capv: f = λ·cap + Σ_j max(0, max_o p_o − π_o g_o). It returns
 // f and writes the subgradient (cap minus the rows used by the maximisers)
 // into sg.
-func (m *model) dual(jobs []mjob, capv []int, lam []float64, sg []float64) float64 {
+func (m *model) dual(jobs []int32, capv []int, lam []float64, sg []float64) float64 {
 	f := 0.0
 	for r := range sg {
 		sg[r] = float64(capv[r])
 		f += lam[r] * float64(capv[r])
 	}
-	for ji := range jobs {
-		j := &jobs[ji]
+	for _, ji := range jobs {
+		j := &m.jobs[ji]
 		v, oi := j.best(lam)
 		f += v
 		if oi >= 0 {
@@ -239,7 +239,7 @@ func (m *model) dual(jobs []mjob, capv []int, lam []float64, sg []float64) float
 // returned λ gives a valid upper bound f(λ) on the profit of every integer
 // (indeed every fractional) solution; the method stops when the cutting-plane
 // model proves f(λ) within tol of the minimum, or after maxIter evaluations.
-func (m *model) minimizeDual(jobs []mjob, capv []int, lam0 []float64, tol float64, maxIter int) ([]float64, float64) {
+func (m *model) minimizeDual(jobs []int32, capv []int, lam0 []float64, tol float64, maxIter int) ([]float64, float64) {
 	n := m.nrows
 	center := make([]float64, n)
 	if lam0 != nil {

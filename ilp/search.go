@@ -1,0 +1,439 @@
+package ilp
+
+import (
+	"context"
+	"math"
+	"sort"
+)
+
+// search is the branch-and-bound state. Every node re-optimises the
+// Lagrangian multipliers of its subproblem (the LP bound), fixes the jobs
+// that have a single choice compatible with beating the incumbent
+// (reduced-cost fixing), and branches on the most ambiguous remaining job,
+// children in increasing reduced cost.
+type search struct {
+	ctx context.Context
+	m   *model
+	set *Settings
+
+	step    float64 // a solution must beat the incumbent by more than step
+	eqTol   float64 // profit differences below eqTol are ties
+	dualTol float64 // accuracy asked of the dual at each node
+
+	best    []int // incumbent per model job: index into opts, -1 none
+	bestP   float64
+	hasBest bool
+
+	cur    []int // choice per model job on the current path (-1 none / free)
+	nodes  int
+	stop   bool
+	open   float64 // largest bound of a subtree left unexplored at stop
+	proved bool
+	root   float64 // root bound on the profit
+}
+
+// cand is one choice of a job: an option (or -1 = none) and its reduced cost.
+type cand struct {
+	o  int
+	rc float64
+}
+
+func newSearch(ctx context.Context, m *model, set *Settings) *search {
+	sr := &search{ctx: ctx, m: m, set: set, open: math.Inf(-1), root: math.Inf(1)}
+	scale := 1.0
+	for _, j := range m.p.Jobs {
+		scale = math.Max(scale, math.Abs(j.Unallocated))
+		for _, o := range j.Options {
+			scale = math.Max(scale, math.Abs(o.Value))
+		}
+	}
+	sr.eqTol = 1e-12 * scale * float64(1+len(m.p.Jobs))
+	// With a grid, two objectives differ by a whole step up to the values'
+	// deviations from the grid (each job's profit is off by at most twice its
+	// largest deviation).
+	var dev float64
+	if g := m.p.Grid; g > 0 {
+		for _, j := range m.p.Jobs {
+			d := gridDev(j.Unallocated, g)
+			mx := 0.0
+			for _, o := range j.Options {
+				mx = math.Max(mx, gridDev(o.Value, g))
+			}
+			dev += d + mx
+		}
+	}
+	switch {
+	case m.p.Grid > 0 && 2*dev < m.p.Grid/2:
+		sr.step = m.p.Grid - 2*dev - 1e-9*m.p.Grid
+		sr.dualTol = 0.02 * sr.step
+	case set.Tolerance > 0:
+		sr.step = set.Tolerance
+		sr.dualTol = math.Min(0.1*sr.step, 1e-7*scale)
+	default:
+		sr.step = 1e-9 * scale
+		sr.dualTol = 1e-7 * scale
+	}
+	sr.step = math.Max(sr.step, sr.eqTol)
+	return sr
+}
+
+func (sr *search) fits(capv []int, j *mjob, o int) bool {
+	op := &j.opts[o]
+	for _, r := range j.groups[op.grp].rows {
+		if op.g > capv[r] {
+			return false
+		}
+	}
+	return true
+}
+
+func apply(capv []int, j *mjob, o int, sign int) {
+	op := &j.opts[o]
+	for _, r := range j.groups[op.grp].rows {
+		capv[r] -= sign * op.g
+	}
+}
+
+func (sr *search) profit(choice []int) float64 {
+	var s float64
+	for i, c := range choice {
+		if c >= 0 {
+			s += sr.m.jobs[i].opts[c].p
+		}
+	}
+	return s
+}
+
+// feasible reports whether a full model choice respects every row.
+func (sr *search) feasible(choice []int) bool {
+	use := make([]int, sr.m.nrows)
+	for i, c := range choice {
+		if c >= 0 {
+			j := &sr.m.jobs[i]
+			op := &j.opts[c]
+			for _, r := range j.groups[op.grp].rows {
+				use[r] += op.g
+				if use[r] > sr.m.cap[r] {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// offer makes choice the incumbent if it is feasible and better.
+func (sr *search) offer(choice []int) {
+	if !sr.feasible(choice) {
+		return
+	}
+	if pv := sr.profit(choice); !sr.hasBest || pv > sr.bestP+sr.eqTol {
+		sr.best = append(sr.best[:0], choice...)
+		sr.bestP = pv
+		sr.hasBest = true
+	}
+}
+
+// target is the profit a subtree's bound must exceed to be explored.
+func (sr *search) target() float64 {
+	if !sr.hasBest {
+		return math.Inf(-1)
+	}
+	return sr.bestP + sr.step
+}
+
+func (sr *search) run() {
+	m := sr.m
+	n := len(m.jobs)
+	if n == 0 {
+		sr.best, sr.bestP, sr.hasBest, sr.proved, sr.root = []int{}, 0, true, true, 0
+		return
+	}
+	none := make([]int, n)
+	for i := range none {
+		none[i] = -1
+	}
+	sr.offer(none)
+	if ws := sr.warmStart(); ws != nil {
+		sr.offer(ws)
+	}
+	sr.cur = none
+	free := make([]int32, n)
+	for i := range free {
+		free[i] = int32(i)
+	}
+	capv := append([]int(nil), m.cap...)
+	sr.node(free, capv, 0, nil, math.Inf(1), 0)
+	if !sr.stop {
+		sr.proved = true
+	}
+}
+
+// node explores the subproblem in which the jobs outside free keep their
+// choice in sr.cur (total profit P) and capv is the residual capacity. est is
+// the bound the parent derived for this node.
+func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est float64, depth int) {
+	m := sr.m
+	sr.nodes++
+	// the root always computes its bound, so a stopped search still has one
+	if depth > 0 && sr.nodes%ctxCheckEvery == 0 && sr.ctx.Err() != nil {
+		sr.stop = true
+	}
+	if depth > 0 && sr.set.MaxNodes > 0 && sr.nodes > sr.set.MaxNodes {
+		sr.stop = true
+	}
+	if sr.stop {
+		sr.open = math.Max(sr.open, est)
+		return
+	}
+	if len(free) == 0 {
+		sr.offer(sr.cur)
+		return
+	}
+	iters := 60
+	if depth == 0 {
+		iters = 300
+	}
+	lam, f := m.minimizeDual(free, capv, lam0, sr.dualTol, iters)
+	bound := math.Min(P+f, est)
+	if depth == 0 {
+		sr.root = bound
+	}
+	if bound <= sr.target() {
+		return
+	}
+	// primal heuristic: greedy completion at the node's multipliers
+	if depth < 4 || sr.nodes%8 == 0 {
+		g := sr.greedy(free, capv, lam)
+		for k, i := range free {
+			sr.cur[i] = g[k]
+		}
+		sr.offer(sr.cur)
+		for _, i := range free {
+			sr.cur[i] = -1
+		}
+		if bound <= sr.target() {
+			return
+		}
+	}
+	// reduced costs; fix jobs with a single admissible choice
+	limit := bound - sr.target()
+	type amb struct {
+		i      int32
+		cs     []cand
+		second float64
+	}
+	var branch []amb
+	var fixed []int32
+	rcFixed, pFixed := 0.0, 0.0
+	capc := append([]int(nil), capv...)
+	undo := func() {
+		for _, i := range fixed {
+			sr.cur[i] = -1
+		}
+	}
+	for _, i := range free {
+		j := &m.jobs[i]
+		h, _ := j.best(lam)
+		cs := make([]cand, 0, 4)
+		if h < limit {
+			cs = append(cs, cand{o: -1, rc: h})
+		}
+		for oi := range j.opts {
+			o := &j.opts[oi]
+			rc := math.Max(h-(o.p-j.groups[o.grp].price(lam)*float64(o.g)), 0)
+			if rc < limit && sr.fits(capv, j, oi) {
+				cs = append(cs, cand{o: oi, rc: rc})
+			}
+		}
+		switch len(cs) {
+		case 0:
+			undo()
+			return
+		case 1:
+			c := cs[0]
+			if c.o >= 0 {
+				if !sr.fits(capc, j, c.o) {
+					undo()
+					return
+				}
+				apply(capc, j, c.o, 1)
+				pFixed += j.opts[c.o].p
+			}
+			rcFixed += c.rc
+			sr.cur[i] = c.o
+			fixed = append(fixed, i)
+		default:
+			sort.SliceStable(cs, func(a, b int) bool { return cs[a].rc < cs[b].rc })
+			branch = append(branch, amb{i: i, cs: cs, second: cs[1].rc})
+		}
+	}
+	if len(branch) == 0 {
+		sr.offer(sr.cur)
+		undo()
+		return
+	}
+	bound -= rcFixed
+	// branch on the job whose second-best choice is closest to its best
+	bi := 0
+	for k := range branch {
+		if branch[k].second < branch[bi].second {
+			bi = k
+		}
+	}
+	rest := make([]int32, 0, len(branch)-1)
+	for k := range branch {
+		if k != bi {
+			rest = append(rest, branch[k].i)
+		}
+	}
+	b := branch[bi]
+	j := &m.jobs[b.i]
+	child := make([]int, len(capc))
+	for _, c := range b.cs {
+		ce := bound - c.rc
+		if ce <= sr.target() {
+			break
+		}
+		if sr.stop {
+			sr.open = math.Max(sr.open, ce)
+			break
+		}
+		copy(child, capc)
+		pc := P + pFixed
+		if c.o >= 0 {
+			if !sr.fits(child, j, c.o) {
+				continue
+			}
+			apply(child, j, c.o, 1)
+			pc += j.opts[c.o].p
+		}
+		sr.cur[b.i] = c.o
+		sr.node(rest, append([]int(nil), child...), pc, lam, ce, depth+1)
+		sr.cur[b.i] = -1
+	}
+	undo()
+}
+
+// greedy returns a choice for the free jobs (parallel to free) that fits
+// capv: options in increasing reduced cost at lam (ties: larger profit, then
+// job order), then passes that upgrade any job whose better option fits.
+func (sr *search) greedy(free []int32, capv []int, lam []float64) []int {
+	m := sr.m
+	type pair struct {
+		k, o int
+		rc   float64
+		p    float64
+	}
+	var ps []pair
+	for k, i := range free {
+		j := &m.jobs[i]
+		h, _ := j.best(lam)
+		for oi := range j.opts {
+			o := &j.opts[oi]
+			rc := h - (o.p - j.groups[o.grp].price(lam)*float64(o.g))
+			ps = append(ps, pair{k, oi, rc, o.p})
+		}
+	}
+	sort.SliceStable(ps, func(a, b int) bool {
+		if ps[a].rc != ps[b].rc {
+			return ps[a].rc < ps[b].rc
+		}
+		return ps[a].p > ps[b].p
+	})
+	choice := make([]int, len(free))
+	for k := range choice {
+		choice[k] = -1
+	}
+	left := append([]int(nil), capv...)
+	for _, q := range ps {
+		j := &m.jobs[free[q.k]]
+		if choice[q.k] < 0 && sr.fits(left, j, q.o) {
+			choice[q.k] = q.o
+			apply(left, j, q.o, 1)
+		}
+	}
+	for pass := 0; pass < 3; pass++ {
+		changed := false
+		for k, i := range free {
+			j := &m.jobs[i]
+			c := choice[k]
+			bp := 0.0
+			if c >= 0 {
+				apply(left, j, c, -1)
+				bp = j.opts[c].p
+			}
+			bo := c
+			for oi := range j.opts {
+				if j.opts[oi].p > bp+sr.eqTol && sr.fits(left, j, oi) {
+					bo, bp = oi, j.opts[oi].p
+				}
+			}
+			if bo >= 0 {
+				apply(left, j, bo, 1)
+			}
+			if bo != c {
+				choice[k] = bo
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	return choice
+}
+
+// warmStart maps Settings.WarmStart to a model choice, or nil when it does
+// not fit the problem (wrong length, pins not held, out of range, capacity
+// exceeded). Options no better than staying unallocated map to none, and
+// dominated options to the option that dominates them; neither uses more
+// capacity, so the result stays feasible.
+func (sr *search) warmStart() []int {
+	ws := sr.set.WarmStart
+	p := sr.m.p
+	if len(ws) != len(p.Jobs) || p.Check(ws) != nil {
+		return nil
+	}
+	choice := make([]int, len(sr.m.jobs))
+	for i := range sr.m.jobs {
+		j := &sr.m.jobs[i]
+		choice[i] = -1
+		k := ws[j.orig]
+		if k < 0 {
+			continue
+		}
+		o := p.Jobs[j.orig].Options[k]
+		if !(sr.m.sign*(o.Value-p.Jobs[j.orig].Unallocated) > 0) {
+			continue
+		}
+		for oi := range j.opts {
+			if q := p.Jobs[j.orig].Options[j.opts[oi].k]; q.Type == o.Type && j.opts[oi].g <= o.GPUs {
+				choice[i] = oi // largest non-dominated option of the type within o's size
+			}
+		}
+	}
+	return choice
+}
+
+func (sr *search) solution() Solution {
+	m := sr.m
+	assign := append([]int(nil), m.pins...)
+	for i := range m.jobs {
+		if c := sr.best[i]; c >= 0 {
+			assign[m.jobs[i].orig] = m.jobs[i].opts[c].k
+		}
+	}
+	obj := m.p.Objective(assign)
+	sol := Solution{Status: Feasible, Assignment: assign, Objective: obj, Nodes: sr.nodes}
+	if sr.proved {
+		sol.Status = Optimal
+		sol.Bound = obj
+		return sol
+	}
+	ub := math.Max(sr.open, sr.bestP)
+	ub = math.Min(ub, sr.root)
+	c := obj - m.sign*sr.bestP // constant part of the objective
+	sol.Bound = c + m.sign*ub
+	return sol
+}

@@ -1,0 +1,52 @@
+package ilp_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/sia-sched/sia/ilp"
+	"github.com/sia-sched/sia/ilp/ilptest"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBruteForce compares the solver's optimum with exhaustive enumeration on
+// thousands of small random problems with pins, reservations and quotas.
+func TestBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for it := 0; it < 4000; it++ {
+		grid := it%2 == 0
+		p := ilptest.Small(rng, 7, grid)
+		want, wantObj, ok := ilptest.BruteForce(p)
+		require.True(t, ok, "instance %d: pins are generated feasible", it)
+		sol, err := ilp.Solve(context.Background(), p, nil)
+		require.NoError(t, err, "instance %d", it)
+		require.Equal(t, ilp.Optimal, sol.Status, "instance %d", it)
+		require.NoError(t, p.Check(sol.Assignment), "instance %d", it)
+		require.InDelta(t, wantObj, sol.Objective, 1e-9, "instance %d: brute force %v, solver %v", it, want, sol.Assignment)
+		require.InDelta(t, sol.Objective, p.Objective(sol.Assignment), 1e-12)
+	}
+}
+
+// TestLargeInvariants solves Sia-shaped instances and checks feasibility,
+// pins, the bound and determinism.
+func TestLargeInvariants(t *testing.T) {
+	for _, c := range []ilptest.Config{
+		{Scale: 1, Jobs: 30, Power: -0.5, PinFrac: 0.1, Seed: 1},
+		{Scale: 1, Jobs: 100, Power: 0.5, PinFrac: 0.1, Seed: 2},
+		{Scale: 8, Jobs: 300, Power: -0.5, PinFrac: 0.05, Seed: 3},
+		{Scale: 8, Jobs: 300, Power: 0.5, PinFrac: 0.05, Seed: 4},
+		{Scale: 32, Jobs: 1500, Power: -0.5, PinFrac: 0.05, Seed: 5},
+		{Scale: 32, Jobs: 800, Power: 0.5, PinFrac: 0.05, Seed: 6},
+	} {
+		p := ilptest.Generate(c)
+		sol, err := ilp.Solve(context.Background(), p, nil)
+		require.NoError(t, err)
+		require.Equal(t, ilp.Optimal, sol.Status, "%+v", c)
+		require.NoError(t, p.Check(sol.Assignment))
+		sol2, err := ilp.Solve(context.Background(), p, nil)
+		require.NoError(t, err)
+		require.Equal(t, sol.Assignment, sol2.Assignment, "deterministic")
+		t.Logf("%+v: obj %.6f nodes %d", c, sol.Objective, sol.Nodes)
+	}
+}
