@@ -104,4 +104,3 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 	sr.run()
 	return sr.solution(), nil
 }
-
