@@ -240,3 +240,28 @@ type Snapshot struct {
 	// Reserved withholds GPUs per type from this round (may be nil).
 	Reserved map[string]int
 }
+
+// Table is a fixed goodput table, GPU type → replicas → goodput, usable as
+// a job's Models (it implements Evaluator): the running example of the paper
+// and tests use it to state normalised goodputs directly. A type absent from
+// the table has no model (bootstrap.None); a replica count absent from a
+// type's map is an invalid configuration.
+type Table map[string]map[int]float64
+
+// Model reports Measured for the types in the table; the model itself only
+// carries a batch size of 1 (Evaluate gives the goodputs).
+func (t Table) Model(gpuType string) (goodput.Model, bootstrap.Source) {
+	if _, ok := t[gpuType]; !ok {
+		return goodput.Model{InitBatch: 1, MaxBatch: 1}, bootstrap.None
+	}
+	return goodput.Model{InitBatch: 1, MaxBatch: 1}, bootstrap.Measured
+}
+
+// Evaluate returns the table's goodput for the type and replica count.
+func (t Table) Evaluate(gpuType string, nodes, replicas int) (goodput.Choice, bool) {
+	v, ok := t[gpuType][replicas]
+	if !ok || !(v > 0) {
+		return goodput.Choice{}, false
+	}
+	return goodput.Choice{Goodput: v, Throughput: v, Efficiency: 1}, true
+}
