@@ -292,6 +292,13 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 			e.Current = isCur(c)
 			curSeen = curSeen || e.Current
 			switch {
+			case e.Replicas > max(capR, ceilDiv(minG, p)) && !e.Current:
+				// Beyond the scale-up cap (which never goes below the
+				// job's minimum).
+				if !k.Filler {
+					continue
+				}
+				e.Invalid = true
 			case src == bootstrap.None:
 				// Only the smallest configuration of the type, valued at its
 				// GPU count (set in finishRow); the current one is kept too.
@@ -302,11 +309,6 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 					e.Invalid = true
 				}
 				noModelDone = true
-			case e.Replicas > capR && !e.Current:
-				if !k.Filler {
-					continue
-				}
-				e.Invalid = true
 			default:
 				ch, ok := evaluate(c)
 				if !ok {
