@@ -68,6 +68,11 @@ type Request struct {
 	Type    string
 	GPUs    int
 	Current []GPU
+	// Pinned marks a job that must not be moved (non-preemptible, or in a
+	// checkpoint-restore): when it keeps its type and count it is never
+	// evicted. A pinned job whose type or count changes is placed like any
+	// other job.
+	Pinned bool
 }
 
 // Result is the outcome of Place. All job lists are sorted by job ID.
@@ -158,7 +163,8 @@ func virtualNodes(r int) []int {
 //     afterwards like new jobs (rule c). If a type still has unplaced jobs,
 //     the type is re-packed from scratch, largest first, with each job
 //     preferring its current GPUs, and that packing is used if it places
-//     more jobs.
+//     more jobs. Pinned jobs that keep their type and count are never
+//     evicted.
 //
 // Errors (wrapping ErrInvalidInput, as *InputError) for nodes with an empty
 // or duplicate ID, an empty type or GPUs ≤ 0; requests with an empty or
@@ -420,8 +426,17 @@ func (p *problem) repack(t string, jobs []int, unplaced int) {
 	}
 	order := slices.Clone(jobs)
 	slices.SortFunc(order, p.less)
+	// pinned jobs first: they always get their GPUs back
+	for _, j := range order {
+		if p.jobs[j].req.Pinned {
+			p.takeCurrent(j)
+		}
+	}
 	left := 0
 	for _, j := range order {
+		if p.jobs[j].placed {
+			continue
+		}
 		if p.takeCurrent(j) {
 			continue
 		}
@@ -575,7 +590,7 @@ func (p *problem) cheapestEviction(t string, size int, used map[int]bool, self i
 			var cands []victim
 			for o, k := range onNode {
 				jb := &p.jobs[o]
-				if o == self || !jb.kept || jb.evicted {
+				if o == self || !jb.kept || jb.evicted || jb.req.Pinned {
 					continue
 				}
 				if !allowMulti && k != len(jb.gpus) {

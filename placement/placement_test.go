@@ -182,6 +182,38 @@ func TestEviction(t *testing.T) {
 	checkResult(t, nodes, reqs, res, true)
 }
 
+func TestPinnedNeverEvicted(t *testing.T) {
+	nodes := mkNodes("a", 2, 4)
+	reqs := []Request{
+		{Job: "k1", Type: "a", GPUs: 1, Current: gpus("a-0", 0), Pinned: true},
+		{Job: "k2", Type: "a", GPUs: 1, Current: gpus("a-1", 0)},
+		{Job: "n", Type: "a", GPUs: 4},
+	}
+	res, err := Place(nodes, reqs)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"k2"}, res.Evicted)
+	assert.Equal(t, gpus("a-0", 0), res.Placements["k1"])
+	assert.Equal(t, gpus("a-1", 0, 1, 2, 3), res.Placements["n"])
+	checkResult(t, nodes, reqs, res, true)
+
+	// both pinned: the 4-GPU job cannot be placed
+	reqs[1].Pinned = true
+	res, err = Place(nodes, reqs)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"n"}, res.Unplaced)
+	assert.Empty(t, res.Evicted)
+	checkResult(t, nodes, reqs, res, false)
+
+	// the re-pack also keeps pinned jobs in place
+	reqs[1].Pinned = false
+	p, err := newProblem(nodes, reqs)
+	require.NoError(t, err)
+	res = p.run(false)
+	assert.Equal(t, []string{"k2"}, res.Evicted)
+	assert.Equal(t, gpus("a-0", 0), res.Placements["k1"])
+	checkResult(t, nodes, reqs, res, true)
+}
+
 func TestUnplaceableMixedVirtualNodes(t *testing.T) {
 	// Three 4-GPU jobs do not fit two 6-GPU nodes without splitting one:
 	// capacity holds (12 ≤ 12) but the configset size limit (4 GPUs or more
@@ -236,7 +268,7 @@ func TestPlaceErrors(t *testing.T) {
 func TestDeterministicAcrossRequestOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	for iter := 0; iter < 50; iter++ {
-		sc := randomScenario(rng, false)
+		sc := randomScenario(rng, false, true)
 		r1, err := Place(sc.nodes, sc.reqs)
 		require.NoError(t, err)
 		shuffled := slices.Clone(sc.reqs)
@@ -311,6 +343,7 @@ func checkResult(t *testing.T, nodes []Node, reqs []Request, res Result, all boo
 		}
 		if evicted[r.Job] {
 			require.True(t, kept, "evicted job %s was not kept", r.Job)
+			require.False(t, r.Pinned, "pinned job %s evicted", r.Job)
 			require.NotEqual(t, cur, got)
 		}
 		if !kept || evicted[r.Job] {
@@ -420,7 +453,7 @@ func randomDemand(rng *rand.Rand, r, n int) []int {
 
 // randomScenario builds a random cluster, a previous round placed by Place,
 // and a next round that keeps, resizes, moves, drops and adds jobs.
-func randomScenario(rng *rand.Rand, nonPow2 bool) scenario {
+func randomScenario(rng *rand.Rand, nonPow2, pins bool) scenario {
 	sizes := []int{1, 2, 4, 8, 16}
 	if nonPow2 {
 		sizes = append(sizes, 6, 12, 3)
@@ -459,6 +492,7 @@ func randomScenario(rng *rand.Rand, nonPow2 bool) scenario {
 			continue
 		}
 		p.Current = cur
+		p.Pinned = pins && rng.IntN(6) == 0
 		ti := types[0]
 		for _, x := range types {
 			if x.name == p.Type {
@@ -500,16 +534,24 @@ func TestPropertyRandomRounds(t *testing.T) {
 	for _, nonPow2 := range []bool{false, true} {
 		t.Run(fmt.Sprintf("nonPow2=%v", nonPow2), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(42, uint64(len(fmt.Sprint(nonPow2)))))
-			jobs, evictions := 0, 0
+			jobs, evictions, pinnedUnplaced := 0, 0, 0
 			for iter := 0; iter < 400; iter++ {
-				sc := randomScenario(rng, nonPow2)
+				sc := randomScenario(rng, nonPow2, false)
 				res, err := Place(sc.nodes, sc.reqs)
 				require.NoError(t, err)
 				checkResult(t, sc.nodes, sc.reqs, res, true)
 				jobs += len(sc.reqs)
 				evictions += len(res.Evicted)
+
+				// with pinned jobs a packable set may become unplaceable;
+				// the invariants must hold regardless
+				sc = randomScenario(rng, nonPow2, true)
+				res, err = Place(sc.nodes, sc.reqs)
+				require.NoError(t, err)
+				checkResult(t, sc.nodes, sc.reqs, res, false)
+				pinnedUnplaced += len(res.Unplaced)
 			}
-			t.Logf("%d requests, %d evictions", jobs, evictions)
+			t.Logf("%d requests, %d evictions; with pins: %d unplaced", jobs, evictions, pinnedUnplaced)
 			assert.Less(t, float64(evictions), 0.05*float64(jobs), "evictions should be rare")
 		})
 	}
@@ -520,7 +562,7 @@ func TestPropertyRandomRounds(t *testing.T) {
 // (exhaustive search) on tiny clusters.
 func TestEvictionsMinimalBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	worse, total, withEvictions := 0, 0, 0
+	worse, total, withEvictions, infeasible := 0, 0, 0, 0
 	for iter := 0; iter < 400; iter++ {
 		r := []int{2, 4, 8}[rng.IntN(3)]
 		n := 2 + rng.IntN(2)
@@ -550,7 +592,7 @@ func TestEvictionsMinimalBruteForce(t *testing.T) {
 				free[g] = false
 			}
 			items = append(items, s)
-			reqs = append(reqs, Request{Job: fmt.Sprintf("k%d", k), Type: "a", GPUs: s, Current: cur})
+			reqs = append(reqs, Request{Job: fmt.Sprintf("k%d", k), Type: "a", GPUs: s, Current: cur, Pinned: rng.IntN(4) == 0})
 		}
 		for k := 0; k < 3; k++ {
 			sh := shapesOf(r, n)
@@ -562,8 +604,15 @@ func TestEvictionsMinimalBruteForce(t *testing.T) {
 		}
 		res, err := Place(nodes, reqs)
 		require.NoError(t, err)
-		checkResult(t, nodes, reqs, res, true)
 		best := minEvictions(nodes, reqs)
+		if best < 0 {
+			// pins make the set unplaceable
+			require.NotEmpty(t, res.Unplaced)
+			checkResult(t, nodes, reqs, res, false)
+			infeasible++
+			continue
+		}
+		checkResult(t, nodes, reqs, res, true)
 		require.GreaterOrEqual(t, len(res.Evicted), best, "fewer evictions than the brute-force minimum?")
 		total++
 		if best > 0 {
@@ -573,16 +622,17 @@ func TestEvictionsMinimalBruteForce(t *testing.T) {
 			worse++
 		}
 	}
-	t.Logf("%d cases, %d need evictions, %d with more evictions than the minimum", total, withEvictions, worse)
+	t.Logf("%d cases, %d need evictions, %d with more evictions than the minimum; %d unplaceable because of pins", total, withEvictions, worse, infeasible)
 	assert.Zero(t, worse)
 }
 
 // minEvictions returns the least number of kept jobs that must move so that
-// every request can be placed by its shape (exhaustive).
+// every request can be placed by its shape (exhaustive), or -1 if pinned
+// jobs make that impossible.
 func minEvictions(nodes []Node, reqs []Request) int {
 	var kept []int
 	for i, r := range reqs {
-		if len(r.Current) == r.GPUs && r.GPUs > 0 {
+		if len(r.Current) == r.GPUs && r.GPUs > 0 && !r.Pinned {
 			kept = append(kept, i)
 		}
 	}
@@ -623,7 +673,7 @@ func minEvictions(nodes []Node, reqs []Request) int {
 			return k
 		}
 	}
-	return len(kept)
+	return -1
 }
 
 func forSubsets(n, k int, f func([]int)) {
@@ -708,7 +758,7 @@ func TestRepack(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	repacked := 0
 	for iter := 0; iter < 300; iter++ {
-		sc := randomScenario(rng, iter%2 == 0)
+		sc := randomScenario(rng, iter%2 == 0, false)
 		p, err := newProblem(sc.nodes, sc.reqs)
 		require.NoError(t, err)
 		res := p.run(false)
