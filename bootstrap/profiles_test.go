@@ -1,0 +1,316 @@
+package bootstrap
+
+import (
+	"errors"
+	"io/fs"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/internal/testdata"
+)
+
+func TestReadPlacements(t *testing.T) {
+	in := "placement,local_bsz,step_time,sync_time\n1,4,0.45,0.013\n13,8.0,0.9,0.2\n"
+	rows, err := ReadPlacements(strings.NewReader(in), "p.csv")
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	assert.Equal(t, PlacementRow{"1", 4, 0.45, 0.013}, rows[0])
+	assert.Equal(t, 2, rows[1].Nodes())
+	assert.Equal(t, 4, rows[1].Replicas())
+	assert.Equal(t, goodput.Observation{Nodes: 2, Replicas: 4, LocalBatch: 8, StepTime: 0.9, SyncTime: 0.2}, rows[1].Observation())
+
+	// gpt_pmp's column order, read by header name.
+	gpt := "local_bsz,step_time,sync_time,placement\n1,0.099,0.3275,88\n"
+	rows, err = ReadPlacements(strings.NewReader(gpt), "gpt.csv")
+	require.NoError(t, err)
+	assert.Equal(t, []PlacementRow{{"88", 1, 0.099, 0.3275}}, rows)
+
+	// Header only: no rows, no error.
+	rows, err = ReadPlacements(strings.NewReader("placement,local_bsz,step_time,sync_time\n"), "h.csv")
+	require.NoError(t, err)
+	assert.Empty(t, rows)
+}
+
+func TestReadersReject(t *testing.T) {
+	const ph = "placement,local_bsz,step_time,sync_time\n"
+	const sh = "num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
+	const vh = "progress,iteration,metric,grad_sqr,grad_var\n"
+	const seedh = "gpu_type,local_bsz,placement,step_time,sync_time\n"
+	read := map[string]func(string) error{
+		"placements": func(s string) error { _, err := ReadPlacements(strings.NewReader(s), "f.csv"); return err },
+		"scalability": func(s string) error {
+			_, err := ReadScalability(strings.NewReader(s), "f.csv")
+			return err
+		},
+		"validation": func(s string) error { _, err := ReadValidation(strings.NewReader(s), "f.csv"); return err },
+		"seed":       func(s string) error { _, err := ReadSeed(strings.NewReader(s), "f.csv"); return err },
+	}
+	tests := []struct {
+		reader, name, in string
+		line             int
+		column           string
+	}{
+		{"placements", "empty file", "", 0, ""},
+		{"placements", "missing column", "placement,local_bsz,step_time\n1,4,0.4\n", 1, "sync_time"},
+		{"placements", "duplicate column", "placement,placement,local_bsz,step_time,sync_time\n", 1, "placement"},
+		{"placements", "non-digit placement", ph + "1,4,0.4,0.01\n1a,4,0.4,0.01\n", 3, "placement"},
+		{"placements", "zero digit", ph + "10,4,0.4,0.01\n", 2, "placement"},
+		{"placements", "empty placement", ph + ",4,0.4,0.01\n", 2, "placement"},
+		{"placements", "zero batch", ph + "1,0,0.4,0.01\n", 2, "local_bsz"},
+		{"placements", "fractional batch", ph + "1,4.5,0.4,0.01\n", 2, "local_bsz"},
+		{"placements", "negative time", ph + "1,4,-0.4,0.01\n", 2, "step_time"},
+		{"placements", "zero step", ph + "1,4,0,0\n", 2, "step_time"},
+		{"placements", "NaN sync", ph + "1,4,0.4,NaN\n", 2, "sync_time"},
+		{"placements", "Inf step", ph + "1,4,Inf,0.1\n", 2, "step_time"},
+		{"placements", "text time", ph + "1,4,fast,0.1\n", 2, "step_time"},
+		{"placements", "short row", ph + "1,4,0.4,0.01\n1,4,0.4\n", 3, ""},
+		{"scalability", "replicas below nodes", sh + "2,1,4,0.4,0.01\n", 2, "num_replicas"},
+		{"scalability", "zero nodes", sh + "0,1,4,0.4,0.01\n", 2, "num_nodes"},
+		{"scalability", "missing column", "num_nodes,local_bsz,step_time,sync_time\n", 1, "num_replicas"},
+		{"validation", "negative grad", vh + "10,10,0.5,-1,2\n", 2, "grad_sqr"},
+		{"validation", "NaN metric", vh + "10,10,NaN,1,2\n", 2, "metric"},
+		{"validation", "negative iteration", vh + "10,-3,0.5,1,2\n", 2, "iteration"},
+		{"seed", "empty type", seedh + ",4,1,0.4,0.01\n", 2, "gpu_type"},
+		{"seed", "bad placement", seedh + "rtx,4,x,0.4,0.01\n", 2, "placement"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.reader+"/"+tc.name, func(t *testing.T) {
+			err := read[tc.reader](tc.in)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrMalformed)
+			var pe *ParseError
+			require.True(t, errors.As(err, &pe), "%v", err)
+			assert.Equal(t, "f.csv", pe.File)
+			assert.Equal(t, tc.line, pe.Line, "%v", err)
+			assert.Equal(t, tc.column, pe.Column, "%v", err)
+			assert.True(t, strings.HasPrefix(err.Error(), "f.csv"), "%v", err)
+		})
+	}
+}
+
+func TestReadValidationAndSeed(t *testing.T) {
+	v, err := ReadValidation(strings.NewReader("grad_var,grad_sqr,metric,iteration,progress\n6.8e15,1.9e14,86.7,7387,7387.0\n"), "v.csv")
+	require.NoError(t, err)
+	assert.Equal(t, []ValidationRow{{Progress: 7387, Iteration: 7387, Metric: 86.7, GradSqr: 1.9e14, GradVar: 6.8e15}}, v)
+	assert.Equal(t, goodput.GradStats{Sqr: 1.9e14, Var: 6.8e15}, v[0].Grad())
+
+	s, err := ReadSeed(strings.NewReader("gpu_type,local_bsz,placement,step_time,sync_time\ndgx,4,1,0.148,0.003\n"), "s.csv")
+	require.NoError(t, err)
+	assert.Equal(t, []SeedRow{{GPUType: "dgx", PlacementRow: PlacementRow{"1", 4, 0.148, 0.003}}}, s)
+}
+
+func TestLimitsFromPlacements(t *testing.T) {
+	l, err := LimitsFromPlacements([]PlacementRow{{"1", 16, 1, 0}, {"2", 4, 1, 0}, {"11", 48, 1, 0}})
+	require.NoError(t, err)
+	assert.Equal(t, goodput.Limits{MinLocalBatch: 4, MaxLocalBatch: 48}, l)
+	_, err = LimitsFromPlacements(nil)
+	assert.ErrorIs(t, err, ErrMalformed)
+}
+
+func TestReadModelFS(t *testing.T) {
+	fsys := fstest.MapFS{
+		"m/placements-b.csv":  {Data: []byte("placement,local_bsz,step_time,sync_time\n1,4,0.4,0.01\n2,8,0.5,0.1\n")},
+		"m/placements-a.csv":  {Data: []byte("local_bsz,step_time,sync_time,placement\n2,0.3,0.01,1\n")},
+		"m/scalability-b.csv": {Data: []byte("num_nodes,num_replicas,local_bsz,step_time,sync_time\n2,8,4,0.9,0.4\n")},
+		"m/placements.csv":    {Data: []byte("not even csv\"")},
+		"m/validation-64.csv": {Data: []byte("progress,iteration,metric,grad_sqr,grad_var\n1,1,0.1,1,2\n")},
+		"m/validation-8.csv":  {Data: []byte("progress,iteration,metric,grad_sqr,grad_var\n1,1,0.1,3,4\n")},
+		"m/README":            {Data: []byte("ignored")},
+	}
+	m, err := ReadModelFS(fsys, "m")
+	require.NoError(t, err)
+	assert.Equal(t, "m", m.Name)
+	assert.Equal(t, []string{"a", "b"}, m.TypeNames())
+	b, ok := m.Type("b")
+	require.True(t, ok)
+	assert.Len(t, b.Placements, 2)
+	assert.Len(t, b.Scalability, 1)
+	obs := b.Observations()
+	require.Len(t, obs, 3)
+	assert.Equal(t, goodput.Observation{Nodes: 2, Replicas: 8, LocalBatch: 4, StepTime: 0.9, SyncTime: 0.4}, obs[2])
+	l, err := b.Limits()
+	require.NoError(t, err)
+	assert.Equal(t, goodput.Limits{MinLocalBatch: 4, MaxLocalBatch: 8}, l)
+	_, ok = m.Type("c")
+	assert.False(t, ok)
+	m0, mmax, ok := m.BatchRange()
+	require.True(t, ok)
+	assert.Equal(t, [2]int{8, 64}, [2]int{m0, mmax})
+
+	// Errors name the file and line.
+	bad := fstest.MapFS{"m/placements-x.csv": {Data: []byte("placement,local_bsz,step_time,sync_time\n1,4,0.4,0.01\n1,4,-1,0.01\n")}}
+	_, err = ReadModelFS(bad, "m")
+	require.ErrorIs(t, err, ErrMalformed)
+	assert.Contains(t, err.Error(), "m/placements-x.csv:3")
+	orphan := fstest.MapFS{"m/scalability-x.csv": {Data: []byte("num_nodes,num_replicas,local_bsz,step_time,sync_time\n")}}
+	_, err = ReadModelFS(orphan, "m")
+	require.ErrorIs(t, err, ErrMalformed)
+	assert.Contains(t, err.Error(), "scalability-x.csv")
+	badName := fstest.MapFS{"m/validation-big.csv": {Data: []byte("progress,iteration,metric,grad_sqr,grad_var\n")}}
+	_, err = ReadModelFS(badName, "m")
+	require.ErrorIs(t, err, ErrMalformed)
+	_, err = ReadModelFS(fsys, "missing")
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	_, err = ReadModelDir(filepath.Join(t.TempDir(), "nope"))
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+}
+
+// TestSharedProfiles reads every published profile and checks the per-type
+// batch limits against the artifact's table (artifact-sia.md §7.4).
+func TestSharedProfiles(t *testing.T) {
+	dir := testdata.Path(t, "profiles")
+	models, err := ReadProfilesDir(dir)
+	require.NoError(t, err)
+	names := map[string]*ModelProfile{}
+	for _, m := range models {
+		names[m.Name] = m
+	}
+	require.Contains(t, names, "bert")
+	require.Contains(t, names, "gpt_pmp")
+	wantMax := map[string][6]int{ // aws azure dgx dgx-ext quad rtx
+		"bert":        {12, 36, 12, 48, 24, 12},
+		"cifar10":     {1024, 3072, 1024, 4096, 2048, 1024},
+		"deepspeech2": {80, 240, 80, 320, 160, 80},
+		"imagenet":    {200, 600, 200, 800, 400, 200},
+		"yolov3":      {16, 24, 8, 32, 16, 8},
+	}
+	wantMin := map[string]int{"bert": 4, "cifar10": 32, "deepspeech2": 10, "imagenet": 20, "yolov3": 4}
+	wantBatch := map[string][2]int{"bert": {12, 384}, "cifar10": {128, 4096}, "deepspeech2": {20, 640}, "imagenet": {200, 12800}, "yolov3": {8, 512}, "ncf": {256, 32768}}
+	types := []string{"aws", "azure", "dgx", "dgx-ext", "quad", "rtx"}
+	for model, maxes := range wantMax {
+		m := names[model]
+		require.NotNil(t, m, model)
+		assert.Equal(t, types, m.TypeNames(), model)
+		for i, typ := range types {
+			tp, ok := m.Type(typ)
+			require.True(t, ok)
+			l, err := tp.Limits()
+			require.NoError(t, err)
+			assert.Equal(t, goodput.Limits{MinLocalBatch: wantMin[model], MaxLocalBatch: maxes[i]}, l, "%s %s", model, typ)
+			assert.NotEmpty(t, tp.Scalability, "%s %s", model, typ)
+		}
+	}
+	for model, b := range wantBatch {
+		m0, mmax, ok := names[model].BatchRange()
+		require.True(t, ok)
+		assert.Equal(t, b, [2]int{m0, mmax}, model)
+	}
+	gpt := names["gpt_pmp"]
+	assert.Equal(t, []string{"dgx-ext", "rtx"}, gpt.TypeNames())
+	seeds, err := ReadSeedFile(testdata.Path(t, "seed-profiles", "bert.csv"))
+	require.NoError(t, err)
+	assert.NotEmpty(t, seeds)
+	for _, s := range seeds {
+		assert.Equal(t, 1, s.Replicas())
+	}
+}
+
+// TestFitSharedProfiles fits every data-parallel (model, type) profile from
+// its placement and scalability rows and checks the pooled relative error of
+// the predicted step time (T_sync, no accumulation) against the published
+// fitting procedure's figures on the same profiles (median 7.3 %, p90 27.8 %).
+func TestFitSharedProfiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits 36 profiles")
+	}
+	models, err := ReadProfilesDir(testdata.Path(t, "profiles"))
+	require.NoError(t, err)
+	var errs []float64
+	fits := 0
+	for _, m := range models {
+		if m.Name == "gpt_pmp" {
+			continue
+		}
+		for _, tp := range m.Types {
+			obs := tp.Observations()
+			p, err := goodput.Fit(obs, nil)
+			require.NoError(t, err, "%s %s", m.Name, tp.Type)
+			fits++
+			for _, o := range obs {
+				pred := p.SyncTime(o.Nodes, o.Replicas, float64(o.LocalBatch))
+				errs = append(errs, math.Abs(pred-o.StepTime)/o.StepTime)
+			}
+		}
+	}
+	assert.Equal(t, 36, fits)
+	sort.Float64s(errs)
+	med := errs[len(errs)/2]
+	p90 := errs[int(0.9*float64(len(errs)))]
+	t.Logf("%d fits, %d observations: median %.2f%%, p90 %.2f%%", fits, len(errs), 100*med, 100*p90)
+	assert.LessOrEqual(t, med, 0.073)
+	assert.LessOrEqual(t, p90, 0.278)
+}
+
+func fuzzReader[T any](f *testing.F, read func(string) ([]T, error), seeds ...string) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		rows, err := read(in)
+		if err != nil {
+			require.ErrorIs(t, err, ErrMalformed)
+			require.True(t, strings.HasPrefix(err.Error(), "fuzz.csv"), "%v", err)
+			return
+		}
+		_ = rows
+	})
+}
+
+func FuzzReadPlacements(f *testing.F) {
+	fuzzReader(f, func(s string) ([]PlacementRow, error) {
+		rows, err := ReadPlacements(strings.NewReader(s), "fuzz.csv")
+		for _, r := range rows {
+			if r.LocalBatch < 1 || r.Nodes() < 1 || r.Replicas() < r.Nodes() || !(r.StepTime > 0) || !(r.SyncTime >= 0) ||
+				math.IsInf(r.StepTime, 0) || math.IsInf(r.SyncTime, 0) {
+				panic("invalid row accepted")
+			}
+		}
+		return rows, err
+	}, "placement,local_bsz,step_time,sync_time\n1,4,0.45,0.013\n13,8.0,0.9,0.2\n",
+		"local_bsz,step_time,sync_time,placement\n1,0.099,0.3275,88\n", "placement\n\"")
+}
+
+func FuzzReadScalability(f *testing.F) {
+	fuzzReader(f, func(s string) ([]ScalabilityRow, error) {
+		rows, err := ReadScalability(strings.NewReader(s), "fuzz.csv")
+		for _, r := range rows {
+			if r.LocalBatch < 1 || r.Nodes < 1 || r.Replicas < r.Nodes || !(r.StepTime > 0) || !(r.SyncTime >= 0) {
+				panic("invalid row accepted")
+			}
+		}
+		return rows, err
+	}, "num_nodes,num_replicas,local_bsz,step_time,sync_time\n6,6,4,1.49,1.09\n",
+		"local_bsz,step_time,sync_time,num_nodes,num_replicas\n20.0,0.125,0.004,2,2\n")
+}
+
+func FuzzReadValidation(f *testing.F) {
+	fuzzReader(f, func(s string) ([]ValidationRow, error) {
+		rows, err := ReadValidation(strings.NewReader(s), "fuzz.csv")
+		for _, r := range rows {
+			if r.Iteration < 0 || !(r.GradSqr >= 0) || !(r.GradVar >= 0) || !(r.Progress >= 0) || math.IsNaN(r.Metric) {
+				panic("invalid row accepted")
+			}
+		}
+		return rows, err
+	}, "progress,iteration,metric,grad_sqr,grad_var\n7387.0,7387,86.7,1.9e14,6.8e15\n")
+}
+
+func FuzzReadSeed(f *testing.F) {
+	fuzzReader(f, func(s string) ([]SeedRow, error) {
+		rows, err := ReadSeed(strings.NewReader(s), "fuzz.csv")
+		for _, r := range rows {
+			if r.GPUType == "" || r.LocalBatch < 1 || r.Replicas() < 1 {
+				panic("invalid row accepted")
+			}
+		}
+		return rows, err
+	}, "gpu_type,local_bsz,placement,step_time,sync_time\ndgx,4,1,0.148,0.003\n")
+}
