@@ -40,6 +40,13 @@ func (e *FilterError) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalidInput) hold.
 func (e *FilterError) Unwrap() error { return ErrInvalidInput }
 
+// MaxGPUsPerNode and MaxNodesPerGroup bound the node groups New accepts
+// (they bound memory and time).
+const (
+	MaxGPUsPerNode   = 4096
+	MaxNodesPerGroup = 1 << 20
+)
+
 // NodeGroup is a set of identical nodes: Nodes machines with GPUsPerNode GPUs
 // of type Type each. Type is an opaque, host-chosen name.
 type NodeGroup struct {
@@ -141,10 +148,11 @@ func VirtualNodes(gpusPerNode int) []int {
 // nodes); SizeLimits gives the extra constraints that make it so.
 //
 // Types keep the order of their first appearance in groups. Errors (wrapping
-// ErrInvalidInput, as *GroupError) for an empty type name, GPUsPerNode or
-// Nodes ≤ 0, and a type that appears in two groups (use distinct type names
-// for nodes of one GPU model with different GPUs per node); and (as
-// *FilterError) for negative options.
+// ErrInvalidInput, as *GroupError) for an empty type name, GPUsPerNode
+// outside [1, MaxGPUsPerNode], Nodes outside [1, MaxNodesPerGroup], and a
+// type that appears in two groups (use distinct type names for nodes of one
+// GPU model with different GPUs per node); and (as *FilterError) for
+// negative options.
 func New(groups []NodeGroup, opts *Options) (*Set, error) {
 	var o Options
 	if opts != nil {
@@ -161,10 +169,10 @@ func New(groups []NodeGroup, opts *Options) (*Set, error) {
 		switch {
 		case g.Type == "":
 			return nil, &GroupError{Index: i, Type: g.Type, Field: "Type", Reason: "empty type name"}
-		case g.GPUsPerNode <= 0:
-			return nil, &GroupError{Index: i, Type: g.Type, Field: "GPUsPerNode", Reason: fmt.Sprintf("must be > 0, got %d", g.GPUsPerNode)}
-		case g.Nodes <= 0:
-			return nil, &GroupError{Index: i, Type: g.Type, Field: "Nodes", Reason: fmt.Sprintf("must be > 0, got %d", g.Nodes)}
+		case g.GPUsPerNode <= 0 || g.GPUsPerNode > MaxGPUsPerNode:
+			return nil, &GroupError{Index: i, Type: g.Type, Field: "GPUsPerNode", Reason: fmt.Sprintf("must be in [1, %d], got %d", MaxGPUsPerNode, g.GPUsPerNode)}
+		case g.Nodes <= 0 || g.Nodes > MaxNodesPerGroup:
+			return nil, &GroupError{Index: i, Type: g.Type, Field: "Nodes", Reason: fmt.Sprintf("must be in [1, %d], got %d", MaxNodesPerGroup, g.Nodes)}
 		}
 		if j, dup := s.index[g.Type]; dup {
 			return nil, &GroupError{Index: i, Type: g.Type, Field: "Type",

@@ -136,6 +136,8 @@ func TestNewErrors(t *testing.T) {
 		{"negative gpus", []NodeGroup{{Type: "a", GPUsPerNode: -4, Nodes: 1}}, nil, "GPUsPerNode", "got -4"},
 		{"zero nodes", []NodeGroup{{Type: "a", GPUsPerNode: 4, Nodes: 0}}, nil, "Nodes", "got 0"},
 		{"negative nodes", []NodeGroup{{Type: "a", GPUsPerNode: 4, Nodes: -1}}, nil, "Nodes", "got -1"},
+		{"huge node", []NodeGroup{{Type: "a", GPUsPerNode: MaxGPUsPerNode + 1, Nodes: 1}}, nil, "GPUsPerNode", "got 4097"},
+		{"too many nodes", []NodeGroup{{Type: "a", GPUsPerNode: 4, Nodes: MaxNodesPerGroup + 1}}, nil, "Nodes", "got 1048577"},
 		{"duplicate", []NodeGroup{{Type: "a", GPUsPerNode: 4, Nodes: 1}, {Type: "b", GPUsPerNode: 8, Nodes: 1}, {Type: "a", GPUsPerNode: 8, Nodes: 1}}, nil, "Type", "duplicate"},
 		{"negative cap", []NodeGroup{{Type: "a", GPUsPerNode: 4, Nodes: 1}}, &Options{MaxGPUs: -1}, "Options.MaxGPUs", "≥ 0"},
 		{"negative node cap", []NodeGroup{{Type: "a", GPUsPerNode: 4, Nodes: 1}}, &Options{MaxNodes: -2}, "Options.MaxNodes", "≥ 0"},
@@ -373,4 +375,35 @@ func BenchmarkNew(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzNew checks that New never panics and that a successful set obeys the
+// shape rules.
+func FuzzNew(f *testing.F) {
+	f.Add([]byte{4, 6, 8, 2, 8, 3}, 64)
+	f.Add([]byte{6, 3, 12, 2}, 0)
+	f.Add([]byte{0, 1}, -1)
+	f.Fuzz(func(t *testing.T, data []byte, capG int) {
+		var groups []NodeGroup
+		for i := 0; i+1 < len(data) && i < 16; i += 2 {
+			groups = append(groups, NodeGroup{Type: fmt.Sprintf("g%d", data[i]%5), GPUsPerNode: int(int8(data[i])), Nodes: int(int8(data[i+1]))})
+		}
+		s, err := New(groups, &Options{MaxGPUs: capG})
+		if err != nil {
+			require.ErrorIs(t, err, ErrInvalidInput)
+			return
+		}
+		for _, c := range s.Configs() {
+			r, v := s.GPUsPerNode(c.Type), s.VirtualNodes(c.Type)[0]
+			require.True(t, capG == 0 || c.GPUs <= capG)
+			if c.Nodes == 1 {
+				require.Equal(t, 1, bits.OnesCount(uint(c.GPUs)))
+				require.LessOrEqual(t, c.GPUs, v)
+			} else {
+				require.Equal(t, c.Nodes*v, c.GPUs)
+				require.LessOrEqual(t, c.Nodes, s.Nodes(c.Type))
+			}
+			require.LessOrEqual(t, v, r)
+		}
+	})
 }

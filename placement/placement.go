@@ -43,6 +43,9 @@ func (e *InputError) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalidInput) hold.
 func (e *InputError) Unwrap() error { return ErrInvalidInput }
 
+// MaxNodeGPUs is the largest GPU count of one node that Place accepts.
+const MaxNodeGPUs = 4096
+
 // Node is a physical machine with GPUs GPUs (indexed 0 … GPUs−1) of one type.
 type Node struct {
 	ID   string
@@ -167,7 +170,7 @@ func virtualNodes(r int) []int {
 //     evicted.
 //
 // Errors (wrapping ErrInvalidInput, as *InputError) for nodes with an empty
-// or duplicate ID, an empty type or GPUs ≤ 0; requests with an empty or
+// or duplicate ID, an empty type or GPUs outside [1, MaxNodeGPUs]; requests with an empty or
 // duplicate job ID, negative GPUs, a type no node has, more GPUs than the type
 // has (alone or together with the type's other requests); current GPUs on an
 // unknown node, with an index out of range, or claimed twice. The result never
@@ -237,8 +240,8 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 			return nil, &InputError{Type: n.Type, Field: "ID", Reason: fmt.Sprintf("node %d has an empty ID", i)}
 		case n.Type == "":
 			return nil, &InputError{Node: n.ID, Field: "Type", Reason: "empty GPU type"}
-		case n.GPUs <= 0:
-			return nil, &InputError{Node: n.ID, Type: n.Type, Field: "GPUs", Reason: fmt.Sprintf("must be > 0, got %d", n.GPUs)}
+		case n.GPUs <= 0 || n.GPUs > MaxNodeGPUs:
+			return nil, &InputError{Node: n.ID, Type: n.Type, Field: "GPUs", Reason: fmt.Sprintf("must be in [1, %d], got %d", MaxNodeGPUs, n.GPUs)}
 		}
 		if _, dup := p.byID[n.ID]; dup {
 			return nil, &InputError{Node: n.ID, Field: "ID", Reason: "duplicate node ID"}

@@ -240,6 +240,7 @@ func TestPlaceErrors(t *testing.T) {
 		{"duplicate node", []Node{{ID: "x", Type: "a", GPUs: 4}, {ID: "x", Type: "a", GPUs: 4}}, nil, "ID", []string{`node "x"`, "duplicate"}},
 		{"empty type", []Node{{ID: "x", GPUs: 4}}, nil, "Type", []string{`node "x"`}},
 		{"zero GPUs node", []Node{{ID: "x", Type: "a", GPUs: 0}}, nil, "GPUs", []string{`node "x"`, "got 0"}},
+		{"huge node", []Node{{ID: "x", Type: "a", GPUs: MaxNodeGPUs + 1}}, nil, "GPUs", []string{`node "x"`, "got 4097"}},
 		{"empty job", nodes, []Request{{Type: "a", GPUs: 1}}, "Job", []string{"empty job ID"}},
 		{"duplicate job", nodes, []Request{{Job: "j", Type: "a", GPUs: 1}, {Job: "j", Type: "a", GPUs: 1}}, "Job", []string{`job "j"`, "duplicate"}},
 		{"negative GPUs", nodes, []Request{{Job: "j", Type: "a", GPUs: -2}}, "GPUs", []string{`job "j"`, "got -2"}},
