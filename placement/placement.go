@@ -222,7 +222,19 @@ type problem struct {
 	jobs   []jobInfo
 	base   []int // base[n] = global id of GPU 0 of node n
 	evict  bool  // allow incremental evictions
+	used   []int // per node: stamp of the job placement that uses it
+	stamp  int
 }
+
+// usedSet marks the nodes one job's parts use: node n is in the set iff
+// marks[n] == stamp.
+type usedSet struct {
+	marks []int
+	stamp int
+}
+
+func (u usedSet) has(n int) bool { return u.marks[n] == u.stamp }
+func (u usedSet) add(n int)      { u.marks[n] = u.stamp }
 
 func (p *problem) gid(n, i int) int { return p.base[n] + i }
 
@@ -259,6 +271,7 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 		p.base = append(p.base, total)
 		total += n.GPUs
 	}
+	p.used = make([]int, len(p.nodes))
 	capacity := map[string]int{}
 	maxNode := map[string]int{}
 	for _, n := range p.nodes {
@@ -267,11 +280,11 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 	}
 	demand := map[string]int{}
 	seenJob := make(map[string]bool, len(reqs))
-	claimed := make(map[int]string)
+	claimed := make([]int32, total) // job position in sorted + 1, 0 = free
 	// Sort by job ID so that the output does not depend on the request order.
 	sorted := slices.Clone(reqs)
 	slices.SortFunc(sorted, func(a, b Request) int { return cmp.Compare(a.Job, b.Job) })
-	for _, r := range sorted {
+	for pos, r := range sorted {
 		if r.Job == "" {
 			return nil, &InputError{Type: r.Type, Field: "Job", Reason: "empty job ID"}
 		}
@@ -303,14 +316,14 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 					Reason: fmt.Sprintf("GPU index %d out of range [0,%d)", g.Index, p.nodes[n].gpus)}
 			}
 			id := p.gid(n, g.Index)
-			if other, dup := claimed[id]; dup {
+			if c := claimed[id]; c != 0 {
 				who := "twice by this job"
-				if other != r.Job {
+				if other := sorted[c-1].Job; other != r.Job {
 					who = fmt.Sprintf("also by job %q", other)
 				}
 				return nil, &InputError{Job: r.Job, Node: g.Node, Field: "Current", Reason: fmt.Sprintf("GPU %d claimed %s", g.Index, who)}
 			}
-			claimed[id] = r.Job
+			claimed[id] = int32(pos + 1)
 			j.cur = append(j.cur, id)
 			if p.nodes[n].typ != r.Type {
 				j.typeOK = false
@@ -496,7 +509,8 @@ func (p *problem) takeCurrent(j int) bool {
 // On failure nothing changes.
 func (p *problem) placeJob(j int, t string, evict bool) ([]int, bool) {
 	parts := p.jobs[j].parts
-	used := make(map[int]bool, len(parts))
+	p.stamp++
+	used := usedSet{p.used, p.stamp}
 	type choice struct{ node, size int }
 	var chosen []choice
 	var victims []int
@@ -535,7 +549,7 @@ func (p *problem) placeJob(j int, t string, evict bool) ([]int, bool) {
 			rollback()
 			return nil, false
 		}
-		used[n] = true
+		used.add(n)
 		chosen = append(chosen, choice{n, size})
 		// reserve now so later parts see the right free counts
 		p.nodes[n].free -= size
@@ -552,11 +566,11 @@ func (p *problem) placeJob(j int, t string, evict bool) ([]int, bool) {
 
 // bestFit returns the node of type t, not in used, with the fewest free GPUs
 // that are at least size (ties: earliest node), or -1.
-func (p *problem) bestFit(t string, size int, used map[int]bool) int {
+func (p *problem) bestFit(t string, size int, used usedSet) int {
 	best := -1
 	for _, n := range p.tnodes[t] {
 		f := p.nodes[n].free
-		if f < size || used[n] {
+		if f < size || used.has(n) {
 			continue
 		}
 		if best < 0 || f < p.nodes[best].free {
@@ -573,13 +587,13 @@ func (p *problem) bestFit(t string, size int, used map[int]bool) int {
 // kept jobs frees room for size GPUs at least cost: fewest jobs, then fewest
 // GPUs, single-node victims preferred over multi-node ones; ties go to the
 // earliest node. It returns -1 if no node works.
-func (p *problem) cheapestEviction(t string, size int, used map[int]bool, self int) (int, []int) {
+func (p *problem) cheapestEviction(t string, size int, used usedSet, self int) (int, []int) {
 	for _, allowMulti := range []bool{false, true} {
 		bestNode, bestCount, bestCost := -1, 0, 0
 		var bestSet []int
 		for _, n := range p.tnodes[t] {
 			nd := &p.nodes[n]
-			if used[n] || nd.gpus < size {
+			if used.has(n) || nd.gpus < size {
 				continue
 			}
 			need := size - nd.free
