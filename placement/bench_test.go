@@ -10,7 +10,7 @@ import (
 // rtx 3×8) scaled by scale, a previous round of jobs placed by Place, and a
 // next round in which most jobs keep their allocation and some are resized,
 // moved to another type, finished or new.
-func benchScenario(b *testing.B, scale, jobs int) ([]Node, []Request) {
+func benchScenario(b testing.TB, scale, jobs int) ([]Node, []Request) {
 	type tinfo struct {
 		name string
 		r, n int

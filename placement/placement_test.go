@@ -785,3 +785,101 @@ func TestRepack(t *testing.T) {
 	assert.Equal(t, gpus("a-1", 2), res.Placements["k2"])
 	assert.Equal(t, gpus("a-1", 0), res.Placements["k1"])
 }
+
+// TestLargeRounds checks the invariants on the benchmark scenarios (the
+// default heterogeneous cluster scaled 8× and 32×, 300 and 1500 jobs, the
+// cluster full): every request placed, at most a handful of evictions.
+func TestLargeRounds(t *testing.T) {
+	for _, c := range []struct{ scale, jobs int }{{8, 300}, {32, 1500}} {
+		nodes, reqs := benchScenario(t, c.scale, c.jobs)
+		res, err := Place(nodes, reqs)
+		require.NoError(t, err)
+		checkResult(t, nodes, reqs, res, true)
+		assert.LessOrEqual(t, len(res.Evicted), 3, "scale %d", c.scale)
+	}
+}
+
+// TestMultiRound feeds each round's placement back as the next round's
+// current GPUs while jobs finish, arrive, resize and change type; every
+// round must place every request and evict rarely.
+func TestMultiRound(t *testing.T) {
+	type tinfo struct {
+		name string
+		r, n int
+	}
+	types := []tinfo{{"t4", 4, 24}, {"a100", 8, 8}, {"rtx", 8, 12}, {"v6", 6, 6}}
+	var nodes []Node
+	for _, ti := range types {
+		nodes = append(nodes, mkNodes(ti.name, ti.n, ti.r)...)
+	}
+	rng := rand.New(rand.NewPCG(2026, 11))
+	cur := map[string][]GPU{}
+	alloc := map[string]Request{}
+	next := 0
+	requests, evictions := 0, 0
+	for round := 0; round < 60; round++ {
+		items := map[string][]int{}
+		var reqs []Request
+		var ids []string
+		for id := range alloc {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			r := alloc[id]
+			switch x := rng.IntN(10); {
+			case x == 0: // finished
+				delete(alloc, id)
+				delete(cur, id)
+				continue
+			case x <= 2: // resize or move
+				ti := types[rng.IntN(len(types))]
+				sh := shapesOf(ti.r, min(ti.n, 64/ti.r))
+				r.Type, r.GPUs = ti.name, sh[min(len(sh)-1, int(float64(len(sh))*rng.Float64()*rng.Float64()))]
+			}
+			var ti tinfo
+			for _, x := range types {
+				if x.name == r.Type {
+					ti = x
+				}
+			}
+			if !fits(append(slices.Clone(items[r.Type]), r.GPUs), ti.r, ti.n) {
+				r.GPUs = 0 // preempted this round
+			} else {
+				items[r.Type] = append(items[r.Type], r.GPUs)
+			}
+			r.Current = cur[id]
+			reqs = append(reqs, r)
+		}
+		for k := 0; k < 8; k++ {
+			ti := types[rng.IntN(len(types))]
+			sh := shapesOf(ti.r, min(ti.n, 64/ti.r))
+			s := sh[min(len(sh)-1, int(float64(len(sh))*rng.Float64()*rng.Float64()))]
+			if fits(append(slices.Clone(items[ti.name]), s), ti.r, ti.n) {
+				items[ti.name] = append(items[ti.name], s)
+				reqs = append(reqs, Request{Job: fmt.Sprintf("j%04d", next), Type: ti.name, GPUs: s})
+				next++
+			}
+		}
+		res, err := Place(nodes, reqs)
+		require.NoError(t, err, "round %d", round)
+		checkResult(t, nodes, reqs, res, true)
+		requests += len(reqs)
+		evictions += len(res.Evicted)
+		for _, r := range reqs {
+			if r.GPUs == 0 {
+				delete(cur, r.Job)
+				r.Type = alloc[r.Job].Type
+			} else {
+				cur[r.Job] = res.Placements[r.Job]
+			}
+			r.Current = nil
+			if r.GPUs == 0 {
+				r.GPUs = 1 // asks again next round
+			}
+			alloc[r.Job] = r
+		}
+	}
+	t.Logf("%d requests over 60 rounds, %d evictions", requests, evictions)
+	assert.Less(t, float64(evictions), 0.02*float64(requests))
+}
