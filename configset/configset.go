@@ -20,6 +20,7 @@ type GroupError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *GroupError) Error() string {
 	return fmt.Sprintf("configset: invalid input: node group %d (type %q): %s: %s", e.Index, e.Type, e.Field, e.Reason)
 }
@@ -33,6 +34,7 @@ type FilterError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *FilterError) Error() string {
 	return fmt.Sprintf("configset: invalid input: %s: %s", e.Field, e.Reason)
 }

@@ -30,6 +30,7 @@ type InputError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *InputError) Error() string {
 	s := "fairness: invalid input:"
 	if e.Job != "" {

@@ -23,6 +23,7 @@ type InputError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *InputError) Error() string {
 	s := "placement: invalid input:"
 	if e.Job != "" {
