@@ -100,19 +100,6 @@ func (m *Matrix) Options() int {
 	return n
 }
 
-// bestKey caches goodput.Model.Best within a round: jobs with identical
-// models (for example queued jobs of one application seeded alike) share
-// evaluations.
-type bestKey struct {
-	m               goodput.Model
-	nodes, replicas int
-}
-
-type bestVal struct {
-	c  goodput.Choice
-	ok bool
-}
-
 // cluster is the per-round view of the cluster.
 type cluster struct {
 	set      *configset.Set
@@ -210,13 +197,17 @@ func buildMatrix(snap *Snapshot, o *Options, cl *cluster) (*Matrix, error) {
 		m.Grid = ArtifactGrid
 		lambda = roundTo(lambda, ArtifactGrid)
 	}
-	cache := make(map[bestKey]bestVal, 4*len(snap.Jobs))
+	ev := newEvaluator()
 	// One backing array for all entries keeps allocations low.
 	backing := make([]Entry, 0, len(snap.Jobs)*8)
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
 		start := len(backing)
-		backing = appendEntries(backing, j, o, &k, cl, cache)
+		var err error
+		backing, err = appendEntries(backing, j, o, &k, cl, ev)
+		if err != nil {
+			return nil, err
+		}
 		row := Row{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda}
 		row.Entries = backing[start:len(backing):len(backing)]
 		finishRow(&row, j, snap.Now, o, &k)
@@ -226,7 +217,7 @@ func buildMatrix(snap *Snapshot, o *Options, cl *cluster) (*Matrix, error) {
 }
 
 // appendEntries appends the raw entries (goodput, no normalisation) of job j.
-func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluster, cache map[bestKey]bestVal) []Entry {
+func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator) ([]Entry, error) {
 	cur := j.State.Current
 	blind := k.BlindFirst && j.State.PeakReplicas == 0
 	eval, hasEval := j.Models.(Evaluator)
@@ -254,29 +245,29 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 		if j.Kind != Adaptive {
 			model.FixedBatch = true
 		}
+		if src != bootstrap.None && !hasEval {
+			if err := model.Validate(); err != nil {
+				return nil, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: "invalid model: " + err.Error(), Cause: err}
+			}
+		}
 		evaluate := func(c configset.Config) (goodput.Choice, bool) {
 			r := c.GPUs / p
 			if hasEval {
 				return eval.Evaluate(t, c.Nodes, r)
 			}
-			key := bestKey{m: model, nodes: c.Nodes, replicas: r}
-			if v, ok := cache[key]; ok {
-				return v.c, v.ok
-			}
-			ch, ok := model.Best(c.Nodes, r)
+			ch, ok := ev.best(&model, c.Nodes, r)
 			if ok && (!(ch.Goodput > 0) || math.IsInf(ch.Goodput, 0)) {
 				ok = false
 			}
-			cache[key] = bestVal{ch, ok}
 			return ch, ok
 		}
 		isCur := func(c configset.Config) bool {
 			return cur.Running() && cur.Type == t && cur.GPUs == c.GPUs && cur.Nodes == c.Nodes
 		}
-		var cands []configset.Config
+		cands := ev.cands[:0]
 		if j.Kind == Rigid {
 			if j.GPUs%p == 0 && j.GPUs <= cl.capacity[t] {
-				cands = []configset.Config{{Type: t, Nodes: ceilDiv(j.GPUs, cl.perNode[t]), GPUs: j.GPUs}}
+				cands = append(cands, configset.Config{Type: t, Nodes: ceilDiv(j.GPUs, cl.perNode[t]), GPUs: j.GPUs})
 			}
 		} else {
 			for _, c := range cl.byType[t] {
@@ -285,6 +276,7 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 				}
 			}
 		}
+		ev.cands = cands
 		curSeen := false
 		noModelDone := false
 		for _, c := range cands {
@@ -337,7 +329,7 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 			dst = append(dst, e)
 		}
 	}
-	return dst
+	return dst, nil
 }
 
 // finishRow normalises the row, applies the restart factor and the power.

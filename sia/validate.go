@@ -2,6 +2,7 @@ package sia
 
 import (
 	"fmt"
+	"strconv"
 	"sort"
 )
 
@@ -23,7 +24,7 @@ func validateSnapshot(s *Snapshot, o *Options) (*cluster, error) {
 	perType := map[string]int{}
 	for i := range s.Cluster.Nodes {
 		n := &s.Cluster.Nodes[i]
-		field := fmt.Sprintf("Cluster.Nodes[%d]", i)
+		field := "Cluster.Nodes[" + strconv.Itoa(i) + "]"
 		switch {
 		case n.ID == "":
 			return nil, &InputError{Type: n.Type, Field: field + ".ID", Reason: "empty node ID"}
@@ -70,9 +71,8 @@ func validateSnapshot(s *Snapshot, o *Options) (*cluster, error) {
 }
 
 func validateJob(j *Job, i int, s *Snapshot, cl *cluster, nodes map[string]*Node, used map[GPU]string) error {
-	field := fmt.Sprintf("Jobs[%d]", i)
 	bad := func(f, format string, args ...any) error {
-		return &InputError{Job: j.ID, Field: field + f, Reason: fmt.Sprintf(format, args...)}
+		return &InputError{Job: j.ID, Field: fmt.Sprintf("Jobs[%d]", i) + f, Reason: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case j.ID == "":
@@ -99,7 +99,7 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, nodes map[string]*Node
 	}
 	for _, t := range sortedKeys(j.ReplicaSize) {
 		if p := j.ReplicaSize[t]; p < 1 {
-			return &InputError{Job: j.ID, Type: t, Field: field + ".ReplicaSize", Reason: fmt.Sprintf("%d, want >= 1", p)}
+			return &InputError{Job: j.ID, Type: t, Field: fmt.Sprintf("Jobs[%d]", i) + ".ReplicaSize", Reason: fmt.Sprintf("%d, want >= 1", p)}
 		}
 	}
 	st := &j.State
@@ -123,6 +123,7 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, nodes map[string]*Node
 		}
 		return nil
 	}
+	field := fmt.Sprintf("Jobs[%d]", i)
 	cap, ok := cl.capacity[cur.Type]
 	switch {
 	case !ok:

@@ -1,0 +1,35 @@
+package sia
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkRound measures whole rounds (validation, goodput matrix, exact
+// allocation, placement) on the heterogeneous cluster scaled 1×, 8× and 32×
+// with 20, 300 and 1500 active jobs in a steady state (after four rounds).
+func BenchmarkRound(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		k, jobs int
+	}{{"gpus=64", 1, 20}, {"gpus=512", 8, 300}, {"gpus=2048", 32, 1500}} {
+		b.Run(c.name, func(b *testing.B) {
+			snap, err := steadySnapshot(c.k, c.jobs, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := New(nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.Round(ctx, snap); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
