@@ -2,8 +2,8 @@ package sia
 
 import (
 	"fmt"
-	"strconv"
 	"sort"
+	"strconv"
 )
 
 // Validate checks the snapshot against every documented rule with default
