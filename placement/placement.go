@@ -114,6 +114,10 @@ type Result struct {
 //     nodes and the remainder g mod r on one more node, e.g. 12 on 8-GPU
 //     nodes → [8 4], 6 on 4-GPU nodes → [4 2].
 //
+// When r is not a power of two and the parts of v cannot be placed (for
+// example 12 GPUs on two 6-GPU nodes need three 4-GPU virtual nodes), Place
+// falls back to the whole-node split of the last case ([6 6]).
+//
 // It returns nil for g ≤ 0 or r ≤ 0.
 func Shape(g, r int) []int {
 	if g <= 0 || r <= 0 {
@@ -130,6 +134,26 @@ func Shape(g, r int) []int {
 		}
 		return parts
 	}
+	for i := 0; i < g/r; i++ {
+		parts = append(parts, r)
+	}
+	if g%r > 0 {
+		parts = append(parts, g%r)
+	}
+	return parts
+}
+
+// altShape is the whole-node split ⌊g/r⌋·r + remainder, or nil when it equals
+// Shape(g, r).
+func altShape(g, r int) []int {
+	if g <= r || r <= 0 || r&(r-1) == 0 {
+		return nil
+	}
+	v := 1 << (bits.Len(uint(r)) - 1)
+	if g%v != 0 {
+		return nil
+	}
+	var parts []int
 	for i := 0; i < g/r; i++ {
 		parts = append(parts, r)
 	}
@@ -207,6 +231,7 @@ type nodeInfo struct {
 type jobInfo struct {
 	req     Request
 	parts   []int
+	alt     []int // fallback parts (see altShape), nil if none
 	kept    bool  // keeps type and count: holds its current GPUs
 	evicted bool  // was kept, then moved off its GPUs
 	placed  bool  // has GPUs this round
@@ -333,6 +358,7 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 		slices.Sort(j.cur)
 		if r.GPUs > 0 {
 			j.parts = Shape(r.GPUs, maxNode[r.Type])
+			j.alt = altShape(r.GPUs, maxNode[r.Type])
 			j.kept = j.typeOK && len(j.cur) == r.GPUs
 		}
 		p.jobs = append(p.jobs, j)
@@ -505,11 +531,19 @@ func (p *problem) takeCurrent(j int) bool {
 	return true
 }
 
-// placeJob places job j's parts on distinct nodes of type t, best fit,
+// placeJob places job j by its shape, or by its fallback shape if that fails.
+// It returns the evicted jobs. On failure nothing changes.
+func (p *problem) placeJob(j int, t string, evict bool) ([]int, bool) {
+	if v, ok := p.placeParts(j, t, p.jobs[j].parts, evict); ok || p.jobs[j].alt == nil {
+		return v, ok
+	}
+	return p.placeParts(j, t, p.jobs[j].alt, evict)
+}
+
+// placeParts places job j's parts on distinct nodes of type t, best fit,
 // evicting kept jobs when allowed and needed. It returns the evicted jobs.
 // On failure nothing changes.
-func (p *problem) placeJob(j int, t string, evict bool) ([]int, bool) {
-	parts := p.jobs[j].parts
+func (p *problem) placeParts(j int, t string, parts []int, evict bool) ([]int, bool) {
 	p.stamp++
 	used := usedSet{p.used, p.stamp}
 	type choice struct{ node, size int }
