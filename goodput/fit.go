@@ -90,6 +90,13 @@ type syncGroup struct {
 	kind        int // 0: one replica, 1: several replicas on one node, 2: several nodes
 	x, b        float64
 	count, mean float64
+	acc, net    int // indices of the group's local batch in fitData.acc and of its network time in fitData.nets
+}
+
+// netGroup is one distinct network time (kind, max(r−2, ε)).
+type netGroup struct {
+	kind int
+	x    float64
 }
 
 // line accumulates a least-squares fit y ≈ a + b·x.
@@ -140,6 +147,9 @@ type fitData struct {
 	multiNode      bool
 	intraNode      bool
 	replicasAbove2 bool
+	nets           []netGroup
+	// scratch for loss: T_acc and its log per acc group, T_net and its log per net group
+	accT, accLog, netT, netLog []float64
 }
 
 func checkObservations(obs []Observation) error {
@@ -236,10 +246,24 @@ func newFitData(in []Observation) *fitData {
 		d.acc[i].b = float64(b)
 	}
 	d.sync = make([]syncGroup, len(syncKeys))
+	type nkey struct{ kind, r int }
+	netIdx := map[nkey]int{}
 	for i, k := range syncKeys {
 		syncIdx[k] = i
-		d.sync[i] = syncGroup{kind: k.kind, x: math.Max(float64(k.r-2), Epsilon), b: float64(k.b)}
+		x := math.Max(float64(k.r-2), Epsilon)
+		nk := nkey{k.kind, k.r}
+		ni, ok := netIdx[nk]
+		if !ok { // syncKeys are sorted by kind then r, so nets come out sorted too
+			ni = len(d.nets)
+			netIdx[nk] = ni
+			d.nets = append(d.nets, netGroup{kind: k.kind, x: x})
+		}
+		d.sync[i] = syncGroup{kind: k.kind, x: x, b: float64(k.b), acc: accIdx[k.b], net: ni}
 	}
+	d.accT = make([]float64, len(d.acc))
+	d.accLog = make([]float64, len(d.acc))
+	d.netT = make([]float64, len(d.nets))
+	d.netLog = make([]float64, len(d.nets))
 	// First pass: group means. Second pass: within-group deviations.
 	for i, o := range obs {
 		kind := kindOf(o.Nodes, o.Replicas)
@@ -340,9 +364,11 @@ func (d *fitData) loss(p *[nParams]float64, grad *[nParams]float64, delta float6
 	var ga [nParams]float64 // gradient of the accumulation squared-error sum
 	var gs [nParams]float64 // gradient of the sync squared-error sum
 	sa := d.accSS
-	for _, q := range d.acc {
+	for i, q := range d.acc {
 		a := ac + bc*q.b
-		e := math.Log(a) - q.mean
+		la := math.Log(a)
+		d.accT[i], d.accLog[i] = a, la
+		e := la - q.mean
 		sa += q.count * e * e
 		if grad != nil {
 			k := 2 * q.count * e / a
@@ -350,9 +376,22 @@ func (d *fitData) loss(p *[nParams]float64, grad *[nParams]float64, delta float6
 			ga[iBetaC] += k * q.b
 		}
 	}
+	for i, q := range d.nets {
+		var t float64
+		switch q.kind {
+		case 2:
+			t = p[iAlphaN] + p[iBetaN]*q.x
+		case 1:
+			t = p[iAlphaR] + p[iBetaR]*q.x
+		default:
+			t = Epsilon + Epsilon*q.x
+		}
+		d.netT[i], d.netLog[i] = t, math.Log(t)
+	}
 	ss := d.syncSS
 	for _, q := range d.sync {
-		a := ac + bc*q.b
+		a, la := d.accT[q.acc], d.accLog[q.acc]
+		t, lt := d.netT[q.net], d.netLog[q.net]
 		var alpha, beta int
 		switch q.kind {
 		case 2:
@@ -360,13 +399,6 @@ func (d *fitData) loss(p *[nParams]float64, grad *[nParams]float64, delta float6
 		case 1:
 			alpha, beta = iAlphaR, iBetaR
 		}
-		var t float64
-		if q.kind == 0 {
-			t = Epsilon + Epsilon*q.x
-		} else {
-			t = p[alpha] + p[beta]*q.x
-		}
-		la, lt := math.Log(a), math.Log(t)
 		// log T = log max + log1p(exp(γ·(log min − log max)))/γ
 		var lhi, d0 float64
 		aIsHi := la >= lt
@@ -524,17 +556,27 @@ func equal(a, b []float64) bool {
 }
 
 // Fit estimates throughput parameters from observations by minimising Loss
-// under the bounds of design.md §3 (time parameters ≥ ε, γ ∈ [1, 10]) and the
-// pinning rules for what the data cannot identify (see FitOptions and the
-// package documentation). gonum's optimize package has no box constraints, so
-// Fit optimises a bounded reparameterisation: every free time parameter is
-// ε + exp(u) and γ = 1 + 9·sin²(v/2). It runs L-BFGS with the
-// analytic gradient from several starting points and keeps the best. After
-// the fit, when there is no multi-node observation, AlphaN and BetaN are
-// raised to at least 1.1·AlphaR and 1.1·BetaR.
+// under the bounds of design.md §3 (time parameters ≥ ε, γ ∈ [1, 10]).
+//
+// Parameters the data cannot identify are pinned: with one distinct local
+// batch AlphaC = mean(StepTime − SyncTime)/2; with no multi-node observation
+// AlphaN = BetaN = ε; with no single-node multi-GPU observation AlphaR =
+// BetaR = ε; with no observation of more than two replicas BetaN = BetaR = ε.
+// After the fit, when there is no multi-node observation, AlphaN and BetaN
+// are raised to at least 1.1·AlphaR and 1.1·BetaR, so that with 1-GPU data
+// only the model predicts near-linear scaling.
+//
+// gonum's optimize package has no box constraints, so Fit optimises a bounded
+// reparameterisation: every free time parameter is ε + exp(u) (log scale,
+// strictly above the bound ε) and γ = 1 + 9·sin²(v/2) (inside [1, 10]). From
+// each starting point (see FitOptions.Starts) it runs L-BFGS with the analytic
+// gradient and a More–Thuente line search on a smoothed loss, in which each
+// RMSE term r becomes sqrt(r² + 10⁻⁶) − 10⁻³ so that noise-free data (an RMSE
+// of zero, a kink) does not stall the line search; the best result is then
+// polished by L-BFGS on the exact loss. The lowest exact loss seen wins.
 //
 // Fit is deterministic: the same observations, in any order, give the same
-// parameters. The observations' StepTime − SyncTime must be positive.
+// parameters. Observations must have StepTime > SyncTime ≥ 0.
 func Fit(obs []Observation, opts *FitOptions) (Params, error) {
 	if err := checkObservations(obs); err != nil {
 		return Params{}, err
@@ -566,18 +608,8 @@ func Fit(obs []Observation, opts *FitOptions) (Params, error) {
 		}
 	}
 	best := obj.val
-	bestF := math.Inf(1)
-	if len(obj.free) == 0 {
-		bestF = d.loss(&best, nil, 0)
-	}
-	for _, start := range d.starts(o, obj.pin, obj.val) {
-		if len(obj.free) == 0 {
-			break
-		}
-		x, f := obj.minimize(start, o.MaxIterations)
-		if f < bestF {
-			bestF, best = f, obj.full(x)
-		}
+	if len(obj.free) > 0 {
+		best = obj.full(obj.search(d.starts(o, obj.pin, obj.val), o.MaxIterations))
 	}
 	p := fromVec(best)
 	if !d.multiNode {
@@ -616,65 +648,135 @@ func (d *fitData) starts(o FitOptions, pin [nParams]bool, val [nParams]float64) 
 }
 
 // smoothing is the delta of the first L-BFGS pass from every start (see
-// fitData.loss); the second pass uses the exact loss.
+// fitData.loss); the final pass uses the exact loss.
 const smoothing = 1e-3
 
-// minimize runs L-BFGS from the full parameter vector start, first on the
-// smoothed loss and then on the exact loss, and returns the optimisation
-// vector of the best point found and its exact loss.
-func (o *objective) minimize(start [nParams]float64, maxIter int) ([]float64, float64) {
-	x := o.toX(start)
-	o.delta = 0
-	o.lastX = nil
-	o.eval(x)
-	bestX, bestF := append([]float64(nil), x...), o.lastF
-	for _, delta := range []float64{smoothing, 0} {
-		o.delta = delta
-		o.lastX = nil
-		if nx, ok := o.lbfgs(x, maxIter); ok {
-			x = nx
-		}
+// pass describes one L-BFGS pass: the loss smoothing and the stopping rule.
+type pass struct {
+	delta, gradTol, relTol float64
+	stall                  int
+}
+
+var (
+	// roughPass runs from every start on the smoothed loss, to a loose
+	// tolerance: it only has to find the right basin.
+	roughPass = pass{delta: smoothing, gradTol: 1e-6, relTol: 1e-8, stall: 5}
+	// finePass polishes the best rough result on the exact loss.
+	finePass = pass{delta: 0, gradTol: 1e-9, relTol: 1e-10, stall: 3}
+)
+
+// search runs a rough pass from every start (full parameter vectors), then
+// fine passes from the best rough result, and returns the optimisation vector
+// with the lowest exact loss seen.
+func (o *objective) search(starts [][nParams]float64, maxIter int) []float64 {
+	var bestX []float64
+	bestF := math.Inf(1)
+	consider := func(x []float64) {
 		o.delta = 0
 		o.lastX = nil
 		o.eval(x)
 		if o.lastF < bestF {
 			bestF = o.lastF
-			copy(bestX, x)
+			bestX = append(bestX[:0], x...)
+		}
+	}
+	for _, st := range starts {
+		x := o.toX(st)
+		consider(x)
+		if nx, ok := o.lbfgs(x, roughPass, maxIter); ok {
+			consider(nx)
+		}
+	}
+	// Polish on the exact loss; repeat once if it still moved (restarting
+	// L-BFGS drops stale curvature pairs from the smoothed pass).
+	for k := 0; k < 2; k++ {
+		before := bestF
+		if nx, ok := o.lbfgs(append([]float64(nil), bestX...), finePass, maxIter); ok {
+			consider(nx)
+		}
+		if !(bestF < before-1e-8*math.Abs(before)) {
+			break
 		}
 	}
 	o.lastX = nil
-	return bestX, bestF
+	return bestX
 }
 
-// lbfgs runs one L-BFGS pass on the current loss (o.delta) from x0.
-func (o *objective) lbfgs(x0 []float64, maxIter int) ([]float64, bool) {
-	prob := optimize.Problem{
-		Func: func(x []float64) float64 {
-			o.eval(x)
-			return o.lastF
-		},
-		Grad: func(g, x []float64) {
-			o.eval(x)
-			copy(g, o.lastG)
-		},
-	}
-	settings := &optimize.Settings{
-		GradientThreshold: 1e-9,
-		MajorIterations:   maxIter,
-		Converger: &optimize.FunctionConverge{
-			Absolute:   1e-11,
-			Relative:   1e-10,
-			Iterations: 20,
-		},
-	}
-	res, err := optimize.Minimize(prob, x0, settings, &optimize.LBFGS{})
-	if res == nil || (err != nil && res.X == nil) {
+// lbfgs runs one L-BFGS pass from x0 and returns the best point it
+// reached. It drives gonum's optimize.LinesearchMethod with optimize.LBFGS
+// directions and a More–Thuente line search synchronously, in the calling
+// goroutine (optimize.Minimize would start goroutines and pay a channel
+// round trip per evaluation, which dominates a fit of a few dozen
+// observations).
+func (o *objective) lbfgs(x0 []float64, ps pass, maxIter int) ([]float64, bool) {
+	o.delta = ps.delta
+	o.lastX = nil
+	n := len(x0)
+	loc := &optimize.Location{X: append([]float64(nil), x0...), Gradient: make([]float64, n)}
+	o.eval(loc.X)
+	loc.F = o.lastF
+	copy(loc.Gradient, o.lastG)
+	if math.IsInf(loc.F, 0) || math.IsNaN(loc.F) || !allFinite(loc.Gradient) {
 		return nil, false
 	}
-	for _, v := range res.X {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, false
+	best := append([]float64(nil), loc.X...)
+	bestF := loc.F
+	if infNorm(loc.Gradient) < ps.gradTol {
+		return best, true
+	}
+	conv := &optimize.FunctionConverge{Absolute: 1e-12, Relative: ps.relTol, Iterations: ps.stall}
+	conv.Init(n)
+	conv.Converged(loc)
+	method := &optimize.LinesearchMethod{
+		NextDirectioner: &optimize.LBFGS{Store: 15},
+		Linesearcher:    &optimize.MoreThuente{},
+	}
+	const evalMask = optimize.FuncEvaluation | optimize.GradEvaluation | optimize.HessEvaluation
+	maxEvals := 20 * maxIter
+	op, err := method.Init(loc)
+	for evals, iters := 1, 0; err == nil && evals < maxEvals; op, err = method.Iterate(loc) {
+		switch {
+		case op == optimize.MajorIteration:
+			iters++
+			if loc.F < bestF {
+				bestF = loc.F
+				copy(best, loc.X)
+			}
+			if iters >= maxIter || infNorm(loc.Gradient) < ps.gradTol || conv.Converged(loc) != optimize.NotTerminated {
+				return best, true
+			}
+		case op&evalMask != 0 && op&^evalMask == 0:
+			if !allFinite(loc.X) {
+				return best, true
+			}
+			o.eval(loc.X)
+			evals++
+			if op&optimize.FuncEvaluation != 0 {
+				loc.F = o.lastF
+			}
+			if op&optimize.GradEvaluation != 0 {
+				copy(loc.Gradient, o.lastG)
+			}
+		default:
+			return best, true
 		}
 	}
-	return res.X, true
+	return best, true
+}
+
+func allFinite(v []float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func infNorm(v []float64) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = math.Max(m, math.Abs(x))
+	}
+	return m
 }

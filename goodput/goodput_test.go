@@ -247,7 +247,7 @@ func randomModel(rng *rand.Rand) Model {
 
 func TestBestMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for trial := 0; trial < 3000; trial++ {
+	for trial := 0; trial < 1500; trial++ {
 		m := randomModel(rng)
 		nodes := 1 + rng.IntN(4)
 		replicas := nodes * (1 + rng.IntN(8))
