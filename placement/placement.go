@@ -191,7 +191,8 @@ func virtualNodes(r int) []int {
 //     afterwards like new jobs (rule c). If a type still has unplaced jobs,
 //     the type is re-packed from scratch, largest first, with each job
 //     preferring its current GPUs, and that packing is used if it places
-//     more jobs. Pinned jobs that keep their type and count are never
+//     more jobs; if jobs remain unplaced, once more with jobs on nodes
+//     that are not a power of two preferring whole nodes (see Shape). Pinned jobs that keep their type and count are never
 //     evicted.
 //
 // Errors (wrapping ErrInvalidInput, as *InputError) for nodes with an empty
@@ -248,8 +249,10 @@ type problem struct {
 	jobs   []jobInfo
 	base   []int // base[n] = global id of GPU 0 of node n
 	evict  bool  // allow incremental evictions
-	used   []int // per node: stamp of the job placement that uses it
-	stamp  int
+	// preferAlt makes placeJob try a job's fallback shape first
+	preferAlt bool
+	used      []int // per node: stamp of the job placement that uses it
+	stamp     int
 }
 
 // usedSet marks the nodes one job's parts use: node n is in the set iff
@@ -452,12 +455,18 @@ func (p *problem) placeType(t string) {
 	if unplaced == 0 {
 		return
 	}
-	p.repack(t, jobs, unplaced)
+	unplaced = p.repack(t, jobs, unplaced, false)
+	if unplaced > 0 {
+		p.repack(t, jobs, unplaced, true)
+	}
 }
 
 // repack re-places all jobs of type t from scratch, largest first, each
 // preferring its current GPUs, and keeps the result if it places more jobs.
-func (p *problem) repack(t string, jobs []int, unplaced int) {
+//
+// With preferAlt, jobs with a fallback shape (see altShape) try it first. It
+// returns the number of unplaced jobs afterwards.
+func (p *problem) repack(t string, jobs []int, unplaced int, preferAlt bool) int {
 	type saved struct {
 		gpus            []int
 		placed, evicted bool
@@ -483,7 +492,10 @@ func (p *problem) repack(t string, jobs []int, unplaced int) {
 		if p.takeCurrent(j) {
 			continue
 		}
-		if _, ok := p.placeJob(j, t, false); !ok {
+		p.preferAlt = preferAlt
+		_, ok := p.placeJob(j, t, false)
+		p.preferAlt = false
+		if !ok {
 			left++
 		}
 	}
@@ -492,7 +504,7 @@ func (p *problem) repack(t string, jobs []int, unplaced int) {
 			jb := &p.jobs[j]
 			jb.evicted = jb.kept && !slices.Equal(sortedCopy(jb.gpus), jb.cur)
 		}
-		return
+		return left
 	}
 	for _, j := range jobs {
 		p.release(j)
@@ -504,6 +516,7 @@ func (p *problem) repack(t string, jobs []int, unplaced int) {
 		p.jobs[j].placed = backup[k].placed
 		p.jobs[j].evicted = backup[k].evicted
 	}
+	return unplaced
 }
 
 func sortedCopy(s []int) []int {
@@ -534,10 +547,14 @@ func (p *problem) takeCurrent(j int) bool {
 // placeJob places job j by its shape, or by its fallback shape if that fails.
 // It returns the evicted jobs. On failure nothing changes.
 func (p *problem) placeJob(j int, t string, evict bool) ([]int, bool) {
-	if v, ok := p.placeParts(j, t, p.jobs[j].parts, evict); ok || p.jobs[j].alt == nil {
+	first, second := p.jobs[j].parts, p.jobs[j].alt
+	if p.preferAlt && second != nil {
+		first, second = second, first
+	}
+	if v, ok := p.placeParts(j, t, first, evict); ok || second == nil {
 		return v, ok
 	}
-	return p.placeParts(j, t, p.jobs[j].alt, evict)
+	return p.placeParts(j, t, second, evict)
 }
 
 // placeParts places job j's parts on distinct nodes of type t, best fit,
