@@ -1,0 +1,244 @@
+// Package siapolicy drives package sia's scheduling round from the simulator:
+// it keeps one bootstrap.Tracker per job (seeded according to the profiling
+// mode, refined with what the job actually ran on), builds a sia.Snapshot each
+// round and turns the plan into simulator allocations.
+package siapolicy
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sia-sched/sia/bootstrap"
+	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/internal/sim"
+	"github.com/sia-sched/sia/sia"
+)
+
+// Options configure the adapter.
+type Options struct {
+	// Mode is the throughput-model bootstrapping: bootstrap.Profiled (1-GPU
+	// profiles of every type at submission, cross-type projection),
+	// bootstrap.Oracle (every profile known) or bootstrap.NoProfiling.
+	Mode bootstrap.Mode
+	// Rigid makes every job rigid at its requested GPU count and batch size
+	// (Sia chooses only the GPU type).
+	Rigid bool
+	// Sia are the scheduler's options (nil: the published artifact's variant,
+	// which the paper's figures were produced with).
+	Sia *sia.Options
+	// CapAtRequest caps the scheduler's goodput estimates at the workload's
+	// batch_size, as the published simulator does (jobs themselves still use
+	// the application's maximum batch size).
+	CapAtRequest bool
+	// Fit is passed to goodput.Fit on every refit (nil: one start, as the
+	// artifact).
+	Fit *goodput.FitOptions
+}
+
+// Policy adapts package sia to sim.Policy. Use one per simulated workload.
+type Policy struct {
+	opt     Options
+	truth   sim.Truth
+	cluster sia.Cluster
+	types   []string
+	sched   *sia.Scheduler
+	jobs    map[string]*jobState
+	name    string
+}
+
+type jobState struct {
+	tracker   *bootstrap.Tracker
+	fed       map[string]int
+	placement []sia.GPU
+	peak      int
+}
+
+// Epoch is the time origin of the simulated snapshots.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// New returns a Sia policy for a cluster and ground truth.
+func New(c sim.Cluster, truth sim.Truth, opt Options) (*Policy, error) {
+	so := opt.Sia
+	if so == nil {
+		so = &sia.Options{Variant: sia.Artifact}
+	}
+	sched, err := sia.New(so)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Fit == nil {
+		opt.Fit = &goodput.FitOptions{Starts: 1}
+	}
+	p := &Policy{opt: opt, truth: truth, sched: sched, jobs: map[string]*jobState{}, types: c.Types()}
+	for _, g := range c.Groups {
+		for k := 0; k < g.Nodes; k++ {
+			p.cluster.Nodes = append(p.cluster.Nodes, sia.Node{ID: nodeID(g.Type, k), Type: g.Type, GPUs: g.GPUsPerNode})
+		}
+	}
+	p.name = "sia"
+	if opt.Rigid {
+		p.name = "sia-rigid"
+	}
+	switch opt.Mode {
+	case bootstrap.Oracle:
+		p.name += "-oracle"
+	case bootstrap.NoProfiling:
+		p.name += "-noprof"
+	}
+	return p, nil
+}
+
+func nodeID(typ string, k int) string { return typ + "/" + strconv.Itoa(k) }
+
+func nodeIndex(id string) (int, error) {
+	i := strings.LastIndexByte(id, '/')
+	if i < 0 {
+		return 0, fmt.Errorf("siapolicy: bad node id %q", id)
+	}
+	return strconv.Atoi(id[i+1:])
+}
+
+// Name implements sim.Policy.
+func (p *Policy) Name() string { return p.name }
+
+func (p *Policy) rigid(j *sim.Job) bool {
+	return p.opt.Rigid || j.Spec.Category == sim.CategoryRigid
+}
+
+func (p *Policy) newJob(j *sim.Job) (*jobState, error) {
+	spec := bootstrap.Spec{InitBatch: j.App.InitBatch, MaxBatch: j.App.MaxBatch, Limits: map[string]goodput.Limits{}}
+	if p.rigid(j) || j.Spec.Category == sim.CategoryStrongScaled {
+		spec.FixedBatch = true
+		spec.MaxBatch = max(j.Spec.Batch, spec.InitBatch)
+	} else if p.opt.CapAtRequest {
+		spec.MaxBatch = min(spec.MaxBatch, max(j.Spec.Batch, spec.InitBatch))
+	}
+	for _, t := range p.types {
+		if !p.truth.Supports(j.Spec.App, t) {
+			continue
+		}
+		lo, hi := p.truth.LocalRange(j.Spec.App, t)
+		spec.Limits[t] = goodput.Limits{MinLocalBatch: max(lo, 1), MaxLocalBatch: max(hi, lo, 1)}
+	}
+	tr, err := bootstrap.New(spec, &bootstrap.Options{Mode: p.opt.Mode, Fit: p.opt.Fit})
+	if err != nil {
+		return nil, fmt.Errorf("siapolicy: job %q: %w", j.Spec.Name, err)
+	}
+	for _, t := range p.types {
+		if !p.truth.Supports(j.Spec.App, t) {
+			continue
+		}
+		var rows []goodput.Observation
+		switch p.opt.Mode {
+		case bootstrap.Profiled:
+			rows = p.truth.SeedProfile(j.Spec.App, t)
+		case bootstrap.Oracle:
+			rows = p.truth.Profile(j.Spec.App, t, 0, 0)
+		}
+		if len(rows) > 0 {
+			if err := tr.Seed(t, rows...); err != nil {
+				return nil, fmt.Errorf("siapolicy: job %q: seeding %s: %w", j.Spec.Name, t, err)
+			}
+		}
+	}
+	return &jobState{tracker: tr, fed: map[string]int{}}, nil
+}
+
+// feed reports the job's new measurements to its tracker.
+func (p *Policy) feed(j *sim.Job, st *jobState) error {
+	for _, t := range p.types {
+		obs := j.Observations(t)
+		for _, o := range obs[st.fed[t]:] {
+			sync := math.Min(o.SyncTime, o.StepTime*(1-1e-9))
+			if _, err := st.tracker.Observe(t, bootstrap.Measurement{Nodes: o.Nodes, Replicas: o.Replicas, LocalBatch: o.LocalBatch, StepTime: o.StepTime, SyncTime: sync}); err != nil {
+				return fmt.Errorf("siapolicy: job %q: %w", j.Spec.Name, err)
+			}
+			st.peak = max(st.peak, o.Replicas)
+		}
+		st.fed[t] = len(obs)
+	}
+	if g, ok := j.Grad(); ok {
+		if err := st.tracker.SetGrad(g); err != nil {
+			return fmt.Errorf("siapolicy: job %q: %w", j.Spec.Name, err)
+		}
+	}
+	return nil
+}
+
+// Schedule implements sim.Policy.
+func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.Alloc, error) {
+	snap := sia.Snapshot{Now: Epoch.Add(time.Duration(s.Now * float64(time.Second))), Cluster: p.cluster}
+	active := map[string]bool{}
+	for _, j := range s.Jobs {
+		name := j.Spec.Name
+		active[name] = true
+		st := p.jobs[name]
+		if st == nil {
+			var err error
+			if st, err = p.newJob(j); err != nil {
+				return nil, err
+			}
+			p.jobs[name] = st
+		}
+		if err := p.feed(j, st); err != nil {
+			return nil, err
+		}
+		sj := sia.Job{ID: name, Application: j.Spec.App, Submitted: Epoch.Add(time.Duration(j.Spec.Submit * float64(time.Second))),
+			Models: st.tracker}
+		if p.rigid(j) {
+			sj.Kind, sj.GPUs = sia.Rigid, j.Spec.Replicas
+		} else if j.Spec.Category == sim.CategoryStrongScaled {
+			sj.Kind, sj.MaxGPUs = sia.StrongScaling, j.Spec.Replicas
+		}
+		a := j.Alloc()
+		sj.State = sia.JobState{Restarts: j.Restarts(), Restoring: j.RestoreLeft() > 0, PeakReplicas: st.peak,
+			RestartCost: time.Duration(j.App.RestartPenalty * float64(time.Second))}
+		if a.GPUs() > 0 {
+			shape := a.Shape()
+			sj.State.Current = sia.Allocation{Type: a.Type, Nodes: len(shape), GPUs: a.GPUs(), Placement: st.placement}
+		}
+		snap.Jobs = append(snap.Jobs, sj)
+	}
+	for name := range p.jobs {
+		if !active[name] {
+			delete(p.jobs, name)
+		}
+	}
+	plan, err := p.sched.Round(ctx, snap)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]sim.Alloc{}
+	for _, d := range plan.Decisions {
+		st := p.jobs[d.Job]
+		if !d.Allocation.Running() {
+			st.placement = nil
+			continue
+		}
+		gpus := append([]sia.GPU(nil), d.Allocation.Placement...)
+		sort.Slice(gpus, func(a, b int) bool {
+			ia, _ := nodeIndex(gpus[a].Node)
+			ib, _ := nodeIndex(gpus[b].Node)
+			if ia != ib {
+				return ia < ib
+			}
+			return gpus[a].Index < gpus[b].Index
+		})
+		nodes := make([]int, len(gpus))
+		for i, g := range gpus {
+			k, err := nodeIndex(g.Node)
+			if err != nil {
+				return nil, err
+			}
+			nodes[i] = k
+		}
+		st.placement = gpus
+		out[d.Job] = sim.Alloc{Type: d.Allocation.Type, Nodes: nodes}
+	}
+	return out, nil
+}
