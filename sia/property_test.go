@@ -1,0 +1,268 @@
+package sia
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sia-sched/sia/ilp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// randomCluster returns a small heterogeneous cluster; with odd = true it
+// includes a type with 6-GPU nodes (virtual 4 + 2).
+func randomCluster(rng *rand.Rand, odd bool) Cluster {
+	var c Cluster
+	add := func(t string, n, g int) {
+		for i := 0; i < n; i++ {
+			c.Nodes = append(c.Nodes, Node{ID: fmt.Sprintf("%s-%d", t, i), Type: t, GPUs: g})
+		}
+	}
+	add("t4", 1+rng.IntN(4), 4)
+	add("a100", 1+rng.IntN(2), 8)
+	if rng.IntN(2) == 0 {
+		add("rtx", 1+rng.IntN(3), 8)
+	}
+	if odd {
+		add("v6", 1+rng.IntN(2), 6)
+	}
+	return c
+}
+
+// scenarioGen drives random multi-round scenarios like a host would.
+type scenarioGen struct {
+	rng  *rand.Rand
+	snap Snapshot
+	next int
+}
+
+func newScenarioGen(seed uint64, odd bool) *scenarioGen {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return &scenarioGen{rng: rng, snap: Snapshot{Now: now, Cluster: randomCluster(rng, odd)}}
+}
+
+// step removes and adds jobs and sets restore/non-preemptible flags.
+func (g *scenarioGen) step() {
+	rng := g.rng
+	var keep []Job
+	for _, j := range g.snap.Jobs {
+		if rng.IntN(8) != 0 {
+			keep = append(keep, j)
+		}
+	}
+	g.snap.Jobs = keep
+	for n := rng.IntN(4); n > 0; n-- {
+		js := genJobs(rng, 1, g.snap.Now)
+		j := js[0]
+		j.ID = fmt.Sprintf("j%d", g.next)
+		g.next++
+		if rng.IntN(6) == 0 {
+			j.NonPreemptible = true
+		}
+		if rng.IntN(8) == 0 {
+			// Only table goodputs on a100 and t4, replica size 2 on a100.
+			j.Kind, j.GPUs, j.MinGPUs, j.MaxGPUs = Adaptive, 0, 0, 0
+			j.ReplicaSize = map[string]int{"a100": 2, "t4": 1}
+			j.Models = Table{"a100": {1: 2, 2: 3.5, 4: 6}, "t4": {1: 1, 2: 1.8, 4: 3}}
+		}
+		g.snap.Jobs = append(g.snap.Jobs, j)
+	}
+	for i := range g.snap.Jobs {
+		st := &g.snap.Jobs[i].State
+		st.Restoring = st.Current.Running() && rng.IntN(5) == 0
+	}
+}
+
+// checkPlan asserts the invariants every plan must meet.
+func checkPlan(t *testing.T, snap *Snapshot, p *Plan) {
+	t.Helper()
+	require.Len(t, p.Decisions, len(snap.Jobs))
+	nodes := map[string]Node{}
+	capacity := map[string]int{}
+	for _, n := range snap.Cluster.Nodes {
+		nodes[n.ID] = n
+		capacity[n.Type] += n.GPUs
+	}
+	used := map[string]int{}
+	owner := map[GPU]string{}
+	for i, d := range p.Decisions {
+		j := &snap.Jobs[i]
+		require.Equal(t, j.ID, d.Job)
+		a := d.Allocation
+		if !a.Running() {
+			assert.Contains(t, []Action{Queue, Preempt}, d.Action, "job %s", j.ID)
+			assert.False(t, j.State.Restoring || (j.NonPreemptible && j.State.Current.Running()), "pinned job %s lost its GPUs", j.ID)
+			continue
+		}
+		require.Len(t, a.Placement, a.GPUs, "job %s", j.ID)
+		used[a.Type] += a.GPUs
+		perNode := map[string]int{}
+		for _, g := range a.Placement {
+			n, ok := nodes[g.Node]
+			require.True(t, ok, "job %s on unknown node %s", j.ID, g.Node)
+			require.Equal(t, a.Type, n.Type, "job %s", j.ID)
+			require.True(t, g.Index >= 0 && g.Index < n.GPUs)
+			other, dup := owner[g]
+			require.False(t, dup, "GPU %v given to %s and %s", g, other, j.ID)
+			owner[g] = j.ID
+			perNode[g.Node]++
+		}
+		require.Equal(t, a.Nodes, len(perNode), "job %s", j.ID)
+		r := nodes[a.Placement[0].Node].GPUs
+		if r&(r-1) == 0 { // power-of-two nodes: rules (a) and (b)
+			switch {
+			case a.GPUs <= r:
+				assert.Equal(t, 1, len(perNode), "rule (a): job %s with %d GPUs split", j.ID, a.GPUs)
+			case a.GPUs%r == 0:
+				for n, c := range perNode {
+					assert.Equal(t, r, c, "rule (b): job %s takes %d GPUs of node %s", j.ID, c, n)
+				}
+			}
+		}
+		// The allocation is an entry of the job's row.
+		e := p.Matrix.Rows[i].Entries[d.Entry]
+		assert.Equal(t, a.Type, e.Config.Type)
+		assert.Equal(t, a.GPUs, e.Config.GPUs)
+		if j.Kind == Rigid {
+			assert.Equal(t, j.GPUs, a.GPUs, "rigid job %s", j.ID)
+		} else {
+			if j.MinGPUs > 0 {
+				assert.GreaterOrEqual(t, a.GPUs, j.MinGPUs, "job %s", j.ID)
+			}
+			if j.MaxGPUs > 0 {
+				assert.LessOrEqual(t, a.GPUs, j.MaxGPUs, "job %s", j.ID)
+			}
+		}
+		if p := j.ReplicaSize[a.Type]; p > 0 {
+			assert.Zero(t, a.GPUs%p, "job %s: not a multiple of its replica size", j.ID)
+		}
+		if j.State.Restoring || (j.NonPreemptible && j.State.Current.Running()) {
+			assert.Equal(t, Keep, d.Action, "pinned job %s", j.ID)
+			assert.True(t, sameGPUs(j.State.Current.Placement, a.Placement), "pinned job %s moved", j.ID)
+		}
+		assert.Greater(t, d.GlobalBatch, 0, "job %s", j.ID)
+	}
+	for ty, u := range used {
+		assert.LessOrEqual(t, u, capacity[ty]-snap.Reserved[ty], "type %s over capacity", ty)
+	}
+}
+
+// TestRoundProperties plays random multi-round scenarios and checks every
+// plan: capacity, placement rules, pins, job bounds; and the solver's
+// objective against brute force when the instance is small.
+func TestRoundProperties(t *testing.T) {
+	seeds := 60
+	if testing.Short() {
+		seeds = 15
+	}
+	actionCount := map[Action]int{}
+	for seed := 0; seed < seeds; seed++ {
+		g := newScenarioGen(uint64(seed), seed%3 == 0)
+		s, err := New(&Options{Seed: uint64(seed % 2)})
+		require.NoError(t, err)
+		for round := 0; round < 12; round++ {
+			g.step()
+			if seed%4 == 1 && len(g.snap.Cluster.Nodes) > 0 {
+				g.snap.Reserved = map[string]int{"t4": 1}
+			} else {
+				g.snap.Reserved = nil
+			}
+			p, err := s.Round(context.Background(), g.snap)
+			require.NoError(t, err, "seed %d round %d", seed, round)
+			checkPlan(t, &g.snap, &p)
+			for _, d := range p.Decisions {
+				actionCount[d.Action]++
+			}
+			if len(g.snap.Jobs) <= 5 {
+				best, _ := bruteForce(p.Matrix)
+				assert.InDelta(t, best, p.Objective, 1e-9*math.Max(1, math.Abs(best)), "seed %d round %d", seed, round)
+			}
+			assert.Equal(t, ilp.Optimal, p.Status)
+			applyPlan(&g.snap, &p, time.Minute)
+		}
+	}
+	// The scenarios exercise every kind of change.
+	for _, a := range []Action{Start, Keep, Resize, Migrate, Preempt} {
+		assert.Positive(t, actionCount[a], "no %v in %v", a, actionCount)
+	}
+}
+
+// stripTimings removes the only non-deterministic part of a plan.
+func stripTimings(p Plan) Plan {
+	p.Timings = Timings{}
+	return p
+}
+
+// playScenario runs a fixed random scenario and returns its plans.
+func playScenario(t *testing.T, seed uint64) []Plan {
+	g := newScenarioGen(seed, true)
+	s, err := New(&Options{Seed: 7})
+	require.NoError(t, err)
+	var plans []Plan
+	for round := 0; round < 10; round++ {
+		g.step()
+		p, err := s.Round(context.Background(), g.snap)
+		require.NoError(t, err)
+		plans = append(plans, stripTimings(p))
+		applyPlan(&g.snap, &p, time.Minute)
+	}
+	return plans
+}
+
+// TestDeterminism: identical input gives identical plans, also across
+// GOMAXPROCS 1, 2 and 8.
+func TestDeterminism(t *testing.T) {
+	prev := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(prev)
+	for _, seed := range []uint64{3, 11} {
+		runtime.GOMAXPROCS(1)
+		want := playScenario(t, seed)
+		for _, procs := range []int{1, 2, 8} {
+			runtime.GOMAXPROCS(procs)
+			got := playScenario(t, seed)
+			require.Equal(t, want, got, "seed %d GOMAXPROCS %d", seed, procs)
+		}
+	}
+}
+
+// TestConcurrentRounds runs rounds concurrently on distinct snapshots (run
+// with -race) and checks that each equals its sequential result.
+func TestConcurrentRounds(t *testing.T) {
+	s, err := New(nil)
+	require.NoError(t, err)
+	var snaps []Snapshot
+	var want []Plan
+	for seed := uint64(0); seed < 6; seed++ {
+		g := newScenarioGen(seed+100, false)
+		for i := 0; i < 3; i++ {
+			g.step()
+		}
+		snaps = append(snaps, g.snap)
+		p, err := s.Round(context.Background(), g.snap)
+		require.NoError(t, err)
+		want = append(want, stripTimings(p))
+	}
+	got := make([]Plan, len(snaps))
+	errs := make([]error, len(snaps))
+	var wg sync.WaitGroup
+	for i := range snaps {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			p, err := s.Round(context.Background(), snaps[i])
+			got[i], errs[i] = stripTimings(p), err
+		}(i)
+	}
+	wg.Wait()
+	for i := range snaps {
+		require.NoError(t, errs[i])
+		assert.Equal(t, want[i], got[i])
+	}
+}
