@@ -500,3 +500,25 @@ func BenchmarkBest(b *testing.B) {
 		}
 	}
 }
+
+// FuzzBest checks that Best never panics and that a feasible answer keeps the
+// limits and the accumulation rules.
+func FuzzBest(f *testing.F) {
+	f.Add(0.1, 0.01, 0.3, 0.02, 0.05, 0.01, 2.0, 1.0, 100.0, 128, 4096, 32, 1024, false, 2, 16)
+	f.Add(0.0, 1e-3, 1e-8, 1e-8, 1e-8, 1e-8, 1.0, 0.0, 0.0, 1, 1, 1, 1, true, 1, 1)
+	f.Fuzz(func(t *testing.T, ac, bc, an, bn, ar, br, g, sqr, vr float64, m0, mmax, bmin, bmax int, fixed bool, nodes, replicas int) {
+		m := Model{Params: Params{ac, bc, an, bn, ar, br, g}, Grad: GradStats{sqr, vr}, InitBatch: m0, MaxBatch: mmax,
+			Limits: Limits{bmin, bmax}, FixedBatch: fixed}
+		c, ok := m.Best(nodes, replicas)
+		if !ok {
+			return
+		}
+		require.NoError(t, m.Validate())
+		require.GreaterOrEqual(t, c.LocalBatch, bmin)
+		require.LessOrEqual(t, c.LocalBatch, bmax)
+		require.GreaterOrEqual(t, c.AccumSteps, 0)
+		require.Equal(t, replicas*c.LocalBatch*(c.AccumSteps+1), c.GlobalBatch)
+		require.GreaterOrEqual(t, c.GlobalBatch, m0)
+		require.False(t, math.IsNaN(c.Goodput))
+	})
+}
