@@ -314,3 +314,30 @@ func FuzzReadSeed(f *testing.F) {
 		return rows, err
 	}, "gpu_type,local_bsz,placement,step_time,sync_time\ndgx,4,1,0.148,0.003\n")
 }
+
+// BenchmarkFitProfile fits one full published profile (bert on aws: 720
+// placement and scalability rows).
+func BenchmarkFitProfile(b *testing.B) {
+	m, err := ReadModelDir(testdata.Path(b, "profiles", "bert"))
+	require.NoError(b, err)
+	tp, ok := m.Type("aws")
+	require.True(b, ok)
+	obs := tp.Observations()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := goodput.Fit(obs, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadModelDir reads one model folder (six GPU types, validation files).
+func BenchmarkReadModelDir(b *testing.B) {
+	dir := testdata.Path(b, "profiles", "cifar10")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ReadModelDir(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
