@@ -233,6 +233,7 @@ type jobInfo struct {
 	req     Request
 	parts   []int
 	alt     []int // fallback parts (see altShape), nil if none
+	shape   []int // the parts being placed (parts or alt)
 	kept    bool  // keeps type and count: holds its current GPUs
 	evicted bool  // was kept, then moved off its GPUs
 	placed  bool  // has GPUs this round
@@ -249,10 +250,8 @@ type problem struct {
 	jobs   []jobInfo
 	base   []int // base[n] = global id of GPU 0 of node n
 	evict  bool  // allow incremental evictions
-	// preferAlt makes placeJob try a job's fallback shape first
-	preferAlt bool
-	used      []int // per node: stamp of the job placement that uses it
-	stamp     int
+	used   []int // per node: stamp of the job placement that uses it
+	stamp  int
 }
 
 // usedSet marks the nodes one job's parts use: node n is in the set iff
@@ -393,11 +392,30 @@ func (p *problem) release(j int) {
 	p.jobs[j].placed = false
 }
 
-// order sorts job indices for placement: largest part first, then most GPUs,
-// then kept jobs (they re-take their own GPUs in a re-pack), then job ID.
-func (p *problem) less(a, b int) int {
-	ja, jb := &p.jobs[a], &p.jobs[b]
-	if c := cmp.Compare(jb.parts[0], ja.parts[0]); c != 0 {
+// item is a unit of work in the placement queue: phase 0 places a job's
+// equal leading parts (its whole nodes, or its only part); phase 1 places the
+// smaller remainder part of a rigid count (12 on 8-GPU nodes: 8, then 4),
+// queued by its own size so that it does not take room that larger parts of
+// other jobs need.
+type item struct {
+	job   int
+	phase int
+}
+
+// size is the part size an item is queued by.
+func (p *problem) size(it item) int {
+	jb := &p.jobs[it.job]
+	if it.phase == 1 {
+		return jb.shape[len(jb.shape)-1]
+	}
+	return jb.parts[0]
+}
+
+// less orders the queue: largest part first, then most GPUs, then kept jobs
+// (they re-take their own GPUs in a re-pack), then job ID, then phase.
+func (p *problem) less(a, b item) int {
+	ja, jb := &p.jobs[a.job], &p.jobs[b.job]
+	if c := cmp.Compare(p.size(b), p.size(a)); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(jb.req.GPUs, ja.req.GPUs); c != 0 {
@@ -409,19 +427,103 @@ func (p *problem) less(a, b int) int {
 		}
 		return 1
 	}
-	return cmp.Compare(ja.req.Job, jb.req.Job)
+	if c := cmp.Compare(ja.req.Job, jb.req.Job); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.phase, b.phase)
+}
+
+// head splits parts into the leading run of equal parts and the remainder.
+func head(parts []int) ([]int, []int) {
+	k := 1
+	for k < len(parts) && parts[k] == parts[0] {
+		k++
+	}
+	return parts[:k], parts[k:]
+}
+
+// runQueue places the jobs (phase-0 items) in queue order. With evict,
+// kept jobs may be evicted and are re-queued; with repack, kept jobs first
+// try to take their current GPUs; with preferAlt, jobs try their fallback
+// shape first. It returns the number of jobs left unplaced.
+func (p *problem) runQueue(t string, jobs []int, evict, repack, preferAlt bool) int {
+	queue := make([]item, 0, len(jobs))
+	for _, j := range jobs {
+		queue = append(queue, item{job: j})
+	}
+	slices.SortFunc(queue, p.less)
+	push := func(it item) {
+		k, _ := slices.BinarySearchFunc(queue, it, p.less)
+		queue = slices.Insert(queue, k, it)
+	}
+	left := 0
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		j := it.job
+		jb := &p.jobs[j]
+		if it.phase == 0 && repack && p.takeCurrent(j) {
+			continue
+		}
+		var victims []int
+		ok := false
+		if it.phase == 0 {
+			shapes := [][]int{jb.parts, jb.alt}
+			if preferAlt && jb.alt != nil {
+				shapes[0], shapes[1] = shapes[1], shapes[0]
+			}
+			for _, sh := range shapes {
+				if sh == nil {
+					continue
+				}
+				hd, rest := head(sh)
+				if victims, ok = p.placeParts(j, t, hd, evict); ok {
+					jb.shape = sh
+					if len(rest) > 0 {
+						push(item{job: j, phase: 1})
+					} else {
+						jb.placed = true
+					}
+					break
+				}
+			}
+		} else {
+			_, rest := head(jb.shape)
+			if victims, ok = p.placeParts(j, t, rest, evict); ok {
+				jb.placed = true
+			} else {
+				// give up the leading parts; try the other shape whole
+				p.release(j)
+				for _, sh := range [][]int{jb.parts, jb.alt} {
+					if sh != nil && !slices.Equal(sh, jb.shape) {
+						if victims, ok = p.placeParts(j, t, sh, evict); ok {
+							jb.shape, jb.placed = sh, true
+						}
+						break
+					}
+				}
+			}
+		}
+		if !ok {
+			left++
+			continue
+		}
+		for _, v := range victims {
+			push(item{job: v})
+		}
+	}
+	return left
 }
 
 // placeType places every request of type t.
 func (p *problem) placeType(t string) {
-	var jobs []int
+	var jobs, queue []int
 	for j := range p.jobs {
 		if p.jobs[j].req.GPUs > 0 && p.jobs[j].req.Type == t {
 			jobs = append(jobs, j)
 		}
 	}
 	// Kept jobs take their GPUs first.
-	var queue []int
 	for _, j := range jobs {
 		if p.jobs[j].kept {
 			for _, g := range p.jobs[j].cur {
@@ -432,28 +534,14 @@ func (p *problem) placeType(t string) {
 			queue = append(queue, j)
 		}
 	}
-	slices.SortFunc(queue, p.less)
-	for len(queue) > 0 {
-		j := queue[0]
-		queue = queue[1:]
-		victims, ok := p.placeJob(j, t, p.evict)
-		if !ok {
-			continue
-		}
-		for _, v := range victims {
-			// re-queue in order
-			k, _ := slices.BinarySearchFunc(queue, v, p.less)
-			queue = slices.Insert(queue, k, v)
-		}
+	if p.runQueue(t, queue, p.evict, false, false) == 0 {
+		return
 	}
 	unplaced := 0
 	for _, j := range jobs {
 		if !p.jobs[j].placed {
 			unplaced++
 		}
-	}
-	if unplaced == 0 {
-		return
 	}
 	unplaced = p.repack(t, jobs, unplaced, false)
 	if unplaced > 0 {
@@ -469,36 +557,22 @@ func (p *problem) placeType(t string) {
 func (p *problem) repack(t string, jobs []int, unplaced int, preferAlt bool) int {
 	type saved struct {
 		gpus            []int
+		shape           []int
 		placed, evicted bool
 	}
 	backup := make([]saved, len(jobs))
 	for k, j := range jobs {
-		backup[k] = saved{slices.Clone(p.jobs[j].gpus), p.jobs[j].placed, p.jobs[j].evicted}
+		backup[k] = saved{slices.Clone(p.jobs[j].gpus), p.jobs[j].shape, p.jobs[j].placed, p.jobs[j].evicted}
 		p.release(j)
 	}
-	order := slices.Clone(jobs)
-	slices.SortFunc(order, p.less)
 	// pinned jobs first: they always get their GPUs back
-	for _, j := range order {
-		if p.jobs[j].req.Pinned {
-			p.takeCurrent(j)
+	var rest []int
+	for _, j := range jobs {
+		if !p.jobs[j].req.Pinned || !p.takeCurrent(j) {
+			rest = append(rest, j)
 		}
 	}
-	left := 0
-	for _, j := range order {
-		if p.jobs[j].placed {
-			continue
-		}
-		if p.takeCurrent(j) {
-			continue
-		}
-		p.preferAlt = preferAlt
-		_, ok := p.placeJob(j, t, false)
-		p.preferAlt = false
-		if !ok {
-			left++
-		}
-	}
+	left := p.runQueue(t, rest, false, true, preferAlt)
 	if left < unplaced {
 		for _, j := range jobs {
 			jb := &p.jobs[j]
@@ -513,6 +587,7 @@ func (p *problem) repack(t string, jobs []int, unplaced int, preferAlt bool) int
 		for _, g := range backup[k].gpus {
 			p.assign(j, g)
 		}
+		p.jobs[j].shape = backup[k].shape
 		p.jobs[j].placed = backup[k].placed
 		p.jobs[j].evicted = backup[k].evicted
 	}
@@ -544,25 +619,16 @@ func (p *problem) takeCurrent(j int) bool {
 	return true
 }
 
-// placeJob places job j by its shape, or by its fallback shape if that fails.
-// It returns the evicted jobs. On failure nothing changes.
-func (p *problem) placeJob(j int, t string, evict bool) ([]int, bool) {
-	first, second := p.jobs[j].parts, p.jobs[j].alt
-	if p.preferAlt && second != nil {
-		first, second = second, first
-	}
-	if v, ok := p.placeParts(j, t, first, evict); ok || second == nil {
-		return v, ok
-	}
-	return p.placeParts(j, t, second, evict)
-}
-
-// placeParts places job j's parts on distinct nodes of type t, best fit,
-// evicting kept jobs when allowed and needed. It returns the evicted jobs.
-// On failure nothing changes.
+// placeParts places parts of job j on distinct nodes of type t, none holding
+// GPUs the job already has, best fit, evicting kept jobs when allowed and
+// needed. It returns the evicted jobs. On failure nothing changes.
 func (p *problem) placeParts(j int, t string, parts []int, evict bool) ([]int, bool) {
 	p.stamp++
 	used := usedSet{p.used, p.stamp}
+	for _, g := range p.jobs[j].gpus { // nodes holding the job's other parts
+		n, _ := p.nodeOf(g)
+		used.add(n)
+	}
 	type choice struct{ node, size int }
 	var chosen []choice
 	var victims []int
@@ -612,7 +678,6 @@ func (p *problem) placeParts(j int, t string, parts []int, evict bool) ([]int, b
 			p.assign(j, p.gid(c.node, i))
 		}
 	}
-	p.jobs[j].placed = true
 	return victims, true
 }
 

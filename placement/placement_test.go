@@ -976,3 +976,72 @@ func TestRigidBruteForce(t *testing.T) {
 	t.Logf("%d feasible rigid sets, %d not fully placed", feasible, missed)
 	assert.Zero(t, missed)
 }
+
+// TestRigidEvictionsBruteForce is TestEvictionsMinimalBruteForce with
+// arbitrary (rigid) GPU counts for kept and new jobs.
+func TestRigidEvictionsBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 13))
+	cases, feasible, missed, worse := 0, 0, 0, 0
+	for iter := 0; iter < 1500; iter++ {
+		r := []int{4, 8}[rng.IntN(2)]
+		n := 2 + rng.IntN(2)
+		nodes := mkNodes("a", n, r)
+		free := map[GPU]bool{}
+		for _, nd := range nodes {
+			for i := 0; i < r; i++ {
+				free[GPU{nd.ID, i}] = true
+			}
+		}
+		var reqs []Request
+		total := 0
+		for k := 0; k < 1+rng.IntN(4); k++ {
+			s := 1 + rng.IntN(r)
+			nd := nodes[rng.IntN(n)]
+			var cur []GPU
+			for i := 0; i < r && len(cur) < s; i++ {
+				if free[GPU{nd.ID, i}] && rng.IntN(3) > 0 {
+					cur = append(cur, GPU{nd.ID, i})
+				}
+			}
+			if len(cur) < s {
+				continue
+			}
+			for _, g := range cur {
+				free[g] = false
+			}
+			total += s
+			reqs = append(reqs, Request{Job: fmt.Sprintf("k%d", k), Type: "a", GPUs: s, Current: cur})
+		}
+		for k := 0; k < 3; k++ {
+			g := 1 + rng.IntN(r+r/2)
+			if total+g <= r*n {
+				total += g
+				reqs = append(reqs, Request{Job: fmt.Sprintf("n%d", k), Type: "a", GPUs: g})
+			}
+		}
+		res, err := Place(nodes, reqs)
+		require.NoError(t, err)
+		checkResult(t, nodes, reqs, res, false)
+		cases++
+		best := minEvictions(nodes, reqs)
+		if best < 0 {
+			require.NotEmpty(t, res.Unplaced, "placed a set the exhaustive search cannot")
+			continue
+		}
+		feasible++
+		if len(res.Unplaced) > 0 {
+			missed++
+			continue
+		}
+		require.GreaterOrEqual(t, len(res.Evicted), best)
+		if len(res.Evicted) > best {
+			worse++
+			if worse <= 4 {
+				t.Logf("r=%d n=%d best %d got %v: %+v", r, n, best, res.Evicted, reqs)
+			}
+		}
+	}
+	t.Logf("%d cases, %d feasible, %d not fully placed, %d with more evictions than the minimum", cases, feasible, missed, worse)
+	assert.Zero(t, missed)
+	assert.LessOrEqual(t, worse, feasible/100)
+}
