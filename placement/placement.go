@@ -181,27 +181,29 @@ func virtualNodes(r int) []int {
 //   - Every other job is placed by its Shape: a single-node job goes to the
 //     node with the fewest free GPUs that still fit it (best fit; ties to the
 //     earlier node in nodes), and multi-node parts likewise to distinct
-//     nodes, so whole-node parts take whole free nodes. Jobs are placed
-//     largest part first, then most GPUs, then by job ID. Within a node a
-//     part takes an aligned block of a virtual node when one is free (a
-//     6-GPU node is virtual 4 + 2: GPUs 0–3 and 4–5).
+//     nodes, so whole-node parts take whole free nodes. Parts are placed
+//     largest first, then by most GPUs, then by job ID; the smaller
+//     remainder part of a rigid count (the 4 of 12 on 8-GPU nodes) is queued
+//     by its own size. Within a node a part takes an aligned block of a
+//     virtual node when one is free (a 6-GPU node is virtual 4 + 2: GPUs 0–3
+//     and 4–5).
 //   - When no node can take a part (fragmentation), jobs that kept their GPUs
 //     are evicted from the node where that costs fewest jobs, then fewest
 //     GPUs (single-node jobs before multi-node ones), and re-placed
-//     afterwards like new jobs (rule c). If a type still has unplaced jobs,
-//     the type is re-packed from scratch, largest first, with each job
-//     preferring its current GPUs, and that packing is used if it places
-//     more jobs; if jobs remain unplaced, once more with jobs on nodes
-//     that are not a power of two preferring whole nodes (see Shape). Pinned jobs that keep their type and count are never
-//     evicted.
+//     afterwards like new jobs (rule c). Pinned jobs are never evicted.
+//   - If a type still has unplaced jobs, it is re-packed from scratch,
+//     largest first, with each job preferring its current GPUs, and that
+//     packing is used if it places more jobs; if jobs remain unplaced, once
+//     more with jobs on nodes that are not a power of two preferring whole
+//     nodes (see Shape).
 //
 // Errors (wrapping ErrInvalidInput, as *InputError) for nodes with an empty
-// or duplicate ID, an empty type or GPUs outside [1, MaxNodeGPUs]; requests with an empty or
-// duplicate job ID, negative GPUs, a type no node has, more GPUs than the type
-// has (alone or together with the type's other requests); current GPUs on an
-// unknown node, with an index out of range, or claimed twice. The result never
-// gives one GPU to two jobs and never exceeds a node. Same input → same
-// output; the order of requests does not matter.
+// or duplicate ID, an empty type or GPUs outside [1, MaxNodeGPUs]; requests
+// with an empty or duplicate job ID, negative GPUs, a type no node has, more
+// GPUs than the type has (alone or together with the type's other requests);
+// current GPUs on an unknown node, with an index out of range, or claimed
+// twice. The result never gives one GPU to two jobs and never exceeds a node.
+// Same input → same output; the order of requests does not matter.
 func Place(nodes []Node, reqs []Request) (Result, error) {
 	p, err := newProblem(nodes, reqs)
 	if err != nil {
