@@ -98,7 +98,8 @@ type Result struct {
 	// type has nodes of one size, every request has a configuration shape
 	// of that type (see package configset) and the requests of a type fit
 	// its capacity and, for node sizes that are not powers of two, its
-	// configset size limits.
+	// configset size limits — unless pinned jobs, which are never moved,
+	// fragment the nodes.
 	Unplaced []string
 }
 
