@@ -44,8 +44,8 @@ type FitOptions struct {
 	// starts are derived from the data (least-squares estimates of the
 	// compute and network lines) with different overlap exponents γ.
 	Starts int
-	// MaxIterations caps the quasi-Newton iterations per starting point.
-	// 0 means 300.
+	// MaxIterations caps the L-BFGS iterations of each pass (one rough pass
+	// per starting point, then up to two polishing passes). 0 means 300.
 	MaxIterations int
 	// Init, if not nil, is tried as an additional starting point (for
 	// example the previous fit when new observations arrive). Its pinned
