@@ -240,7 +240,7 @@ type jobInfo struct {
 	kept    bool  // keeps type and count: holds its current GPUs
 	evicted bool  // was kept, then moved off its GPUs
 	placed  bool  // has GPUs this round
-	gpus    []int // global GPU ids assigned (node*stride + index) — see problem.gid
+	gpus    []int // global GPU ids assigned this round (see problem.gid)
 	cur     []int // current GPUs as global ids
 	typeOK  bool  // current GPUs all of the requested type
 }
