@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/sia-sched/sia/internal/testdata"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/fit.golden from the current output")
 
 var overallRE = regexp.MustCompile(`^overall: (\d+) fits, median relative error (\d+\.\d)%, p90 (\d+\.\d)%$`)
 
@@ -89,4 +92,23 @@ func TestQuantile(t *testing.T) {
 	assert.Equal(t, 10.0, quantile(v, 1))
 	assert.Equal(t, 1.0, quantile(v, 0))
 	assert.Equal(t, []float64{5, 1, 4, 2, 3, 9, 8, 7, 6, 10}, v, "input unchanged")
+}
+
+// TestGolden compares the full report on the shared profiles with
+// testdata/fit.golden; run with -update to accept a new output.
+func TestGolden(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits 66 profiles")
+	}
+	dir := testdata.Path(t, "profiles")
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"-data", dir}, &out, &errOut), errOut.String())
+	golden := filepath.Join("testdata", "fit.golden")
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(golden, out.Bytes(), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "run with -update to create it")
+	assert.Equal(t, string(want), out.String())
 }
