@@ -673,3 +673,23 @@ func (t *TraceTruth) SeedProfile(app, typ string) []goodput.Observation {
 	}
 	return nil
 }
+
+// Curve is one validation file: per-epoch progress, iterations and gradient
+// statistics at one validated batch size.
+type Curve struct {
+	Batch                         float64
+	Progress, Iteration, Sqr, Var []float64
+}
+
+// Curves returns the validation curves of an application, by batch size.
+func (t *TraceTruth) Curves(app string) []Curve {
+	a, ok := t.apps[app]
+	if !ok {
+		return nil
+	}
+	out := make([]Curve, len(a.val))
+	for i, v := range a.val {
+		out[i] = Curve{Batch: v.bsz, Progress: v.progress, Iteration: v.iteration, Sqr: v.sqr, Var: v.variance}
+	}
+	return out
+}
