@@ -210,6 +210,20 @@ func (j *mjob) best(lam []float64) (float64, int) {
 	return bv, bo
 }
 
+// lagChoice returns the option maximising the Lagrangian profit of job j at
+// lam (-1 for none), breaking ties within 1e-12 towards fewer GPUs.
+func (j *mjob) lagChoice(lam []float64) int {
+	bv, bo := 0.0, -1
+	for oi := range j.opts {
+		o := &j.opts[oi]
+		v := o.p - j.groups[o.grp].price(lam)*float64(o.g)
+		if v > bv+1e-12 || (v > bv-1e-12 && bo >= 0 && o.g < j.opts[bo].g) {
+			bv, bo = v, oi
+		}
+	}
+	return bo
+}
+
 // dual evaluates the Lagrangian dual function at lam over the given jobs with
 // row capacities capv: f = λ·cap + Σ_j max(0, max_o p_o − π_o g_o). It returns
 // f and writes the subgradient (cap minus the rows used by the maximisers)

@@ -30,7 +30,12 @@ type search struct {
 	open   float64 // largest bound of a subtree left unexplored at stop
 	proved bool
 	root   float64 // root bound on the profit
+
+	dpA, dpB []float64 // scratch for rowBound
 }
+
+// debugf, when set (by tests), receives progress messages.
+var debugf func(format string, args ...any)
 
 // cand is one choice of a job: an option (or -1 = none) and its reduced cost.
 type cand struct {
@@ -134,6 +139,17 @@ func (sr *search) offer(choice []int) {
 	}
 }
 
+// offerFree offers the current path completed by choice (parallel to free).
+func (sr *search) offerFree(free []int32, choice []int) {
+	for k, i := range free {
+		sr.cur[i] = choice[k]
+	}
+	sr.offer(sr.cur)
+	for _, i := range free {
+		sr.cur[i] = -1
+	}
+}
+
 // target is the profit a subtree's bound must exceed to be explored.
 func (sr *search) target() float64 {
 	if !sr.hasBest {
@@ -199,19 +215,28 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	if depth == 0 {
 		sr.root = bound
 	}
+	if depth == 0 && debugf != nil {
+		debugf("root: free %d bound %.6f incumbent %.6f", len(free), bound, sr.bestP)
+	}
 	if bound <= sr.target() {
 		return
 	}
 	// primal heuristic: greedy completion at the node's multipliers
 	if depth < 4 || sr.nodes%8 == 0 {
 		g := sr.greedy(free, capv, lam)
-		for k, i := range free {
-			sr.cur[i] = g[k]
+		if depth == 0 {
+			sr.improveByType(free, capv, g, 4, false)
+			sr.offerFree(free, g)
+			// from the Lagrangian maximisers (ties: fewer GPUs), repaired per type
+			lg := make([]int, len(free))
+			for k, i := range free {
+				lg[k] = sr.m.jobs[i].lagChoice(lam)
+			}
+			if sr.improveByType(free, capv, lg, 4, true) {
+				g = lg
+			}
 		}
-		sr.offer(sr.cur)
-		for _, i := range free {
-			sr.cur[i] = -1
-		}
+		sr.offerFree(free, g)
 		if bound <= sr.target() {
 			return
 		}
@@ -274,6 +299,29 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 		return
 	}
 	bound -= rcFixed
+	// integrality of one type row at a time: knapsack bounds over the
+	// remaining candidates
+	{
+		bfree := make([]int32, len(branch))
+		allowed := make([][]cand, len(branch))
+		for k := range branch {
+			bfree[k], allowed[k] = branch[k].i, branch[k].cs
+		}
+		// (a node bound only: children keep the Lagrangian estimates)
+		pf := P + pFixed
+		for t := range m.types {
+			if lam[t] == 0 {
+				continue
+			}
+			if rb := pf + sr.rowBound(bfree, capc, lam, t, allowed); rb <= sr.target() {
+				undo()
+				return
+			}
+		}
+	}
+	if depth < 3 && debugf != nil {
+		debugf("depth %d: free %d branch %d fixed %d bound %.6f incumbent %.6f", depth, len(free), len(branch), len(fixed), bound, sr.bestP)
+	}
 	// branch on the job whose second-best choice is closest to its best
 	bi := 0
 	for k := range branch {

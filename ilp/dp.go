@@ -1,0 +1,235 @@
+package ilp
+
+import "math"
+
+
+// improveByType is a primal heuristic: block coordinate descent over GPU
+// types. For one type t at a time, every free job may keep its current
+// choice if that is not of type t (no GPUs of t), stay unallocated, or take
+// any of its options of type t; a knapsack dynamic program over the residual
+// capacity of t picks the best combination exactly. Each step can only
+// improve the profit, and the result is checked against every row (quota
+// rows are not part of the program; a step that breaks one is discarded).
+// choice (parallel to free) is updated in place.
+//
+// With repair set, choice may break the type rows (typically the Lagrangian
+// maximisers): the first sweep then accepts every step, which makes each
+// type row hold, and the result is feasible unless a quota row breaks
+// (improveByType then returns false).
+func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweeps int, repair bool) bool {
+	m := sr.m
+	nt := len(m.types)
+	var dp, next []float64
+	var from []int32
+	for sweep := 0; sweep < maxSweeps; sweep++ {
+		improved := false
+		for t := 0; t < nt; t++ {
+			C := capv[t]
+			// jobs that have options on t, and their group index for t
+			type entry struct {
+				k   int // position in free
+				grp int
+			}
+			var es []entry
+			for k, i := range free {
+				j := &m.jobs[i]
+				for gi := range j.groups {
+					if int(j.groups[gi].rows[0]) == t {
+						es = append(es, entry{k, gi})
+						break
+					}
+				}
+			}
+			if len(es) == 0 || C < 0 {
+				continue
+			}
+			// capacity of t used by jobs outside the program is zero: every
+			// job with a t option is in it, others cannot use t
+			if cap(dp) < C+1 {
+				dp = make([]float64, C+1)
+				next = make([]float64, C+1)
+			}
+			dp, next = dp[:C+1], next[:C+1]
+			for c := range dp {
+				dp[c] = 0
+			}
+			if cap(from) < len(es)*(C+1) {
+				from = make([]int32, len(es)*(C+1))
+			}
+			from = from[:len(es)*(C+1)]
+			old := 0.0 // profit of the current choices of the program's jobs
+			for _, e := range es {
+				if c := choice[e.k]; c >= 0 {
+					old += m.jobs[free[e.k]].opts[c].p
+				}
+			}
+			for n, e := range es {
+				j := &m.jobs[free[e.k]]
+				base := 0.0
+				if c := choice[e.k]; c >= 0 && j.opts[c].grp != e.grp {
+					base = j.opts[c].p
+				}
+				fr := from[n*(C+1) : (n+1)*(C+1)]
+				for c := 0; c <= C; c++ {
+					next[c] = dp[c] + base
+					fr[c] = -1
+				}
+				for oi := range j.opts {
+					o := &j.opts[oi]
+					if o.grp != e.grp {
+						continue
+					}
+					for c := C; c >= o.g; c-- {
+						if v := dp[c-o.g] + o.p; v > next[c] {
+							next[c] = v
+							fr[c] = int32(oi)
+						}
+					}
+				}
+				dp, next = next, dp
+			}
+			force := repair && sweep == 0
+			if !force && dp[C] <= old+sr.eqTol {
+				continue
+			}
+			// backtrack into a trial choice
+			trial := append([]int(nil), choice...)
+			c := C
+			for n := len(es) - 1; n >= 0; n-- {
+				e := es[n]
+				j := &m.jobs[free[e.k]]
+				oi := from[n*(C+1)+c]
+				if oi >= 0 {
+					trial[e.k] = int(oi)
+					c -= j.opts[oi].g
+				} else if cur := choice[e.k]; cur >= 0 && j.opts[cur].grp == e.grp {
+					trial[e.k] = -1
+				}
+			}
+			if force || sr.fitsAll(free, capv, trial) {
+				copy(choice, trial)
+				improved = true
+			}
+			if debugf != nil {
+				debugf("dp sweep %d type %d: old %.6f new %.6f", sweep, t, old, dp[C])
+			}
+		}
+		if repair && sweep == 0 && !sr.fitsAll(free, capv, choice) {
+			return false
+		}
+		if !improved {
+			break
+		}
+	}
+	return true
+}
+
+// fitsAll reports whether a choice for the free jobs fits capv in every row.
+func (sr *search) fitsAll(free []int32, capv []int, choice []int) bool {
+	left := append([]int(nil), capv...)
+	for k, i := range free {
+		if c := choice[k]; c >= 0 {
+			j := &sr.m.jobs[i]
+			apply(left, j, c, 1)
+		}
+	}
+	for _, v := range left {
+		if v < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// rowBound returns the partial-Lagrangian bound that keeps coupling row t
+// (a type row) exact and prices every other row at lam: Σ_{r≠t} λ_r·cap_r +
+// the optimum of a multiple-choice knapsack over row t in which each free
+// job takes its best choice: an option using row t at its Lagrangian profit
+// for the other rows, an option not using t at its Lagrangian profit, or
+// none. Only the options listed in allowed (per free job; nil = all) count.
+// The bound is never weaker than the Lagrangian bound at lam and holds for
+// every assignment of the free jobs that uses allowed options only.
+func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allowed [][]cand) float64 {
+	m := sr.m
+	C := capv[t]
+	if C < 0 {
+		return math.Inf(-1)
+	}
+	base := 0.0
+	for r := range capv {
+		if r != t {
+			base += lam[r] * float64(capv[r])
+		}
+	}
+	if cap(sr.dpA) < C+1 {
+		sr.dpA = make([]float64, C+1)
+		sr.dpB = make([]float64, C+1)
+	}
+	dp, next := sr.dpA[:C+1], sr.dpB[:C+1]
+	for c := range dp {
+		dp[c] = 0
+	}
+	type item struct {
+		g    int
+		gain float64
+	}
+	var items []item
+	for k, i := range free {
+		j := &m.jobs[i]
+		off := 0.0 // best Lagrangian profit without row t
+		items = items[:0]
+		each := func(oi int) {
+			o := &j.opts[oi]
+			usesT := false
+			pi := 0.0
+			for _, r := range j.groups[o.grp].rows {
+				if int(r) == t {
+					usesT = true
+				} else {
+					pi += lam[r]
+				}
+			}
+			v := o.p - pi*float64(o.g)
+			if !usesT {
+				off = math.Max(off, v)
+			} else if o.g <= C {
+				items = append(items, item{o.g, v})
+			}
+		}
+		if allowed != nil {
+			for _, c := range allowed[k] {
+				if c.o >= 0 {
+					each(c.o)
+				}
+			}
+		} else {
+			for oi := range j.opts {
+				each(oi)
+			}
+		}
+		base += off
+		any := false
+		for _, it := range items {
+			if it.gain > off {
+				any = true
+			}
+		}
+		if !any {
+			continue
+		}
+		copy(next, dp)
+		for _, it := range items {
+			gain := it.gain - off
+			if gain <= 0 {
+				continue
+			}
+			for c := it.g; c <= C; c++ {
+				if v := dp[c-it.g] + gain; v > next[c] {
+					next[c] = v
+				}
+			}
+		}
+		dp, next = next, dp
+	}
+	return base + dp[C]
+}

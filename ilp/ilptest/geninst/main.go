@@ -1,0 +1,105 @@
+// Command geninst writes held-out Sia-shaped allocation instances (see
+// ilptest.Generate) as examples/solve JSON files, and optionally as CPLEX LP
+// files for cbc and glpsol.
+//
+//	go run ./ilp/ilptest/geninst -out DIR -scales 1,8,32 -jobs 30,300,1500 -powers -0.5,0.5 -seeds 3 -lp
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/sia-sched/sia/ilp"
+	"github.com/sia-sched/sia/ilp/ilptest"
+)
+
+func main() {
+	out := flag.String("out", "instances", "output directory")
+	scales := flag.String("scales", "1,8,32", "cluster scales (64 GPUs each)")
+	jobs := flag.String("jobs", "30,300,1500", "job counts")
+	powers := flag.String("powers", "-0.5,0.5", "fairness exponents p")
+	seeds := flag.Int("seeds", 1, "instances per combination")
+	seed0 := flag.Uint64("seed", 1000, "first seed (use seeds not used by the tests)")
+	pins := flag.Float64("pins", 0.05, "fraction of running jobs pinned")
+	lp := flag.Bool("lp", false, "also write FILE.lp")
+	flag.Parse()
+	if err := run(*out, *scales, *jobs, *powers, *seeds, *seed0, *pins, *lp); err != nil {
+		fmt.Fprintln(os.Stderr, "geninst:", err)
+		os.Exit(1)
+	}
+}
+
+func ints(s string) ([]int, error) {
+	var r []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		r = append(r, v)
+	}
+	return r, nil
+}
+
+func run(out, scales, jobs, powers string, seeds int, seed0 uint64, pins float64, lp bool) error {
+	sc, err := ints(scales)
+	if err != nil {
+		return fmt.Errorf("-scales: %w", err)
+	}
+	js, err := ints(jobs)
+	if err != nil {
+		return fmt.Errorf("-jobs: %w", err)
+	}
+	var ps []float64
+	for _, f := range strings.Split(powers, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return fmt.Errorf("-powers: %w", err)
+		}
+		ps = append(ps, v)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	for _, s := range sc {
+		for _, n := range js {
+			for _, pw := range ps {
+				for k := 0; k < seeds; k++ {
+					seed := seed0 + uint64(k)
+					c := ilptest.Config{Scale: s, Jobs: n, Seed: seed, Power: pw, PinFrac: pins}
+					p := ilptest.Generate(c)
+					name := fmt.Sprintf("sia-g%d-j%d-p%+.1f-s%d", 64*s, n, pw, seed)
+					if err := write(filepath.Join(out, name+".json"), func(f *os.File) error {
+						return ilp.WriteJSON(f, p, ilp.Meta{Name: name})
+					}); err != nil {
+						return err
+					}
+					if lp {
+						if err := write(filepath.Join(out, name+".lp"), func(f *os.File) error {
+							return ilp.WriteLP(f, p)
+						}); err != nil {
+							return err
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func write(path string, fn func(*os.File) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
+}
