@@ -2,7 +2,6 @@ package ilp
 
 import "math"
 
-
 // improveByType is a primal heuristic: block coordinate descent over GPU
 // types. For one type t at a time, every free job may keep its current
 // choice if that is not of type t (no GPUs of t), stay unallocated, or take
