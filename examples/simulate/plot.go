@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"path/filepath"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// writePlots draws the JCT CDF per policy, the GPUs in use per type over time
+// (first workload, one figure per policy) and, when several scales were run,
+// the policy runtime against cluster size.
+func writePlots(dir string, os []outcome) error {
+	p := plot.New()
+	p.Title.Text = "JCT CDF"
+	p.X.Label.Text = "JCT (h)"
+	p.Y.Label.Text = "fraction of jobs"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	for i, o := range os {
+		jcts := o.summary.JCTs
+		if len(jcts) == 0 {
+			continue
+		}
+		pts := make(plotter.XYs, len(jcts))
+		for k, v := range jcts {
+			pts[k].X = maxf(v/3600, 1e-3)
+			pts[k].Y = float64(k+1) / float64(len(jcts))
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return err
+		}
+		l.Color = plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(i)
+		p.Add(l)
+		p.Legend.Add(o.policy, l)
+	}
+	p.Legend.Top = false
+	p.Legend.Left = false
+	if err := p.Save(6*vg.Inch, 4*vg.Inch, filepath.Join(dir, "jct_cdf.png")); err != nil {
+		return err
+	}
+	for _, o := range os {
+		if len(o.results) == 0 {
+			continue
+		}
+		r := o.results[0]
+		types := map[string]bool{}
+		for _, rs := range r.Rounds {
+			for t := range rs.GPUsByTyp {
+				types[t] = true
+			}
+		}
+		var names []string
+		for t := range types {
+			names = append(names, t)
+		}
+		sort.Strings(names)
+		q := plot.New()
+		q.Title.Text = fmt.Sprintf("GPUs in use per type: %s, %s", o.policy, r.Workload)
+		q.X.Label.Text = "time (h)"
+		q.Y.Label.Text = "GPUs allocated"
+		for i, t := range names {
+			pts := make(plotter.XYs, len(r.Rounds))
+			for k, rs := range r.Rounds {
+				pts[k].X = rs.Now / 3600
+				pts[k].Y = float64(rs.GPUsByTyp[t])
+			}
+			l, err := plotter.NewLine(pts)
+			if err != nil {
+				return err
+			}
+			l.Color = plotutil.Color(i)
+			q.Add(l)
+			q.Legend.Add(t, l)
+		}
+		q.Legend.Top = true
+		if err := q.Save(7*vg.Inch, 3.5*vg.Inch, filepath.Join(dir, fmt.Sprintf("gpus_%s.png", sanitize(o.policy)))); err != nil {
+			return err
+		}
+	}
+	byPolicy := map[string][]outcome{}
+	var order []string
+	for _, o := range os {
+		base := o.policy
+		for i := range base {
+			if base[i] == '@' {
+				base = base[:i]
+				break
+			}
+		}
+		if _, ok := byPolicy[base]; !ok {
+			order = append(order, base)
+		}
+		byPolicy[base] = append(byPolicy[base], o)
+	}
+	multi := false
+	for _, v := range byPolicy {
+		multi = multi || len(v) > 1
+	}
+	if !multi {
+		return nil
+	}
+	q := plot.New()
+	q.Title.Text = "Policy runtime per round vs cluster size"
+	q.X.Label.Text = "GPUs"
+	q.Y.Label.Text = "median ms per round"
+	q.Y.Scale = plot.LogScale{}
+	q.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	q.X.Scale = plot.LogScale{}
+	q.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	for i, name := range order {
+		var pts plotter.XYs
+		for _, o := range byPolicy[name] {
+			pts = append(pts, plotter.XY{X: float64(o.gpus), Y: maxf(float64(o.summary.PolicyMedian)/1e6, 1e-3)})
+		}
+		l, s, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return err
+		}
+		l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
+		q.Add(l, s)
+		q.Legend.Add(name, l)
+	}
+	q.Legend.Top = true
+	q.Legend.Left = true
+	q.Add(plotter.NewGrid())
+	_ = color.Black
+	return q.Save(6*vg.Inch, 4*vg.Inch, filepath.Join(dir, "policy_runtime.png"))
+}
+
+func maxf(a, b float64) float64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func sanitize(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,82 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/sia-sched/sia/fairness"
+)
+
+// FTF computes the finish-time-fairness ratio of every finished job of a
+// result (paper Eq. 6, design.md §7) with package fairness: for each GPU type
+// g the job's fair share is N_g / N_avg GPUs of g, and its fair completion
+// time is that of the job running alone on its share of g, simulated with the
+// same ground truth (adaptive jobs tune their batch size; rigid jobs run at
+// their requested count, and slower in proportion when their share is
+// smaller). Isolated runs are memoised by application, request, type and GPUs.
+func FTF(ctx context.Context, c Cluster, truth Truth, wl *Workload, res *Result, rigid bool) ([]fairness.Ratio, error) {
+	var types []fairness.TypeGPUs
+	for _, g := range c.Groups {
+		types = append(types, fairness.TypeGPUs{Type: g.Type, GPUs: g.Nodes * g.GPUsPerNode})
+	}
+	specs := map[string]JobSpec{}
+	for _, j := range wl.Jobs {
+		specs[j.Name] = j
+	}
+	memo := map[string]float64{}
+	iso := func(spec JobSpec) fairness.IsolatedFunc {
+		return func(typ string, gpus int) (float64, error) {
+			g, ok := c.Group(typ)
+			if !ok || !truth.Supports(spec.App, typ) {
+				return 0, fairness.ErrUnavailable
+			}
+			run := gpus
+			isRigid := rigid || spec.Category == CategoryRigid
+			if isRigid {
+				run = spec.Replicas
+				if run > g.Nodes*g.GPUsPerNode {
+					return 0, fairness.ErrUnavailable
+				}
+			}
+			key := fmt.Sprint(spec.App, "/", typ, "/", run, "/", isRigid, "/", spec.Batch*boolInt(isRigid))
+			t, ok := memo[key]
+			if !ok {
+				nodes := (run + g.GPUsPerNode - 1) / g.GPUsPerNode
+				cl := Cluster{Groups: []NodeGroup{{Type: typ, Nodes: nodes, GPUsPerNode: g.GPUsPerNode}}}
+				one := &Workload{Name: "isolated", Jobs: []JobSpec{{Name: spec.Name, App: spec.App, Replicas: spec.Replicas, Batch: spec.Batch, Category: spec.Category}}}
+				r, err := Run(ctx, Config{Cluster: cl, Truth: truth, Round: 60, Rigid: isRigid}, one, Fixed{GPUs: run})
+				if err != nil {
+					return 0, err
+				}
+				t = r.Jobs[0].JCT
+				if t <= 0 {
+					return 0, fairness.ErrUnavailable
+				}
+				memo[key] = t
+			}
+			if isRigid && gpus < run {
+				t *= float64(run) / float64(gpus)
+			}
+			return t, nil
+		}
+	}
+	var jobs []fairness.Job
+	for _, j := range res.Jobs {
+		if j.JCT < 0 || !(j.Contention > 0) {
+			continue
+		}
+		jobs = append(jobs, fairness.Job{ID: j.Name, SharedJCT: j.JCT, AvgJobs: math.Max(j.Contention, 1e-9), Isolated: iso(specs[j.Name])})
+	}
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	return fairness.Compute(types, jobs, nil)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
