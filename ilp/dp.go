@@ -75,8 +75,8 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 				}
 				for oi := range j.opts {
 					o := &j.opts[oi]
-					if o.grp != e.grp {
-						continue
+					if o.grp != e.grp || o.p <= base || o.g > C {
+						continue // dp is non-decreasing: never better than base
 					}
 					for c := C; c >= o.g; c-- {
 						if v := dp[c-o.g] + o.p; v > next[c] {
@@ -231,4 +231,157 @@ func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allow
 		dp, next = next, dp
 	}
 	return base + dp[C]
+}
+
+// mcItem is one option in a multiple-choice knapsack: it uses g units and
+// gains gain over the job's default.
+type mcItem struct {
+	g    int
+	gain float64
+	opt  int // option index in the job
+}
+
+// mckp solves max Σ gains with at most one item per group and total size at
+// most C exactly by dynamic programming and returns, per group, the index of
+// the chosen item in its group (-1 for none).
+func (sr *search) mckp(groups [][]mcItem, C int) []int {
+	picks := make([]int, len(groups))
+	for k := range picks {
+		picks[k] = -1
+	}
+	if C < 0 {
+		return picks
+	}
+	if cap(sr.dpA) < C+1 {
+		sr.dpA = make([]float64, C+1)
+		sr.dpB = make([]float64, C+1)
+	}
+	dp, next := sr.dpA[:C+1], sr.dpB[:C+1]
+	for c := range dp {
+		dp[c] = 0
+	}
+	var rows []int // groups that take part
+	for k, g := range groups {
+		if len(g) > 0 {
+			rows = append(rows, k)
+		}
+	}
+	need := len(rows) * (C + 1)
+	if cap(sr.from) < need {
+		sr.from = make([]int16, need)
+	}
+	from := sr.from[:need]
+	for n, k := range rows {
+		fr := from[n*(C+1) : (n+1)*(C+1)]
+		copy(next, dp)
+		for c := range fr {
+			fr[c] = -1
+		}
+		for ii, it := range groups[k] {
+			for c := it.g; c <= C; c++ {
+				if v := dp[c-it.g] + it.gain; v > next[c] {
+					next[c] = v
+					fr[c] = int16(ii)
+				}
+			}
+		}
+		dp, next = next, dp
+	}
+	c := C
+	for n := len(rows) - 1; n >= 0; n-- {
+		if ii := from[n*(C+1)+c]; ii >= 0 {
+			picks[rows[n]] = int(ii)
+			c -= groups[rows[n]][ii].g
+		}
+	}
+	return picks
+}
+
+// seqDP is a primal heuristic: it settles the type rows one at a time in the
+// given order. For row t, every undecided job may take an option of type t
+// (its profit, minus the Lagrangian price of any quota row) or keep its best
+// Lagrangian profit on the rows not yet settled; a knapsack program over the
+// residual capacity of t decides which jobs take t and with which option.
+// Jobs left over after the last row stay unallocated, and a final pass gives
+// them (and everyone) any upgrade that still fits. The result (parallel to
+// free) may break a quota row; callers check.
+func (sr *search) seqDP(free []int32, capv []int, lam []float64, order []int) []int {
+	m := sr.m
+	nt := len(m.types)
+	choice := make([]int, len(free))
+	for k := range choice {
+		choice[k] = -1
+	}
+	decided := make([]bool, len(free))
+	settled := make([]bool, nt)
+	left := append([]int(nil), capv...)
+	groups := make([][]mcItem, len(free))
+	for _, t := range order {
+		for k, i := range free {
+			groups[k] = groups[k][:0]
+			if decided[k] {
+				continue
+			}
+			j := &m.jobs[i]
+			off := 0.0
+			for oi := range j.opts {
+				o := &j.opts[oi]
+				g := &j.groups[o.grp]
+				tr := int(g.rows[0])
+				if settled[tr] {
+					continue
+				}
+				pi := 0.0
+				for _, r := range g.rows[1:] {
+					pi += lam[r]
+				}
+				if tr == t {
+					if o.g <= left[t] {
+						groups[k] = append(groups[k], mcItem{g: o.g, gain: o.p - pi*float64(o.g), opt: oi})
+					}
+				} else {
+					off = math.Max(off, o.p-(pi+lam[tr])*float64(o.g))
+				}
+			}
+			items := groups[k][:0]
+			for _, it := range groups[k] {
+				if it.gain-off > 0 {
+					it.gain -= off
+					items = append(items, it)
+				}
+			}
+			groups[k] = items
+		}
+		picks := sr.mckp(groups, left[t])
+		for k, pk := range picks {
+			if pk >= 0 {
+				oi := groups[k][pk].opt
+				choice[k] = oi
+				decided[k] = true
+				apply(left, &m.jobs[free[k]], oi, 1)
+			}
+		}
+		settled[t] = true
+	}
+	// upgrades that still fit (capacity left on any row)
+	for k, i := range free {
+		j := &m.jobs[i]
+		c := choice[k]
+		bp := 0.0
+		if c >= 0 {
+			apply(left, j, c, -1)
+			bp = j.opts[c].p
+		}
+		bo := c
+		for oi := range j.opts {
+			if j.opts[oi].p > bp+sr.eqTol && sr.fits(left, j, oi) {
+				bo, bp = oi, j.opts[oi].p
+			}
+		}
+		if bo >= 0 {
+			apply(left, j, bo, 1)
+		}
+		choice[k] = bo
+	}
+	return choice
 }

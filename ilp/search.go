@@ -31,7 +31,8 @@ type search struct {
 	proved bool
 	root   float64 // root bound on the profit
 
-	dpA, dpB []float64 // scratch for rowBound
+	dpA, dpB []float64 // scratch for the knapsack programs
+	from     []int16
 }
 
 // debugf, when set (by tests), receives progress messages.
@@ -150,6 +151,91 @@ func (sr *search) offerFree(free []int32, choice []int) {
 	}
 }
 
+// rootHeuristics runs the knapsack-based heuristics at the root, cheapest
+// first, until the incumbent meets the bound.
+func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, bound float64) {
+	done := func() bool { return bound <= sr.target() }
+	if done() {
+		return
+	}
+	for t := range sr.m.types {
+		if lam[t] > 0 {
+			bound = math.Min(bound, sr.rowBound(free, capv, lam, t, nil))
+		}
+	}
+	if done() {
+		return
+	}
+	// from the Lagrangian maximisers (ties: fewer GPUs), repaired per type
+	lg := make([]int, len(free))
+	for k, i := range free {
+		lg[k] = sr.m.jobs[i].lagChoice(lam)
+	}
+	if sr.improveByType(free, capv, lg, 1, true) {
+		sr.offerFree(free, lg)
+	}
+	if done() {
+		return
+	}
+	var bestSD []int
+	bestP := math.Inf(-1)
+	for _, order := range typeOrders(len(sr.m.types)) {
+		sd := sr.seqDP(free, capv, lam, order)
+		sr.offerFree(free, sd)
+		if done() {
+			return
+		}
+		if p := sr.freeProfit(free, sd); p > bestP {
+			bestSD, bestP = sd, p
+		}
+	}
+	if sr.improveByType(free, capv, bestSD, 3, false) {
+		sr.offerFree(free, bestSD)
+	}
+}
+
+// freeProfit is the profit of a choice parallel to free.
+func (sr *search) freeProfit(free []int32, choice []int) float64 {
+	var s float64
+	for k, i := range free {
+		if c := choice[k]; c >= 0 {
+			s += sr.m.jobs[i].opts[c].p
+		}
+	}
+	return s
+}
+
+// typeOrders lists the orders in which seqDP settles the type rows: every
+// permutation for up to three types, else the natural and reversed orders.
+func typeOrders(n int) [][]int {
+	id := make([]int, n)
+	for i := range id {
+		id[i] = i
+	}
+	if n > 3 {
+		rev := make([]int, n)
+		for i := range rev {
+			rev[i] = n - 1 - i
+		}
+		return [][]int{id, rev}
+	}
+	var out [][]int
+	var perm func(k int)
+	perm = func(k int) {
+		if k == n {
+			out = append(out, append([]int(nil), id...))
+			return
+		}
+		for i := k; i < n; i++ {
+			id[k], id[i] = id[i], id[k]
+			perm(k + 1)
+			id[k], id[i] = id[i], id[k]
+		}
+	}
+	perm(0)
+	return out
+}
+
 // target is the profit a subtree's bound must exceed to be explored.
 func (sr *search) target() float64 {
 	if !sr.hasBest {
@@ -224,19 +310,10 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	// primal heuristic: greedy completion at the node's multipliers
 	if depth < 4 || sr.nodes%8 == 0 {
 		g := sr.greedy(free, capv, lam)
-		if depth == 0 {
-			sr.improveByType(free, capv, g, 4, false)
-			sr.offerFree(free, g)
-			// from the Lagrangian maximisers (ties: fewer GPUs), repaired per type
-			lg := make([]int, len(free))
-			for k, i := range free {
-				lg[k] = sr.m.jobs[i].lagChoice(lam)
-			}
-			if sr.improveByType(free, capv, lg, 4, true) {
-				g = lg
-			}
-		}
 		sr.offerFree(free, g)
+		if depth == 0 {
+			sr.rootHeuristics(free, capv, lam, bound)
+		}
 		if bound <= sr.target() {
 			return
 		}
