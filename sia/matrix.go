@@ -314,9 +314,15 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 			}
 			dst = append(dst, e)
 		}
-		if cur.Running() && cur.Type == t && !curSeen {
+		pinned := j.State.Restoring || j.NonPreemptible
+		inBounds := cur.GPUs >= minG && cur.GPUs <= maxG
+		if j.Kind == Rigid {
+			inBounds = cur.GPUs == j.GPUs
+		}
+		if cur.Running() && cur.Type == t && !curSeen && (inBounds || pinned) {
 			// The current shape is outside the offered set (host-chosen,
-			// or since excluded): keep it as an option so the job can stay.
+			// or since excluded): keep it as an option so the job can stay,
+			// unless it breaks the job's bounds (then only a pin keeps it).
 			c := configset.Config{Type: t, Nodes: cur.Nodes, GPUs: cur.GPUs}
 			e := Entry{Config: c, Replicas: max(1, c.GPUs/p), Source: src, Restart: 1, Current: true}
 			if src != bootstrap.None {
