@@ -351,16 +351,18 @@ func (t *Tracker) Seed(gpuType string, rows ...goodput.Observation) error {
 		}
 	}
 	ts := t.state(gpuType)
-	added := false
+	n, multi := len(ts.obs), ts.multi
 	for _, r := range rows {
-		if ts.add(r) {
-			added = true
-		}
+		ts.add(r)
 	}
-	if !added {
+	if len(ts.obs) == n {
 		return nil
 	}
-	return t.refit(ts)
+	if err := t.refit(ts); err != nil {
+		ts.obs, ts.multi = ts.obs[:n], multi // a failed fit changes nothing
+		return err
+	}
+	return nil
 }
 
 // Observe records a measurement on one GPU type. When its (nodes, replicas,
@@ -378,22 +380,26 @@ func (t *Tracker) Observe(gpuType string, m Measurement) (refit bool, err error)
 		if err := m.Grad.Validate(); err != nil {
 			return false, &InputError{Type: gpuType, Field: "Measurement.Grad", Reason: err.Error(), Err: err}
 		}
-		if *m.Grad != t.grad {
+	}
+	defer func() {
+		if err == nil && m.Grad != nil && *m.Grad != t.grad {
 			t.grad = *m.Grad
 			t.version++
 		}
+	}()
+	ts := t.state(gpuType)
+	n, multi := len(ts.obs), ts.multi
+	if ts.add(o) {
+		if err := t.refit(ts); err != nil {
+			ts.obs, ts.multi = ts.obs[:n], multi // a failed fit changes nothing
+			return false, err
+		}
+		refit = true
 	}
 	if m.Replicas > t.peak {
 		t.peak = m.Replicas
 	}
-	ts := t.state(gpuType)
-	if !ts.add(o) {
-		return false, nil
-	}
-	if err := t.refit(ts); err != nil {
-		return false, err
-	}
-	return true, nil
+	return refit, nil
 }
 
 // SetGrad replaces the gradient statistics (no refit).
