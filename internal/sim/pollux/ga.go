@@ -3,8 +3,10 @@ package pollux
 import (
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // wyrand is a small, fast, seedable generator (wyhash's PRNG); the search
@@ -41,21 +43,32 @@ func threshold(p float64) uint64 {
 // tournament by dominance then crowding, rank-and-crowding survival,
 // duplicate elimination, as many offspring as the population).
 type gaState struct {
-	rng   *wyrand
-	p     *Policy
-	jobs  []*jobInfo
-	J, V  int
-	cap   int
-	base  []int8
-	total float64
+	rng     *wyrand
+	workers []*worker
+	p       *Policy
+	jobs    []*jobInfo
+	J, V    int
+	cap     int
+	base    []int8
+	total   float64
 
 	// scratch buffers
 	active []bool
 	rs     []int
 	spd    []float64
-	free   []int
-	perm   []int
-	taken  []bool
+}
+
+// worker holds one goroutine's generator and scratch buffers for mutation
+// and repair.
+type worker struct {
+	rng   wyrand
+	free  []int
+	perm  []int
+	taken []bool
+}
+
+func newWorker(V int) *worker {
+	return &worker{free: make([]int, V), perm: make([]int, V), taken: make([]bool, V)}
 }
 
 type indiv struct {
@@ -81,8 +94,17 @@ func (g *gaState) run(init [][]int8) ([]int8, [][]int8) {
 	n := g.p.opt.Population
 	seen := map[uint64]bool{}
 	var pop []*indiv
+	nw := min(runtime.GOMAXPROCS(0), 4)
+	if g.J*g.V < 64 {
+		nw = 1
+	}
+	for k := 0; k < nw; k++ {
+		g.workers = append(g.workers, newWorker(g.V))
+	}
+	w0 := g.workers[0]
+	w0.rng.s = g.rng.next()
 	for _, x := range init {
-		g.repair(x)
+		g.repair(w0, x)
 		k := hashOf(x)
 		if seen[k] {
 			continue
@@ -142,9 +164,8 @@ func (g *gaState) mate(pop []*indiv, n int) []*indiv {
 			copy(c2[cut:], b.x[cut:])
 			cand = append(cand, c1, c2)
 		}
+		g.mutateRepair(cand)
 		for _, x := range cand {
-			g.mutate(x)
-			g.repair(x)
 			k := hashOf(x)
 			if seen[k] {
 				continue
@@ -157,6 +178,39 @@ func (g *gaState) mate(pop []*indiv, n int) []*indiv {
 		}
 	}
 	return off
+}
+
+// mutateRepair mutates and repairs candidates, split over the workers. Each
+// candidate gets its own generator state drawn from the round's generator in
+// order, so the result does not depend on the number of workers.
+func (g *gaState) mutateRepair(cand [][]int8) {
+	seeds := make([]uint64, len(cand))
+	for i := range seeds {
+		seeds[i] = g.rng.next()
+	}
+	nw := len(g.workers)
+	if nw <= 1 || len(cand) < 8 {
+		w := g.workers[0]
+		for i, x := range cand {
+			w.rng.s = seeds[i]
+			g.mutate(w, x)
+			g.repair(w, x)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for k := 0; k < nw; k++ {
+		wg.Add(1)
+		go func(w *worker, k int) {
+			defer wg.Done()
+			for i := k; i < len(cand); i += nw {
+				w.rng.s = seeds[i]
+				g.mutate(w, cand[i])
+				g.repair(w, cand[i])
+			}
+		}(g.workers[k], k)
+	}
+	wg.Wait()
 }
 
 func (g *gaState) tournament(pop []*indiv) *indiv {
@@ -203,8 +257,8 @@ func dominates(a, b [2]float64) int {
 
 const thr10 = uint64(1844674407370955162) // P = 0.1
 
-func (g *gaState) mutate(x []int8) {
-	rng := g.rng
+func (g *gaState) mutate(w *worker, x []int8) {
+	rng := &w.rng
 	J, V := g.J, g.V
 	for j := 0; j < J; j++ {
 		if rng.next() < thr10 {
@@ -222,10 +276,7 @@ func (g *gaState) mutate(x []int8) {
 		}
 	}
 	// (3) random increases on nodes with free capacity.
-	if g.free == nil {
-		g.free = make([]int, V)
-	}
-	free := g.free
+	free := w.free
 	for v := 0; v < V; v++ {
 		free[v] = g.cap
 	}
@@ -276,14 +327,11 @@ func (g *gaState) mutate(x []int8) {
 	}
 }
 
-func (g *gaState) repair(x []int8) {
-	rng := g.rng
+func (g *gaState) repair(w *worker, x []int8) {
+	rng := &w.rng
 	J, V := g.J, g.V
 	// (1) at most one distributed job per node, first in job order keeps it.
-	if g.taken == nil {
-		g.taken, g.perm = make([]bool, V), make([]int, V)
-	}
-	taken := g.taken
+	taken := w.taken
 	for v := range taken {
 		taken[v] = false
 	}
@@ -309,7 +357,7 @@ func (g *gaState) repair(x []int8) {
 		}
 	}
 	// (2) per job, in random node order: cap replicas and at most 16 nodes.
-	perm := g.perm
+	perm := w.perm
 	for j := 0; j < J; j++ {
 		row := x[j*V : (j+1)*V]
 		tot := 0
