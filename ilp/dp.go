@@ -385,3 +385,129 @@ func (sr *search) seqDP(free []int32, capv []int, lam []float64, order []int) []
 	}
 	return choice
 }
+
+// forcedBounds extends rowBound: for every free job k and every candidate
+// allowed[k][ci] it returns the same partial-Lagrangian bound with job k
+// forced onto that candidate (an option or none). It runs the knapsack
+// program forwards and backwards over the jobs and joins the two halves
+// around each job. The bounds exclude the profit of jobs outside free.
+func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, allowed [][]cand) [][]float64 {
+	m := sr.m
+	n := len(free)
+	C := capv[t]
+	out := make([][]float64, n)
+	if C < 0 {
+		for k := range out {
+			out[k] = make([]float64, len(allowed[k]))
+			for ci := range out[k] {
+				out[k][ci] = math.Inf(-1)
+			}
+		}
+		return out
+	}
+	base := 0.0
+	for r := range capv {
+		if r != t {
+			base += lam[r] * float64(capv[r])
+		}
+	}
+	// per job: value of each candidate and whether it uses row t
+	type cv struct {
+		v    float64
+		g    int // GPUs on row t, 0 if the candidate does not use t
+		useT bool
+	}
+	vals := make([][]cv, n)
+	offs := make([]float64, n)
+	sumOff := 0.0
+	for k, i := range free {
+		j := &m.jobs[i]
+		vals[k] = make([]cv, len(allowed[k]))
+		off := 0.0
+		for ci, c := range allowed[k] {
+			if c.o < 0 {
+				continue // none: value 0, uses nothing
+			}
+			o := &j.opts[c.o]
+			pi, useT := 0.0, false
+			for _, r := range j.groups[o.grp].rows {
+				if int(r) == t {
+					useT = true
+				} else {
+					pi += lam[r]
+				}
+			}
+			v := o.p - pi*float64(o.g)
+			if useT {
+				vals[k][ci] = cv{v: v, g: o.g, useT: true}
+			} else {
+				vals[k][ci] = cv{v: v}
+				off = math.Max(off, v)
+			}
+		}
+		offs[k] = off
+		sumOff += off
+	}
+	W := C + 1
+	if cap(sr.fwd) < (n+1)*W {
+		sr.fwd = make([]float64, (n+1)*W)
+		sr.bwd = make([]float64, (n+1)*W)
+	}
+	F := sr.fwd[:(n+1)*W] // F[k] over jobs < k
+	Bk := sr.bwd[:(n+1)*W]
+	clear(F[:W])
+	clear(Bk[n*W:])
+	step := func(dst, src []float64, k int) {
+		copy(dst, src)
+		for _, x := range vals[k] {
+			if !x.useT || x.g > C {
+				continue
+			}
+			gain := x.v - offs[k]
+			if gain <= 0 {
+				continue
+			}
+			for c := x.g; c <= C; c++ {
+				if v := src[c-x.g] + gain; v > dst[c] {
+					dst[c] = v
+				}
+			}
+		}
+	}
+	for k := 0; k < n; k++ {
+		step(F[(k+1)*W:(k+2)*W], F[k*W:(k+1)*W], k)
+	}
+	for k := n - 1; k >= 0; k-- {
+		step(Bk[k*W:(k+1)*W], Bk[(k+1)*W:(k+2)*W], k)
+	}
+	join := func(k, c int) float64 { // best of jobs ≠ k within c units
+		f, b := F[k*W:(k+1)*W], Bk[(k+1)*W:(k+2)*W]
+		best := math.Inf(-1)
+		for a := 0; a <= c; a++ {
+			if v := f[a] + b[c-a]; v > best {
+				best = v
+			}
+		}
+		return best
+	}
+	for k := range free {
+		out[k] = make([]float64, len(allowed[k]))
+		rest := base + sumOff - offs[k]
+		atC := math.NaN()
+		for ci, c := range allowed[k] {
+			x := vals[k][ci]
+			switch {
+			case c.o < 0 || !x.useT:
+				if math.IsNaN(atC) {
+					atC = join(k, C)
+				}
+				out[k][ci] = rest + x.v + atC
+			case x.g > C:
+				out[k][ci] = math.Inf(-1)
+			default:
+				out[k][ci] = rest + x.v + join(k, C-x.g)
+			}
+		}
+	}
+	return out
+}

@@ -31,8 +31,12 @@ type search struct {
 	proved bool
 	root   float64 // root bound on the profit
 
+	diveDepth int     // nodes up to this depth run the knapsack heuristics
+	orders    [][]int // type orders for seqDP below the root, best first
+
 	dpA, dpB []float64 // scratch for the knapsack programs
 	from     []int16
+	fwd, bwd []float64
 }
 
 // debugf, when set (by tests), receives progress messages.
@@ -45,7 +49,7 @@ type cand struct {
 }
 
 func newSearch(ctx context.Context, m *model, set *Settings) *search {
-	sr := &search{ctx: ctx, m: m, set: set, open: math.Inf(-1), root: math.Inf(1)}
+	sr := &search{ctx: ctx, m: m, set: set, open: math.Inf(-1), root: math.Inf(1), diveDepth: 6}
 	scale := 1.0
 	for _, j := range m.p.Jobs {
 		scale = math.Max(scale, math.Abs(j.Unallocated))
@@ -163,6 +167,9 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, bound 
 			bound = math.Min(bound, sr.rowBound(free, capv, lam, t, nil))
 		}
 	}
+	if debugf != nil {
+		debugf("root row bound %.6f incumbent %.6f", bound, sr.bestP)
+	}
 	if done() {
 		return
 	}
@@ -179,14 +186,32 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, bound 
 	}
 	var bestSD []int
 	bestP := math.Inf(-1)
-	for _, order := range typeOrders(len(sr.m.types)) {
+	orders := typeOrders(len(sr.m.types))
+	profits := make([]float64, len(orders))
+	defer func() {
+		// remember the two best orders for the nodes below
+		idx := make([]int, len(orders))
+		for k := range idx {
+			idx[k] = k
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return profits[idx[a]] > profits[idx[b]] })
+		sr.orders = nil
+		for _, k := range idx[:min(2, len(idx))] {
+			sr.orders = append(sr.orders, orders[k])
+		}
+	}()
+	for oi, order := range orders {
 		sd := sr.seqDP(free, capv, lam, order)
 		sr.offerFree(free, sd)
+		profits[oi] = sr.freeProfit(free, sd)
+		if debugf != nil {
+			debugf("seqDP %v: %.6f", order, profits[oi])
+		}
 		if done() {
 			return
 		}
-		if p := sr.freeProfit(free, sd); p > bestP {
-			bestSD, bestP = sd, p
+		if profits[oi] > bestP {
+			bestSD, bestP = sd, profits[oi]
 		}
 	}
 	if sr.improveByType(free, capv, bestSD, 3, false) {
@@ -266,6 +291,9 @@ func (sr *search) run() {
 	}
 	capv := append([]int(nil), m.cap...)
 	sr.node(free, capv, 0, nil, math.Inf(1), 0)
+	if debugf != nil {
+		debugf("done: nodes %d incumbent %.6f", sr.nodes, sr.bestP)
+	}
 	if !sr.stop {
 		sr.proved = true
 	}
@@ -313,13 +341,24 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 		sr.offerFree(free, g)
 		if depth == 0 {
 			sr.rootHeuristics(free, capv, lam, bound)
+		} else if depth <= sr.diveDepth && bound > sr.target() {
+			// the two orders that did best at the root
+			for _, order := range sr.orders {
+				sd := sr.seqDP(free, capv, lam, order)
+				sr.offerFree(free, sd)
+				if bound <= sr.target() {
+					break
+				}
+			}
 		}
 		if bound <= sr.target() {
 			return
 		}
 	}
 	// reduced costs; fix jobs with a single admissible choice
-	limit := bound - sr.target()
+	// reduced costs are relative to the Lagrangian bound at lam only
+	lpb := P + f
+	limit := lpb - sr.target()
 	type amb struct {
 		i      int32
 		cs     []cand
@@ -375,36 +414,81 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 		undo()
 		return
 	}
-	bound -= rcFixed
+	lpb -= rcFixed
+	bound = math.Min(bound, lpb)
 	// integrality of one type row at a time: knapsack bounds over the
-	// remaining candidates
+	// remaining candidates, for every candidate of every job
+	pf := P + pFixed
+	cb := make([][]float64, len(branch))
+	for k := range branch {
+		cb[k] = make([]float64, len(branch[k].cs))
+		for ci, c := range branch[k].cs {
+			cb[k][ci] = lpb - c.rc // Lagrangian estimate
+		}
+	}
 	{
 		bfree := make([]int32, len(branch))
 		allowed := make([][]cand, len(branch))
 		for k := range branch {
 			bfree[k], allowed[k] = branch[k].i, branch[k].cs
 		}
-		// (a node bound only: children keep the Lagrangian estimates)
-		pf := P + pFixed
+		// the per-candidate bounds of the tightest row only
+		bt, btv := -1, math.Inf(1)
 		for t := range m.types {
 			if lam[t] == 0 {
 				continue
 			}
-			if rb := pf + sr.rowBound(bfree, capc, lam, t, allowed); rb <= sr.target() {
+			rb := pf + sr.rowBound(bfree, capc, lam, t, allowed)
+			if rb <= sr.target() {
 				undo()
 				return
 			}
+			if rb < btv {
+				bt, btv = t, rb
+			}
 		}
+		for t := range m.types {
+			if t != bt {
+				continue
+			}
+			fb := sr.forcedBounds(bfree, capc, lam, t, allowed)
+			for k := range fb {
+				for ci, v := range fb[k] {
+					cb[k][ci] = math.Min(cb[k][ci], pf+v)
+				}
+			}
+		}
+	}
+	// candidates that cannot beat the incumbent go; the node bound is the
+	// smallest over jobs of the best candidate bound
+	bi, biN, biMax := -1, 0, math.Inf(1)
+	for k := range branch {
+		mx := math.Inf(-1)
+		n := 0
+		for _, v := range cb[k] {
+			if v > sr.target() {
+				n++
+			}
+			mx = math.Max(mx, v)
+		}
+		if n == 0 {
+			undo()
+			return
+		}
+		bound = math.Min(bound, mx)
+		// branch on the job with the fewest surviving candidates, then the
+		// lowest best-candidate bound
+		if bi < 0 || n < biN || (n == biN && mx < biMax) {
+			bi, biN, biMax = k, n, mx
+		}
+	}
+	if bound <= sr.target() {
+		undo()
+		return
 	}
 	if depth < 3 && debugf != nil {
 		debugf("depth %d: free %d branch %d fixed %d bound %.6f incumbent %.6f", depth, len(free), len(branch), len(fixed), bound, sr.bestP)
-	}
-	// branch on the job whose second-best choice is closest to its best
-	bi := 0
-	for k := range branch {
-		if branch[k].second < branch[bi].second {
-			bi = k
-		}
+		debugf("  branch job %d cands %v cb %v", branch[bi].i, branch[bi].cs, cb[bi])
 	}
 	rest := make([]int32, 0, len(branch)-1)
 	for k := range branch {
@@ -414,9 +498,16 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	}
 	b := branch[bi]
 	j := &m.jobs[b.i]
+	// children best bound first
+	idx := make([]int, len(b.cs))
+	for ci := range idx {
+		idx[ci] = ci
+	}
+	sort.SliceStable(idx, func(x, y int) bool { return cb[bi][idx[x]] > cb[bi][idx[y]] })
 	child := make([]int, len(capc))
-	for _, c := range b.cs {
-		ce := bound - c.rc
+	for _, ci := range idx {
+		c := b.cs[ci]
+		ce := cb[bi][ci]
 		if ce <= sr.target() {
 			break
 		}
