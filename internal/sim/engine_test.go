@@ -1,0 +1,171 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func toyWorkload(jobs ...JobSpec) *Workload {
+	for i := range jobs {
+		if jobs[i].App == "" {
+			jobs[i].App = "toy"
+		}
+		if jobs[i].Replicas == 0 {
+			jobs[i].Replicas = 1
+		}
+		if jobs[i].Batch == 0 {
+			jobs[i].Batch = 10
+		}
+	}
+	return &Workload{Name: "toy", Jobs: jobs}
+}
+
+func runToy(t *testing.T, pol Policy, wl *Workload) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), Config{Cluster: toyCluster, Truth: toyTruth{}, Round: 60, Rigid: true}, wl, pol)
+	require.NoError(t, err)
+	return res
+}
+
+func TestEngineRestartDelayAndCompletion(t *testing.T) {
+	// One job on one GPU from its first round (t = 60): 30 s restore, then
+	// 1 progress/s until 200 → completes at 60 + 30 + 200 = 290.
+	pol := scripted(func(now float64, jobs []*Job) map[string]Alloc {
+		return map[string]Alloc{"j": {Type: "a", Nodes: []int{0}}}
+	})
+	res := runToy(t, pol, toyWorkload(JobSpec{Name: "j"}))
+	require.Len(t, res.Jobs, 1)
+	j := res.Jobs[0]
+	assert.InDelta(t, 290, j.Completion, 1e-9)
+	assert.InDelta(t, 290, j.JCT, 1e-9)
+	assert.Equal(t, 0, j.Restarts)
+	// Charged every round the job holds GPUs: decisions at 60, 120, 180, 240.
+	assert.InDelta(t, 4*60, j.GPUSeconds, 1e-9)
+}
+
+func TestEngineRestartRules(t *testing.T) {
+	tests := []struct {
+		name     string
+		second   Alloc // allocation from t = 120 on
+		restarts int
+		jct      float64
+	}{
+		// Same shape on other node ids of the same type: free.
+		{"move same shape", Alloc{Type: "a", Nodes: []int{1}}, 0, 290},
+		// Another type: one restart, another 30 s restore.
+		{"migrate type", Alloc{Type: "b", Nodes: []int{0}}, 1, 320},
+		// Same type, another shape (2 GPUs, same per-GPU speed here): restart.
+		{"resize", Alloc{Type: "a", Nodes: []int{0, 0}}, 1, 320},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pol := scripted(func(now float64, jobs []*Job) map[string]Alloc {
+				if now < 120 {
+					return map[string]Alloc{"j": {Type: "a", Nodes: []int{0}}}
+				}
+				return map[string]Alloc{"j": tc.second}
+			})
+			res := runToy(t, pol, toyWorkload(JobSpec{Name: "j", Batch: 10}))
+			assert.Equal(t, tc.restarts, res.Jobs[0].Restarts)
+			assert.InDelta(t, tc.jct, res.Jobs[0].JCT, 1e-9)
+		})
+	}
+}
+
+func TestEngineSuspendResumeCountsRestart(t *testing.T) {
+	// Runs in round [60,120), suspended in [120,180), resumes at 180.
+	pol := scripted(func(now float64, jobs []*Job) map[string]Alloc {
+		if now == 120 {
+			return nil
+		}
+		return map[string]Alloc{"j": {Type: "a", Nodes: []int{0}}}
+	})
+	res := runToy(t, pol, toyWorkload(JobSpec{Name: "j"}))
+	// progress 30 by t=120; resume at 180 with 30 s restore → 210; 170 more → 380.
+	assert.Equal(t, 1, res.Jobs[0].Restarts)
+	assert.InDelta(t, 380, res.Jobs[0].JCT, 1e-9)
+}
+
+func TestEngineFirstScheduledAtRoundBoundary(t *testing.T) {
+	pol := scripted(func(now float64, jobs []*Job) map[string]Alloc {
+		out := map[string]Alloc{}
+		for _, j := range jobs {
+			out[j.Name()] = Alloc{Type: "a", Nodes: []int{0}}
+		}
+		return out
+	})
+	// Submitted at 61 → first decision at 120, completes at 120+30+200.
+	res := runToy(t, pol, toyWorkload(JobSpec{Name: "j", Submit: 61}))
+	assert.InDelta(t, 350, res.Jobs[0].Completion, 1e-9)
+	assert.InDelta(t, 350-61, res.Jobs[0].JCT, 1e-9)
+}
+
+func TestEngineRejectsBadAllocations(t *testing.T) {
+	tests := []struct {
+		name  string
+		alloc map[string]Alloc
+	}{
+		{"unknown type", map[string]Alloc{"j": {Type: "zz", Nodes: []int{0}}}},
+		{"node out of range", map[string]Alloc{"j": {Type: "a", Nodes: []int{2}}}},
+		{"node over capacity", map[string]Alloc{"j": {Type: "a", Nodes: []int{0, 0, 0, 0, 0}}}},
+		{"inactive job", map[string]Alloc{"ghost": {Type: "a", Nodes: []int{0}}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pol := scripted(func(float64, []*Job) map[string]Alloc { return tc.alloc })
+			_, err := Run(context.Background(), Config{Cluster: toyCluster, Truth: toyTruth{}, Round: 60}, toyWorkload(JobSpec{Name: "j"}), pol)
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, ErrInvalidInput), err.Error())
+		})
+	}
+}
+
+func TestEngineUnknownApplication(t *testing.T) {
+	_, err := Run(context.Background(), Config{Cluster: toyCluster, Truth: toyTruth{}}, toyWorkload(JobSpec{Name: "x", App: "nope", Line: 3}), Fixed{GPUs: 1})
+	require.Error(t, err)
+	var ie *InputError
+	require.True(t, errors.As(err, &ie))
+	assert.Equal(t, "x", ie.Job)
+	assert.Equal(t, 3, ie.Line)
+}
+
+func TestEngineMaxTimeLeavesUnfinished(t *testing.T) {
+	res, err := Run(context.Background(), Config{Cluster: toyCluster, Truth: toyTruth{}, Round: 60, MaxTime: 120}, toyWorkload(JobSpec{Name: "j"}), scripted(func(float64, []*Job) map[string]Alloc { return nil }))
+	require.NoError(t, err)
+	s := Summarize([]*Result{res})
+	assert.Equal(t, 1, s.Unfinished)
+	assert.Equal(t, -1.0, res.Jobs[0].JCT)
+}
+
+func TestP99Index(t *testing.T) {
+	for _, tc := range []struct{ n, want int }{{1, 0}, {99, 98}, {100, 99}, {101, 99}, {160, 158}, {800, 792}} {
+		assert.Equal(t, tc.want, P99Index(tc.n), "n=%d", tc.n)
+	}
+}
+
+func TestSummarizeDefinitions(t *testing.T) {
+	r1 := &Result{Policy: "p", Jobs: []JobResult{
+		{Name: "a", Submit: 0, Completion: 100, JCT: 100, Restarts: 1, GPUSeconds: 3600},
+		{Name: "b", Submit: 50, Completion: 350, JCT: 300, Restarts: 3, GPUSeconds: 7200},
+	}}
+	r2 := &Result{Policy: "p", Jobs: []JobResult{{Name: "c", Submit: 10, Completion: 210, JCT: 200, GPUSeconds: 0}}}
+	s := Summarize([]*Result{r1, r2})
+	assert.Equal(t, 3, s.Jobs)
+	assert.InDelta(t, 200, s.AvgJCT, 1e-9)
+	assert.InDelta(t, 300, s.P99JCT, 1e-9)               // sorted [100 200 300][floor(2.97)=2]
+	assert.InDelta(t, (350.0+200.0)/2, s.Makespan, 1e-9) // per-workload max(sub+JCT) − min(sub), averaged
+	assert.InDelta(t, 1.0, s.GPUHoursPerJob, 1e-9)
+	assert.InDelta(t, 4.0/3, s.RestartsPerJob, 1e-9)
+}
+
+func TestAllocShape(t *testing.T) {
+	assert.Equal(t, []int{4, 2}, Alloc{Nodes: []int{0, 0, 0, 0, 1, 1}}.Shape())
+	assert.Equal(t, []int{1, 1, 1}, Alloc{Nodes: []int{0, 1, 0}}.Shape())
+	assert.Nil(t, Alloc{}.Shape())
+	// More nodes than profiled for the type: respread over the limit.
+	assert.Equal(t, []int{3, 3, 2}, lookupShape(Alloc{Type: "rtx", Nodes: []int{0, 0, 1, 1, 2, 2, 3, 3}}))
+}

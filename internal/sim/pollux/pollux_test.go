@@ -1,0 +1,88 @@
+package pollux
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sia-sched/sia/internal/sim"
+)
+
+func TestPickType(t *testing.T) {
+	assert.Equal(t, "t4", pickType(map[string]int{"t4": 8, "a100": 4}))
+	assert.Equal(t, "a100", pickType(map[string]int{"t4": 4, "a100": 4}))
+	assert.Equal(t, "rtx", pickType(map[string]int{"t4": 4, "rtx": 4}))
+	assert.Equal(t, "x", pickType(map[string]int{"y": 2, "x": 2}))
+}
+
+// TestNonDominatedMatchesBruteForce compares the two-objective sort with the
+// definition on random populations with many ties.
+func TestNonDominatedMatchesBruteForce(t *testing.T) {
+	r := &wyrand{s: 42}
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + r.intN(60)
+		pop := make([]*indiv, n)
+		for i := range pop {
+			pop[i] = &indiv{f: [2]float64{float64(r.intN(6)), float64(r.intN(6))}}
+		}
+		fronts := nonDominated(pop)
+		rank := make([]int, n)
+		count := 0
+		for k, fr := range fronts {
+			for _, i := range fr {
+				rank[i] = k
+				count++
+			}
+		}
+		require.Equal(t, n, count)
+		// Brute force: rank = length of the longest dominating chain above.
+		brute := make([]int, n)
+		for changed := true; changed; {
+			changed = false
+			for i := range pop {
+				for k := range pop {
+					if dominates(pop[k].f, pop[i].f) == 1 && brute[i] < brute[k]+1 {
+						brute[i] = brute[k] + 1
+						changed = true
+					}
+				}
+			}
+		}
+		assert.Equal(t, brute, rank, "trial %d", trial)
+	}
+}
+
+func TestThreshold(t *testing.T) {
+	assert.Equal(t, uint64(0), threshold(0))
+	assert.Equal(t, uint64(math.MaxUint64), threshold(1))
+	r := &wyrand{s: 1}
+	hits := 0
+	th := threshold(0.25)
+	for i := 0; i < 100000; i++ {
+		if r.next() < th {
+			hits++
+		}
+	}
+	assert.InDelta(t, 0.25, float64(hits)/100000, 0.01)
+}
+
+func TestPolluxShortRun(t *testing.T) {
+	c, err := sim.ParseCluster("heterogeneous", 1)
+	require.NoError(t, err)
+	m, err := sim.LoadModel()
+	require.NoError(t, err)
+	wl, err := sim.Generate(5, 1, 12)
+	require.NoError(t, err)
+	run := func(seed uint64) sim.Summary {
+		p := New(c, m, Options{Seed: seed, Generations: 20})
+		res, err := sim.Run(context.Background(), sim.Config{Cluster: c, Truth: m, Round: 60, Batch: sim.PooledModel}, wl, p)
+		require.NoError(t, err)
+		return sim.Summarize([]*sim.Result{res})
+	}
+	a, b := run(1), run(1)
+	assert.Equal(t, 0, a.Unfinished)
+	assert.Equal(t, a.JCTs, b.JCTs, "same seed, same result")
+}
