@@ -1,8 +1,10 @@
 package ilp
 
 import (
+	"cmp"
 	"context"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -49,7 +51,7 @@ type cand struct {
 }
 
 func newSearch(ctx context.Context, m *model, set *Settings) *search {
-	sr := &search{ctx: ctx, m: m, set: set, open: math.Inf(-1), root: math.Inf(1), diveDepth: 6}
+	sr := &search{ctx: ctx, m: m, set: set, open: math.Inf(-1), root: math.Inf(1), diveDepth: 3}
 	scale := 1.0
 	for _, j := range m.p.Jobs {
 		scale = math.Max(scale, math.Abs(j.Unallocated))
@@ -217,6 +219,33 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, bound 
 	if sr.improveByType(free, capv, bestSD, 3, false) {
 		sr.offerFree(free, bestSD)
 	}
+	if done() {
+		return
+	}
+	// diversify: the best orders again at slightly perturbed multipliers,
+	// which break the many ties of rounded values differently
+	idx := make([]int, len(orders))
+	for k := range idx {
+		idx[k] = k
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return profits[idx[a]] > profits[idx[b]] })
+	pl := make([]float64, len(lam))
+	for _, eps := range []float64{0.02, -0.02, 0.1, -0.1} {
+		for t := range sr.m.types {
+			copy(pl, lam)
+			pl[t] *= 1 + eps
+			for _, k := range idx[:min(2, len(idx))] {
+				sd := sr.seqDP(free, capv, pl, orders[k])
+				sr.offerFree(free, sd)
+				if debugf != nil {
+					debugf("seqDP %v eps %v row %d: %.6f", orders[k], eps, t, sr.freeProfit(free, sd))
+				}
+				if done() {
+					return
+				}
+			}
+		}
+	}
 }
 
 // freeProfit is the profit of a choice parallel to free.
@@ -290,7 +319,7 @@ func (sr *search) run() {
 		free[i] = int32(i)
 	}
 	capv := append([]int(nil), m.cap...)
-	sr.node(free, capv, 0, nil, math.Inf(1), 0)
+	sr.node(free, capv, 0, nil, math.Inf(1), 0, -1)
 	if debugf != nil {
 		debugf("done: nodes %d incumbent %.6f", sr.nodes, sr.bestP)
 	}
@@ -302,7 +331,7 @@ func (sr *search) run() {
 // node explores the subproblem in which the jobs outside free keep their
 // choice in sr.cur (total profit P) and capv is the residual capacity. est is
 // the bound the parent derived for this node.
-func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est float64, depth int) {
+func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est float64, depth, bt int) {
 	m := sr.m
 	sr.nodes++
 	// the root always computes its bound, so a stopped search still has one
@@ -432,19 +461,23 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 		for k := range branch {
 			bfree[k], allowed[k] = branch[k].i, branch[k].cs
 		}
-		// the per-candidate bounds of the tightest row only
-		bt, btv := -1, math.Inf(1)
-		for t := range m.types {
-			if lam[t] == 0 {
-				continue
-			}
-			rb := pf + sr.rowBound(bfree, capc, lam, t, allowed)
-			if rb <= sr.target() {
-				undo()
-				return
-			}
-			if rb < btv {
-				bt, btv = t, rb
+		// the per-candidate bounds of the tightest row only: chosen among
+		// all rows at the root and every few levels, else inherited
+		if bt < 0 || depth%4 == 0 || lam[bt] == 0 {
+			bt = -1
+			btv := math.Inf(1)
+			for t := range m.types {
+				if lam[t] == 0 {
+					continue
+				}
+				rb := pf + sr.rowBound(bfree, capc, lam, t, allowed)
+				if rb <= sr.target() {
+					undo()
+					return
+				}
+				if rb < btv {
+					bt, btv = t, rb
+				}
 			}
 		}
 		for t := range m.types {
@@ -525,7 +558,7 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 			pc += j.opts[c.o].p
 		}
 		sr.cur[b.i] = c.o
-		sr.node(rest, append([]int(nil), child...), pc, lam, ce, depth+1)
+		sr.node(rest, append([]int(nil), child...), pc, lam, ce, depth+1, bt)
 		sr.cur[b.i] = -1
 	}
 	undo()
@@ -551,11 +584,16 @@ func (sr *search) greedy(free []int32, capv []int, lam []float64) []int {
 			ps = append(ps, pair{k, oi, rc, o.p})
 		}
 	}
-	sort.SliceStable(ps, func(a, b int) bool {
-		if ps[a].rc != ps[b].rc {
-			return ps[a].rc < ps[b].rc
+	slices.SortFunc(ps, func(a, b pair) int {
+		switch {
+		case a.rc != b.rc:
+			return cmp.Compare(a.rc, b.rc)
+		case a.p != b.p:
+			return cmp.Compare(b.p, a.p)
+		case a.k != b.k:
+			return a.k - b.k
 		}
-		return ps[a].p > ps[b].p
+		return a.o - b.o
 	})
 	choice := make([]int, len(free))
 	for k := range choice {
