@@ -40,6 +40,10 @@ type Entry struct {
 	// Dropped marks an entry not offered to the solver: its value is
 	// infinite (r = 0 with p < 0 and no clipping).
 	Dropped bool
+	// Dominated marks an entry not offered to the solver because it can
+	// never be optimal: leaving the job unallocated is at least as good, or
+	// an entry of the same type with no more GPUs is at least as good.
+	Dominated bool
 	// Current marks the job's current configuration.
 	Current bool
 }
@@ -92,7 +96,7 @@ func (m *Matrix) Options() int {
 	n := 0
 	for i := range m.Rows {
 		for k := range m.Rows[i].Entries {
-			if !m.Rows[i].Entries[k].Dropped {
+			if e := &m.Rows[i].Entries[k]; (!e.Dropped && !e.Dominated) || k == m.Rows[i].Pin {
 				n++
 			}
 		}
@@ -210,7 +214,7 @@ func buildMatrix(snap *Snapshot, o *Options, cl *cluster) (*Matrix, error) {
 		}
 		row := Row{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda}
 		row.Entries = backing[start:len(backing):len(backing)]
-		finishRow(&row, j, snap.Now, o, &k)
+		finishRow(&row, j, snap.Now, o, &k, m.Sense)
 		m.Rows[i] = row
 	}
 	return m, nil
@@ -339,7 +343,7 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 }
 
 // finishRow normalises the row, applies the restart factor and the power.
-func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs) {
+func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs, sense ilp.Sense) {
 	es := row.Entries
 	// N_min and the smallest valid goodput.
 	minGood := math.Inf(1)
@@ -430,6 +434,46 @@ func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs) {
 	if row.Current >= 0 && (j.State.Restoring || j.NonPreemptible) {
 		row.Pin = row.Current
 		es[row.Current].Dropped = false
+	}
+	markDominated(row, sense)
+}
+
+// better reports whether value a beats value b in the objective's sense.
+func better(a, b float64, sense ilp.Sense) bool {
+	if sense == ilp.Minimize {
+		return a < b
+	}
+	return a > b
+}
+
+// markDominated flags entries that can never be part of an optimal
+// allocation, so the solver need not see them: an entry no better than
+// leaving the job unallocated (which also frees its GPUs), and an entry no
+// better than an entry of the same type with at most as many GPUs. Removing
+// them does not change the optimal objective. The pinned entry is kept.
+func markDominated(row *Row, sense ilp.Sense) {
+	es := row.Entries
+	for i := range es {
+		e := &es[i]
+		if e.Dropped || i == row.Pin {
+			continue
+		}
+		if !better(e.Value, row.Unallocated, sense) {
+			e.Dominated = true
+			continue
+		}
+		for k := range es {
+			o := &es[k]
+			if k == i || o.Dropped || o.Dominated || o.Config.Type != e.Config.Type || o.Config.GPUs > e.Config.GPUs {
+				continue
+			}
+			// o uses no more GPUs of the type; e is dominated when o is at
+			// least as good (ties: keep the smaller, or the earlier).
+			if better(o.Value, e.Value, sense) || (o.Value == e.Value && (o.Config.GPUs < e.Config.GPUs || k < i)) {
+				e.Dominated = true
+				break
+			}
+		}
 	}
 }
 

@@ -452,6 +452,8 @@ func writePlan(w io.Writer, p *Plan) {
 			switch {
 			case e.Dropped:
 				flag = "!"
+			case e.Dominated:
+				flag = "-"
 			case e.Invalid:
 				flag = "?"
 			case e.Source == bootstrap.None:

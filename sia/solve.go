@@ -24,7 +24,7 @@ type Solution struct {
 }
 
 // Problem returns the allocation problem (paper Eq. 2/4) of the matrix:
-// options = the entries not Dropped, with their Value; Unallocated = λ;
+// options = the entries neither Dropped nor Dominated, with their Value; Unallocated = λ;
 // capacities and reservations per type; pins. order gives the order in which
 // rows become ilp jobs (nil = row order); optIdx[i][k] is the entry index of
 // option k of row i.
@@ -50,7 +50,7 @@ func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int) {
 		pin := -1
 		for k := range r.Entries {
 			e := &r.Entries[k]
-			if e.Dropped {
+			if (e.Dropped || e.Dominated) && k != r.Pin {
 				continue
 			}
 			if k == r.Pin {
@@ -67,7 +67,8 @@ func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int) {
 
 // Problem returns the allocation problem of the matrix in row order, for
 // hosts that want to inspect it (ilp.WriteLP) or solve it themselves. Option k
-// of job i is the k-th entry of Rows[i] that is not Dropped.
+// of job i is the k-th entry of Rows[i] that is neither Dropped nor Dominated
+// (pinned entries are always offered).
 func (m *Matrix) Problem() *ilp.Problem {
 	p, _ := m.problem(nil)
 	return p
