@@ -98,3 +98,17 @@ func TestEmptyWorkloadSucceeds(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, strings.Count(out.String(), "\"jobs\":0"))
 }
+
+func TestJobLargerThanClusterIsReportedUnfinished(t *testing.T) {
+	var out, errb bytes.Buffer
+	body := "name,time,application,num_replicas,batch_size\nbert-0,0,bert,100,384\ncifar10-0,10,cifar10,4,2048\n"
+	err := run(context.Background(), []string{"-workload", writeWorkload(t, body), "-policy", "gavel,sia", "-json", "-noftf"}, &out, &errb)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 2)
+	var g, s map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &g))
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &s))
+	assert.Equal(t, 1.0, g["unfinished"], "rigid at 100 GPUs never fits")
+	assert.Equal(t, 0.0, s["unfinished"], "Sia scales the job to what exists")
+}

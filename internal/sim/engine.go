@@ -234,6 +234,12 @@ type Result struct {
 	End float64
 }
 
+// stallRounds ends a simulation early when, after the last arrival, the
+// policy has left every active job without GPUs for this many rounds in a row
+// (for example rigid jobs larger than every GPU type): they are reported as
+// unfinished.
+const stallRounds = 100
+
 type engine struct {
 	cfg   Config
 	jobs  []*Job
@@ -279,6 +285,11 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 		e.jobs = append(e.jobs, j)
 	}
 	res := &Result{Workload: wl.Name, Policy: pol.Name()}
+	idle := 0 // consecutive rounds with active jobs, none running, no arrivals left
+	lastSubmit := 0.0
+	for _, j := range e.jobs {
+		lastSubmit = math.Max(lastSubmit, j.Spec.Submit)
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -290,7 +301,7 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 				break
 			}
 		}
-		if done || e.now >= cfg.MaxTime {
+		if done || e.now >= cfg.MaxTime || idle >= stallRounds {
 			break
 		}
 		for _, j := range e.jobs {
@@ -328,6 +339,11 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 				rs.Running++
 				rs.GPUsByTyp[j.alloc.Type] += g
 			}
+		}
+		if rs.Running == 0 && e.now > lastSubmit {
+			idle++
+		} else {
+			idle = 0
 		}
 		res.Rounds = append(res.Rounds, rs)
 		if cfg.Observer != nil {

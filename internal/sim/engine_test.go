@@ -169,3 +169,12 @@ func TestAllocShape(t *testing.T) {
 	// More nodes than profiled for the type: respread over the limit.
 	assert.Equal(t, []int{3, 3, 2}, lookupShape(Alloc{Type: "rtx", Nodes: []int{0, 0, 1, 1, 2, 2, 3, 3}}))
 }
+
+func TestEngineStopsWhenNothingCanRun(t *testing.T) {
+	// A policy that never allocates: the run ends after stallRounds idle
+	// rounds instead of MaxTime, with the job unfinished.
+	res, err := Run(context.Background(), Config{Cluster: toyCluster, Truth: toyTruth{}, Round: 60}, toyWorkload(JobSpec{Name: "j", Submit: 30}), scripted(func(float64, []*Job) map[string]Alloc { return nil }))
+	require.NoError(t, err)
+	assert.Equal(t, -1.0, res.Jobs[0].JCT)
+	assert.InDelta(t, 60*stallRounds, res.End, 60)
+}
