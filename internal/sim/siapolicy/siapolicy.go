@@ -149,9 +149,19 @@ func (p *Policy) newJob(j *sim.Job) (*jobState, error) {
 	return &jobState{tracker: tr, fed: map[string]int{}}, nil
 }
 
-// feed reports the job's new measurements to its tracker.
+// feed reports the job's new measurements to its tracker. In Oracle mode the
+// tracker already holds every profile (the job's own measurements come from
+// the same data), so only the gradient statistics are reported: refitting
+// hundreds of rows on every new configuration would add nothing.
 func (p *Policy) feed(j *sim.Job, st *jobState) error {
 	for _, t := range p.types {
+		if p.opt.Mode == bootstrap.Oracle {
+			for _, o := range j.Observations(t)[st.fed[t]:] {
+				st.peak = max(st.peak, o.Replicas)
+			}
+			st.fed[t] = len(j.Observations(t))
+			continue
+		}
 		obs := j.Observations(t)
 		for _, o := range obs[st.fed[t]:] {
 			sync := math.Min(o.SyncTime, o.StepTime*(1-1e-9))
