@@ -21,6 +21,17 @@ func bruteForce(m *Matrix) (float64, []int) {
 	var rec func(i int, obj float64)
 	rec = func(i int, obj float64) {
 		if i == n {
+			for _, q := range m.Quotas {
+				used := 0
+				for _, r := range q.Jobs {
+					if c := choice[r]; c >= 0 && (q.Type == "" || m.Rows[r].Entries[c].Config.Type == q.Type) {
+						used += m.Rows[r].Entries[c].Config.GPUs
+					}
+				}
+				if used > q.Limit {
+					return
+				}
+			}
 			if (m.Sense == ilp.Minimize && obj < best-1e-12) || (m.Sense == ilp.Maximize && obj > best+1e-12) {
 				best = obj
 				bestChoice = append([]int(nil), choice...)

@@ -76,6 +76,13 @@ func fuzzSnapshot(data []byte) (Snapshot, Options) {
 		j.State.PeakReplicas = next() % 9
 		snap.Jobs = append(snap.Jobs, j)
 	}
+	if next()%3 == 0 {
+		q := Quota{Name: "q", Type: []string{"", "A", "B"}[next()%3], Limit: next()%6 - 1}
+		for k, m := 0, next()%3; k < m; k++ {
+			q.Jobs = append(q.Jobs, fmt.Sprintf("j%d", next()%8))
+		}
+		snap.Quotas = []Quota{q}
+	}
 	opts := Options{Seed: uint64(next())}
 	switch next() % 4 {
 	case 1:

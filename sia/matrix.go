@@ -1,6 +1,7 @@
 package sia
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -83,6 +84,8 @@ type Matrix struct {
 	Types    []string
 	Capacity map[string]int
 	Reserved map[string]int
+	// Quotas are the snapshot's quotas with job indices (rows).
+	Quotas []ilp.Quota
 	// Sense is Minimize when p < 0 and Maximize otherwise.
 	Sense ilp.Sense
 	// Grid is 0.01 when values are rounded (Knobs.Round), else 0.
@@ -193,6 +196,19 @@ func buildMatrix(snap *Snapshot, o *Options, cl *cluster) (*Matrix, error) {
 			m.Reserved[t] = r
 		}
 	}
+	if len(snap.Quotas) > 0 {
+		index := make(map[string]int, len(snap.Jobs))
+		for i := range snap.Jobs {
+			index[snap.Jobs[i].ID] = i
+		}
+		for _, q := range snap.Quotas {
+			iq := ilp.Quota{Name: q.Name, Type: q.Type, Limit: q.Limit}
+			for _, id := range q.Jobs {
+				iq.Jobs = append(iq.Jobs, index[id])
+			}
+			m.Quotas = append(m.Quotas, iq)
+		}
+	}
 	if o.P < 0 {
 		m.Sense = ilp.Minimize
 	}
@@ -252,6 +268,10 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 		if src != bootstrap.None && !hasEval {
 			if err := model.Validate(); err != nil {
 				return nil, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: "invalid model: " + err.Error(), Cause: err}
+			}
+			if model.Hybrid() && model.Stages != p {
+				return nil, &InputError{Job: j.ID, Type: t, Field: "ReplicaSize",
+					Reason: fmt.Sprintf("%d, but the job's model has %d pipeline stages on the type", p, model.Stages)}
 			}
 		}
 		evaluate := func(c configset.Config) (goodput.Choice, bool) {

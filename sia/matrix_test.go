@@ -1,7 +1,9 @@
 package sia
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"math"
 	"testing"
 	"time"
@@ -401,4 +403,62 @@ func TestObserverAndDeadline(t *testing.T) {
 	p, err = s.Round(ctx, snap)
 	require.NoError(t, err)
 	checkPlan(t, &snap, &p)
+}
+
+func TestQuotas(t *testing.T) {
+	tab := Table{"A": {1: 1, 2: 2, 4: 4}, "B": {1: 1, 2: 2, 4: 4, 8: 8}}
+	snap := Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{
+		{ID: "q1", Submitted: t0, Models: tab, State: JobState{PeakReplicas: 8}},
+		{ID: "q2", Submitted: t0, Models: tab, State: JobState{PeakReplicas: 8}},
+		{ID: "other", Submitted: t0, Models: tab},
+	}, Quotas: []Quota{{Name: "team", Jobs: []string{"q1", "q2"}, Limit: 3}}}
+	for _, seed := range []uint64{0, 5} {
+		s, err := New(&Options{Seed: seed})
+		require.NoError(t, err)
+		p, err := s.Round(context.Background(), snap)
+		require.NoError(t, err)
+		checkPlan(t, &snap, &p)
+		used := p.Decisions[0].Allocation.GPUs + p.Decisions[1].Allocation.GPUs
+		assert.LessOrEqual(t, used, 3)
+		best, _ := bruteForce(p.Matrix)
+		assert.InDelta(t, best, p.Objective, 1e-9)
+	}
+	for name, q := range map[string]Quota{
+		"unknown job":  {Name: "x", Jobs: []string{"zz"}, Limit: 1},
+		"twice":        {Name: "x", Jobs: []string{"q1", "q1"}, Limit: 1},
+		"unknown type": {Name: "x", Jobs: []string{"q1"}, Type: "Z", Limit: 1},
+		"negative":     {Name: "x", Jobs: []string{"q1"}, Limit: -1},
+	} {
+		bad := snap
+		bad.Quotas = []Quota{q}
+		_, err := BuildMatrix(&bad, nil)
+		assert.ErrorIs(t, err, ErrInvalidInput, name)
+	}
+}
+
+func TestHybridStagesMismatch(t *testing.T) {
+	m := goodput.Model{Params: goodput.Params{AlphaC: 0.1, BetaC: 0.01, Gamma: 1}, InitBatch: 48, MaxBatch: 384, Stages: 4, MicroBatches: 48}
+	snap := &Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{
+		{ID: "pipe", Submitted: t0, ReplicaSize: map[string]int{"B": 2}, Models: bootstrap.Static{"B": m}},
+	}}
+	_, err := BuildMatrix(snap, nil)
+	var ie *InputError
+	require.ErrorAs(t, err, &ie)
+	assert.Equal(t, "pipe", ie.Job)
+	assert.Equal(t, "B", ie.Type)
+	snap.Jobs[0].ReplicaSize["B"] = 4
+	_, err = BuildMatrix(snap, nil)
+	require.NoError(t, err)
+}
+
+func TestLogger(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s, err := New(&Options{Logger: logger})
+	require.NoError(t, err)
+	_, err = s.Round(context.Background(), Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", Models: Table{"A": {1: 1}}}}})
+	require.NoError(t, err)
+	assert.Contains(t, buf.String(), "sia round")
+	assert.Contains(t, buf.String(), "jobs=1")
+	assert.Contains(t, buf.String(), "status=optimal")
 }

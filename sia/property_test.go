@@ -159,6 +159,19 @@ func checkPlan(t *testing.T, snap *Snapshot, p *Plan) {
 	for ty, u := range used {
 		assert.LessOrEqual(t, u, capacity[ty]-snap.Reserved[ty], "type %s over capacity", ty)
 	}
+	for _, q := range snap.Quotas {
+		in := map[string]bool{}
+		for _, id := range q.Jobs {
+			in[id] = true
+		}
+		u := 0
+		for _, d := range p.Decisions {
+			if in[d.Job] && (q.Type == "" || q.Type == d.Allocation.Type) {
+				u += d.Allocation.GPUs
+			}
+		}
+		assert.LessOrEqual(t, u, q.Limit, "quota %s", q.Name)
+	}
 }
 
 // TestRoundProperties plays random multi-round scenarios and checks every

@@ -30,6 +30,25 @@ type Solution struct {
 // option k of row i.
 func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int) {
 	p = &ilp.Problem{Sense: m.Sense, Capacity: m.Capacity, Grid: m.Grid, Jobs: make([]ilp.Job, len(m.Rows))}
+	if len(m.Quotas) > 0 {
+		pos := make([]int, len(m.Rows)) // row -> ilp job position
+		for k := range pos {
+			pos[k] = k
+		}
+		if order != nil {
+			for k, r := range order {
+				pos[r] = k
+			}
+		}
+		for _, q := range m.Quotas {
+			iq := q
+			iq.Jobs = make([]int, len(q.Jobs))
+			for k, r := range q.Jobs {
+				iq.Jobs[k] = pos[r]
+			}
+			p.Quotas = append(p.Quotas, iq)
+		}
+	}
 	if len(m.Reserved) > 0 {
 		p.Reserved = m.Reserved
 	}

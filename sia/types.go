@@ -239,6 +239,21 @@ type Snapshot struct {
 	Jobs []Job
 	// Reserved withholds GPUs per type from this round (may be nil).
 	Reserved map[string]int
+	// Quotas are extra capacity rows (per-queue quotas per type).
+	Quotas []Quota
+}
+
+// Quota limits the GPUs that a group of jobs (a queue, a tenant) may hold
+// together: of type Type, or of all types when Type is "".
+type Quota struct {
+	// Name identifies the quota in messages.
+	Name string
+	// Jobs lists the IDs of the jobs the quota covers.
+	Jobs []string
+	// Type is the GPU type counted, or "" for all types.
+	Type string
+	// Limit is the most GPUs the jobs may hold together (≥ 0).
+	Limit int
 }
 
 // Table is a fixed goodput table, GPU type → replicas → goodput, usable as

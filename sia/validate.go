@@ -55,6 +55,9 @@ func validateSnapshot(s *Snapshot, o *Options) (*cluster, error) {
 			return nil, &InputError{Type: t, Field: "Reserved", Reason: fmt.Sprintf("%d, want 0..%d (the type's capacity)", r, cl.capacity[t])}
 		}
 	}
+	if err := validateQuotas(s, cl); err != nil {
+		return nil, err
+	}
 	ids := make(map[string]bool, len(s.Jobs))
 	used := map[GPU]string{}
 	for i := range s.Jobs {
@@ -175,4 +178,34 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+func validateQuotas(s *Snapshot, cl *cluster) error {
+	if len(s.Quotas) == 0 {
+		return nil
+	}
+	ids := make(map[string]bool, len(s.Jobs))
+	for i := range s.Jobs {
+		ids[s.Jobs[i].ID] = true
+	}
+	for i, q := range s.Quotas {
+		field := fmt.Sprintf("Quotas[%d]", i)
+		if _, ok := cl.capacity[q.Type]; q.Type != "" && !ok {
+			return &InputError{Type: q.Type, Field: field + ".Type", Reason: fmt.Sprintf("quota %q: unknown GPU type", q.Name)}
+		}
+		if q.Limit < 0 {
+			return &InputError{Field: field + ".Limit", Reason: fmt.Sprintf("quota %q: %d, want >= 0", q.Name, q.Limit)}
+		}
+		seen := map[string]bool{}
+		for _, id := range q.Jobs {
+			if !ids[id] {
+				return &InputError{Job: id, Field: field + ".Jobs", Reason: fmt.Sprintf("quota %q: no such job in the snapshot", q.Name)}
+			}
+			if seen[id] {
+				return &InputError{Job: id, Field: field + ".Jobs", Reason: fmt.Sprintf("quota %q: job listed twice", q.Name)}
+			}
+			seen[id] = true
+		}
+	}
+	return nil
 }
