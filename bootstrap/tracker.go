@@ -757,3 +757,30 @@ func (s Static) Model(gpuType string) (goodput.Model, Source) {
 	}
 	return m, Measured
 }
+
+// SeedProfiles seeds the tracker from seed-profile rows (ReadSeed,
+// ReadSeedFile: gpu_type, local_bsz, placement, step_time, sync_time), one
+// Seed call per GPU type in sorted order. rename maps the file's type names
+// to the cluster's (e.g. "t4" → "aws", "dgx" → "dgx-ext"); names absent
+// from rename are used as they are. Rows of types the job's spec does not
+// list are skipped. It returns the types seeded.
+func (t *Tracker) SeedProfiles(rows []SeedRow, rename map[string]string) ([]string, error) {
+	byType := map[string][]goodput.Observation{}
+	for _, r := range rows {
+		name := r.GPUType
+		if to, ok := rename[name]; ok {
+			name = to
+		}
+		if !t.known(name) {
+			continue
+		}
+		byType[name] = append(byType[name], r.Observation())
+	}
+	types := sortedKeys(byType)
+	for _, ty := range types {
+		if err := t.Seed(ty, byType[ty]...); err != nil {
+			return nil, err
+		}
+	}
+	return types, nil
+}

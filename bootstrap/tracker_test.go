@@ -337,3 +337,25 @@ func TestSeedProfiles(t *testing.T) {
 	}
 	assert.Equal(t, len(byType), tr.Refits())
 }
+
+// TestSeedProfilesRename seeds from the shared seed-profiles file with the
+// file's type names mapped to cluster names (skipped without the data).
+func TestSeedProfilesRename(t *testing.T) {
+	rows, err := ReadSeedFile(filepath.Join(testdata.Dir(t), "seed-profiles", "bert.csv"))
+	require.NoError(t, err)
+	spec := Spec{InitBatch: 12, MaxBatch: 384, Limits: map[string]goodput.Limits{
+		"aws": {MinLocalBatch: 4, MaxLocalBatch: 12}, "dgx-ext": {MinLocalBatch: 4, MaxLocalBatch: 48}, "rtx": {MinLocalBatch: 4, MaxLocalBatch: 12},
+	}}
+	tr, err := New(spec, nil)
+	require.NoError(t, err)
+	seeded, err := tr.SeedProfiles(rows, map[string]string{"t4": "aws", "dgx": "dgx-ext"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"aws", "dgx-ext", "rtx"}, seeded, "quad and v100 are not in the spec")
+	for _, ty := range seeded {
+		assert.Equal(t, Seeded, tr.Source(ty))
+	}
+	// A100 (dgx) is faster per sample than T4 at the same batch.
+	a, _ := tr.Model("dgx-ext")
+	b, _ := tr.Model("aws")
+	assert.Greater(t, a.Params.Throughput(1, 1, 12, 0), b.Params.Throughput(1, 1, 12, 0))
+}
