@@ -3,6 +3,7 @@ package pollux
 import (
 	"context"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,10 +75,10 @@ func TestPolluxShortRun(t *testing.T) {
 	require.NoError(t, err)
 	m, err := sim.LoadModel()
 	require.NoError(t, err)
-	wl, err := sim.Generate(5, 1, 12)
+	wl, err := sim.Generate(5, 0.5, 16)
 	require.NoError(t, err)
 	run := func(seed uint64) sim.Summary {
-		p := New(c, m, Options{Seed: seed, Generations: 20})
+		p := New(c, m, Options{Seed: seed, Generations: 10})
 		res, err := sim.Run(context.Background(), sim.Config{Cluster: c, Truth: m, Round: 60, Batch: sim.PooledModel}, wl, p)
 		require.NoError(t, err)
 		return sim.Summarize([]*sim.Result{res})
@@ -85,4 +86,10 @@ func TestPolluxShortRun(t *testing.T) {
 	a, b := run(1), run(1)
 	assert.Equal(t, 0, a.Unfinished)
 	assert.Equal(t, a.JCTs, b.JCTs, "same seed, same result")
+	// The search splits work over goroutines; the result must not depend
+	// on how many.
+	prev := runtime.GOMAXPROCS(1)
+	c1 := run(1)
+	runtime.GOMAXPROCS(prev)
+	assert.Equal(t, a.JCTs, c1.JCTs, "same result with one worker")
 }
