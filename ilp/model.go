@@ -254,6 +254,21 @@ func (m *model) dual(jobs []int32, capv []int, lam []float64, sg []float64) floa
 // (indeed every fractional) solution; the method stops when the cutting-plane
 // model proves f(λ) within tol of the minimum, or after maxIter evaluations.
 func (m *model) minimizeDual(jobs []int32, capv []int, lam0 []float64, tol float64, maxIter int) ([]float64, float64) {
+	var act []int
+	for r := 0; r < m.nrows; r++ {
+		if m.ub[r] > 0 {
+			act = append(act, r)
+		}
+	}
+	eval := func(lam, sg []float64) float64 { return m.dual(jobs, capv, lam, sg) }
+	return m.minimizeFn(eval, act, lam0, tol, maxIter)
+}
+
+// minimizeFn minimises a convex piecewise-linear function of the
+// multipliers (given with a subgradient by eval) over the rows in act, within
+// [0, ub]; the other multipliers stay at their lam0 values (0 when lam0 is
+// nil). It is the box-step cutting-plane method described at minimizeDual.
+func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0 []float64, tol float64, maxIter int) ([]float64, float64) {
 	n := m.nrows
 	center := make([]float64, n)
 	if lam0 != nil {
@@ -263,14 +278,7 @@ func (m *model) minimizeDual(jobs []int32, capv []int, lam0 []float64, tol float
 		center[r] = math.Min(math.Max(center[r], 0), m.ub[r])
 	}
 	sg := make([]float64, n)
-	fc := m.dual(jobs, capv, center, sg)
-	// active rows: those whose multiplier can move
-	var act []int
-	for r := 0; r < n; r++ {
-		if m.ub[r] > 0 {
-			act = append(act, r)
-		}
-	}
+	fc := eval(center, sg)
 	if len(act) == 0 {
 		return center, fc
 	}
@@ -361,7 +369,7 @@ func (m *model) minimizeDual(jobs []int32, capv []int, lam0 []float64, tol float
 			}
 			continue
 		}
-		f := m.dual(jobs, capv, lam, sg)
+		f := eval(lam, sg)
 		cuts = append(cuts, mkCut(lam, sg, f))
 		if f < fc-0.1*(fc-theta) {
 			copy(center, lam)
