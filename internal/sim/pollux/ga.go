@@ -142,7 +142,8 @@ func (g *gaState) run(init [][]int8) ([]int8, [][]int8) {
 
 func (g *gaState) mate(pop []*indiv, n int) []*indiv {
 	rng := g.rng
-	var off []*indiv
+	off := make([]*indiv, 0, n)
+	var spare [][]int8 // buffers of rejected duplicates, reused
 	seen := make(map[uint64]bool, len(pop)+n)
 	for _, in := range pop {
 		seen[hashOf(in.x)] = true
@@ -150,13 +151,12 @@ func (g *gaState) mate(pop []*indiv, n int) []*indiv {
 	for iter := 0; len(off) < n && iter < 100; iter++ {
 		need := n - len(off)
 		matings := (need + 1) / 2
-		var cand [][]int8
+		cand := make([][]int8, 0, 2*matings)
 		for m := 0; m < matings; m++ {
 			a := g.tournament(pop)
 			b := g.tournament(pop)
 			point := rng.intN(g.J)
-			c1 := make([]int8, g.J*g.V)
-			c2 := make([]int8, g.J*g.V)
+			c1, c2 := g.buffer(&spare), g.buffer(&spare)
 			cut := point * g.V
 			copy(c1[:cut], b.x[:cut])
 			copy(c1[cut:], a.x[cut:])
@@ -167,17 +167,26 @@ func (g *gaState) mate(pop []*indiv, n int) []*indiv {
 		g.mutateRepair(cand)
 		for _, x := range cand {
 			k := hashOf(x)
-			if seen[k] {
+			if seen[k] || len(off) == n {
+				spare = append(spare, x)
 				continue
 			}
 			seen[k] = true
 			off = append(off, &indiv{x: x})
-			if len(off) == n {
-				break
-			}
 		}
 	}
 	return off
+}
+
+// buffer returns a state buffer, reusing a spare one when available (every
+// element is overwritten by the crossover).
+func (g *gaState) buffer(spare *[][]int8) []int8 {
+	if k := len(*spare); k > 0 {
+		b := (*spare)[k-1]
+		*spare = (*spare)[:k-1]
+		return b
+	}
+	return make([]int8, g.J*g.V)
 }
 
 // mutateRepair mutates and repairs candidates, split over the workers. Each
@@ -515,7 +524,7 @@ func nonDominated(pop []*indiv) [][]int {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int {
+	slices.SortFunc(idx, func(a, b int) int {
 		fa, fb := pop[a].f, pop[b].f
 		switch {
 		case fa[0] < fb[0]:
@@ -527,7 +536,7 @@ func nonDominated(pop []*indiv) [][]int {
 		case fa[1] > fb[1]:
 			return 1
 		}
-		return 0
+		return a - b // ties in index order (a stable sort)
 	})
 	// Per front: the smallest f1 so far and the f0 of its first member with
 	// that f1 (members are added in ascending f0). A front dominates p iff
@@ -568,14 +577,23 @@ func crowding(pop []*indiv, front []int) {
 	}
 	idx := append([]int(nil), front...)
 	for k := 0; k < 2; k++ {
-		slices.SortStableFunc(idx, func(a, b int) int {
-			switch fa, fb := pop[a].f[k], pop[b].f[k]; {
-			case fa < fb:
-				return -1
-			case fa > fb:
+		// Equivalent to stable sorts by f0, then by f1, of the front (which
+		// is in index order): ties broken by the other objective, then index.
+		slices.SortFunc(idx, func(a, b int) int {
+			fa, fb := pop[a].f, pop[b].f
+			if fa[k] != fb[k] {
+				if fa[k] < fb[k] {
+					return -1
+				}
 				return 1
 			}
-			return 0
+			if k == 1 && fa[0] != fb[0] {
+				if fa[0] < fb[0] {
+					return -1
+				}
+				return 1
+			}
+			return a - b
 		})
 		lo, hi := pop[idx[0]].f[k], pop[idx[len(idx)-1]].f[k]
 		pop[idx[0]].crowd = math.Inf(1)

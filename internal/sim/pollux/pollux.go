@@ -113,7 +113,7 @@ type jobInfo struct {
 	hasModel bool
 	factor   float64
 	base     []int8
-	speed    map[[2]int]float64
+	speed    []float64 // (n, r) → speedup, NaN = not computed; index n*(maxRepl+1)+r
 	baseGood float64
 	fairRepl int
 }
@@ -125,15 +125,20 @@ func (p *Policy) speedup(j *jobInfo, n, r int) float64 {
 	if !j.hasModel {
 		return float64(r) / float64(j.fairRepl)
 	}
-	k := [2]int{n, r}
-	if v, ok := j.speed[k]; ok {
-		return v
+	k := -1
+	if n <= 16 && r <= j.maxRepl {
+		k = n*(j.maxRepl+1) + r
+		if v := j.speed[k]; !math.IsNaN(v) {
+			return v
+		}
 	}
 	v := 0.0
 	if c, ok := j.model.Best(n, r); ok && j.baseGood > 0 {
 		v = c.Goodput / j.baseGood
 	}
-	j.speed[k] = v
+	if k >= 0 {
+		j.speed[k] = v
+	}
 	return v
 }
 
@@ -157,13 +162,17 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 	infos := make([]*jobInfo, J)
 	base := make([]int8, J*V)
 	for i, j := range jobs {
-		ji := &jobInfo{job: j, speed: map[[2]int]float64{}, fairRepl: fairRepl}
+		ji := &jobInfo{job: j, fairRepl: fairRepl}
 		minL, maxL := p.truth.LocalRange(j.Spec.App, p.refType)
 		ji.maxRepl = min(max(2*j.MaxProfiledReplicas(""), 1), p.maxRepl)
 		if minL > 0 {
 			ji.maxRepl = min(ji.maxRepl, j.App.MaxBatch/minL)
 		}
 		ji.maxRepl = max(ji.maxRepl, 1)
+		ji.speed = make([]float64, 17*(ji.maxRepl+1))
+		for k := range ji.speed {
+			ji.speed[k] = math.NaN()
+		}
 		if par, ok := j.Params(""); ok {
 			if g, ok := j.Grad(); ok {
 				ji.model = goodput.Model{Params: par, Grad: g, InitBatch: j.App.InitBatch, MaxBatch: j.App.MaxBatch,
