@@ -105,9 +105,11 @@ func ParseJSON(data []byte) (*Problem, Meta, error) {
 	p.Jobs = make([]Job, len(jp.Jobs))
 	for i, jj := range jp.Jobs {
 		job := Job{ID: jj.ID, Unallocated: *jp.Unallocated, Pin: -1}
-		job.Options = make([]Option, len(jj.Options))
-		for k, o := range jj.Options {
-			job.Options[k] = Option(o)
+		if len(jj.Options) > 0 {
+			job.Options = make([]Option, len(jj.Options))
+			for k, o := range jj.Options {
+				job.Options[k] = Option(o)
+			}
 		}
 		if jj.Pin != nil {
 			if *jj.Pin < 0 {
