@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func write(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+func TestSolveGood(t *testing.T) {
+	in := write(t, "r.json", `{"name":"r","optimum":1.81,"sense":"min","unallocated":1.1,"capacity":{"t4":2,"a100":1},
+	 "jobs":[{"id":"j0","options":[{"type":"t4","gpus":1,"value":0.71}],"pin":0},
+	         {"id":"j1","options":[{"type":"t4","gpus":2,"value":0.5},{"type":"a100","gpus":1,"value":0.6}]},
+	         {"id":"j2","options":[{"type":"a100","gpus":4,"value":0.1}]}]}`)
+	lp := filepath.Join(t.TempDir(), "r.lp")
+	var out, errb bytes.Buffer
+	code := run([]string{"-in", in, "-lp", lp, "-timeout", "5s"}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	var got struct {
+		Status     string         `json:"status"`
+		Objective  float64        `json:"objective"`
+		Bound      float64        `json:"bound"`
+		Assignment map[string]int `json:"assignment"`
+		SolveMS    *float64       `json:"solve_ms"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	assert.Equal(t, "optimal", got.Status)
+	assert.InDelta(t, 0.71+0.6+1.1, got.Objective, 1e-9)
+	assert.Equal(t, got.Objective, got.Bound)
+	assert.Equal(t, map[string]int{"j0": 0, "j1": 1, "j2": -1}, got.Assignment)
+	require.NotNil(t, got.SolveMS)
+	assert.Equal(t, 1, strings.Count(out.String(), "\n"), "one JSON object on one line")
+	b, err := os.ReadFile(lp)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "Minimize")
+}
+
+func TestSolveEdgeCases(t *testing.T) {
+	for _, tc := range []struct{ name, in string }{
+		{"no jobs", `{"sense":"max","unallocated":0,"capacity":{"t4":4},"jobs":[]}`},
+		{"larger than cluster", `{"sense":"min","unallocated":1.1,"capacity":{"t4":4},"jobs":[{"id":"big","options":[{"type":"t4","gpus":64,"value":0.1}]}]}`},
+	} {
+		var out, errb bytes.Buffer
+		require.Equal(t, 0, run([]string{"-in", write(t, "x.json", tc.in)}, &out, &errb), tc.name+": "+errb.String())
+		assert.Contains(t, out.String(), `"status":"optimal"`, tc.name)
+	}
+}
+
+func TestSolveBadInput(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"malformed", `{"sense":`, "truncated"},
+		{"garbage", "\x89PNG\r\n\x1a\n\x00\x00", "malformed JSON"},
+		{"negative capacity", `{"sense":"min","unallocated":1,"capacity":{"t4":-4},"jobs":[]}`, `capacity["t4"]`},
+		{"duplicate", `{"sense":"min","unallocated":1,"capacity":{"t4":4},"jobs":[{"id":"a","options":[]},{"id":"a","options":[]}]}`, `"a": duplicate`},
+		{"NaN", `{"sense":"min","unallocated":NaN,"capacity":{"t4":4},"jobs":[]}`, "malformed JSON"},
+		{"unknown key", `{"sense":"min","unallocated":1,"capacity":{},"jobs":[],"extra":true}`, `unknown field "extra"`},
+		{"pins", `{"sense":"min","unallocated":1,"capacity":{"t4":1},"jobs":[{"id":"a","options":[{"type":"t4","gpus":2,"value":1}],"pin":0}]}`, "pinned jobs need 2 GPUs"},
+	} {
+		var out, errb bytes.Buffer
+		code := run([]string{"-in", write(t, "bad.json", tc.in)}, &out, &errb)
+		assert.Equal(t, 1, code, tc.name)
+		assert.Contains(t, errb.String(), tc.want, tc.name)
+		assert.Equal(t, 1, strings.Count(errb.String(), "\n"), "%s: one line: %q", tc.name, errb.String())
+	}
+	var out, errb bytes.Buffer
+	assert.Equal(t, 1, run([]string{"-in", filepath.Join(t.TempDir(), "missing.json")}, &out, &errb))
+	assert.Contains(t, errb.String(), "missing.json")
+	errb.Reset()
+	assert.Equal(t, 2, run([]string{}, &out, &errb))
+	assert.Equal(t, 2, run([]string{"-timeout", "soon", "-in", "x"}, &out, &errb))
+}
