@@ -50,6 +50,9 @@ import (
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
 		msg := strings.ReplaceAll(err.Error(), "\n", " ")
 		fmt.Fprintln(os.Stderr, "simulate:", msg)
 		os.Exit(2)
