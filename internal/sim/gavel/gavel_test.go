@@ -99,3 +99,18 @@ func TestGavelSaturnPublished(t *testing.T) {
 	assert.Equal(t, 0, s.Unfinished)
 	assert.InDelta(t, 1.798, s.AvgJCT/3600, 0.02)
 }
+
+// BenchmarkGavelDefaultWorkload simulates the generated default workload
+// (model ground truth) with Gavel per iteration.
+func BenchmarkGavelDefaultWorkload(b *testing.B) {
+	c, _ := sim.ParseCluster("heterogeneous", 1)
+	m, err := sim.LoadModel()
+	require.NoError(b, err)
+	wl, err := sim.Generate(1, 8, 20)
+	require.NoError(b, err)
+	for i := 0; i < b.N; i++ {
+		if _, err := sim.Run(context.Background(), sim.Config{Cluster: c, Truth: m, Round: 360, Rigid: true}, wl, New(c, m, 360)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

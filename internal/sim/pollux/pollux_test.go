@@ -93,3 +93,38 @@ func TestPolluxShortRun(t *testing.T) {
 	runtime.GOMAXPROCS(prev)
 	assert.Equal(t, a.JCTs, c1.JCTs, "same result with one worker")
 }
+
+// BenchmarkPolluxRound measures one Pollux round (100 generations) with 30
+// active jobs on the 64-GPU heterogeneous cluster.
+func BenchmarkPolluxRound(b *testing.B) {
+	c, _ := sim.ParseCluster("heterogeneous", 1)
+	m, err := sim.LoadModel()
+	require.NoError(b, err)
+	wl, err := sim.Generate(9, 8, 20)
+	require.NoError(b, err)
+	wl.Jobs = wl.Jobs[:30]
+	for i := range wl.Jobs {
+		wl.Jobs[i].Submit = 0
+	}
+	// Capture the state of the first round and replay it.
+	var state *sim.State
+	grab := policyFunc(func(s *sim.State) { state = s })
+	_, err = sim.Run(context.Background(), sim.Config{Cluster: c, Truth: m, MaxTime: 60}, wl, grab)
+	require.NoError(b, err)
+	require.NotNil(b, state)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p := New(c, m, Options{Seed: 1})
+		if _, err := p.Schedule(context.Background(), state); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type policyFunc func(*sim.State)
+
+func (f policyFunc) Name() string { return "grab" }
+func (f policyFunc) Schedule(_ context.Context, s *sim.State) (map[string]sim.Alloc, error) {
+	f(s)
+	return nil, nil
+}

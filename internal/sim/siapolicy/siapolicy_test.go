@@ -82,3 +82,22 @@ func TestSiaSaturnWorkload1(t *testing.T) {
 	assert.Equal(t, 0, s.Unfinished)
 	assert.Less(t, s.AvgJCT/3600, 0.82)
 }
+
+// BenchmarkSaturnWorkload1 simulates one whole saturn workload (160 jobs,
+// 64 GPUs, trace ground truth) with Sia per iteration.
+func BenchmarkSaturnWorkload1(b *testing.B) {
+	dir := testdata.Dir(b)
+	c, err := sim.ParseCluster("heterogeneous", 1)
+	require.NoError(b, err)
+	tr, err := sim.LoadTrace(dir+"/profiles", c.Types())
+	require.NoError(b, err)
+	wl, err := sim.LoadWorkload(dir + "/workloads/saturn/workload-1.csv")
+	require.NoError(b, err)
+	for i := 0; i < b.N; i++ {
+		p, err := New(c, tr, Options{})
+		require.NoError(b, err)
+		if _, err := sim.Run(context.Background(), sim.Config{Cluster: c, Truth: tr}, wl, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
