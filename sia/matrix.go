@@ -1,6 +1,7 @@
 package sia
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"time"
@@ -92,6 +93,10 @@ type Matrix struct {
 	Grid float64
 	// P is the exponent used.
 	P float64
+	// Partial reports that the round's context expired while the matrix was
+	// built: the rows built after that offer only the job's current
+	// configuration (running jobs keep their allocation, queued jobs wait).
+	Partial bool
 }
 
 // Options returns the number of entries offered to the solver.
@@ -177,10 +182,14 @@ func BuildMatrix(snap *Snapshot, opts *Options) (*Matrix, error) {
 	if err != nil {
 		return nil, err
 	}
-	return buildMatrix(snap, &o, cl)
+	return buildMatrix(context.Background(), snap, &o, cl)
 }
 
-func buildMatrix(snap *Snapshot, o *Options, cl *cluster) (*Matrix, error) {
+// ctxCheckJobs is how many jobs pass between checks of the context while the
+// matrix is built.
+const ctxCheckJobs = 32
+
+func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster) (*Matrix, error) {
 	k := o.knobs()
 	m := &Matrix{
 		Rows:     make([]Row, len(snap.Jobs)),
@@ -222,9 +231,12 @@ func buildMatrix(snap *Snapshot, o *Options, cl *cluster) (*Matrix, error) {
 	backing := make([]Entry, 0, len(snap.Jobs)*8)
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
+		if i%ctxCheckJobs == 0 && !m.Partial && ctx != nil && ctx.Err() != nil {
+			m.Partial = true
+		}
 		start := len(backing)
 		var err error
-		backing, err = appendEntries(backing, j, o, &k, cl, ev)
+		backing, err = appendEntries(backing, j, o, &k, cl, ev, m.Partial)
 		if err != nil {
 			return nil, err
 		}
@@ -237,7 +249,7 @@ func buildMatrix(snap *Snapshot, o *Options, cl *cluster) (*Matrix, error) {
 }
 
 // appendEntries appends the raw entries (goodput, no normalisation) of job j.
-func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator) ([]Entry, error) {
+func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, keepOnly bool) ([]Entry, error) {
 	cur := j.State.Current
 	blind := k.BlindFirst && j.State.PeakReplicas == 0
 	eval, hasEval := j.Models.(Evaluator)
@@ -251,6 +263,9 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 		capR = max(1, int(math.Floor(o.ScaleUpFactor*float64(j.State.PeakReplicas)+1e-9)))
 	}
 	for _, t := range cl.types {
+		if keepOnly && (!cur.Running() || cur.Type != t) {
+			continue
+		}
 		p := 1
 		if j.ReplicaSize != nil {
 			var ok bool
@@ -299,6 +314,15 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 					cands = append(cands, c)
 				}
 			}
+		}
+		if keepOnly {
+			kept := cands[:0]
+			for _, c := range cands {
+				if c.GPUs == cur.GPUs && c.Nodes == cur.Nodes {
+					kept = append(kept, c)
+				}
+			}
+			cands = kept
 		}
 		ev.cands = cands
 		curSeen := false

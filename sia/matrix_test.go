@@ -397,12 +397,23 @@ func TestObserverAndDeadline(t *testing.T) {
 	assert.Equal(t, []Stage{StageMatrix, StageSolve, StagePlace}, stages)
 	checkPlan(t, &snap, &p)
 	assert.Contains(t, []ilp.Status{ilp.Optimal, ilp.Feasible}, p.Status)
-	// An already cancelled context behaves the same.
+	// An already cancelled context: the matrix is partial, running jobs
+	// keep their allocations, queued jobs wait, the plan is valid.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	p, err = s.Round(ctx, snap)
 	require.NoError(t, err)
 	checkPlan(t, &snap, &p)
+	assert.True(t, p.Matrix.Partial)
+	assert.Equal(t, ilp.Feasible, p.Status)
+	for i, d := range p.Decisions {
+		cur := snap.Jobs[i].State.Current
+		if cur.Running() {
+			assert.Equal(t, Keep, d.Action, d.Job)
+		} else {
+			assert.Equal(t, Queue, d.Action, d.Job)
+		}
+	}
 }
 
 func TestQuotas(t *testing.T) {

@@ -31,11 +31,17 @@ func (s *Scheduler) Options() Options { return s.opts }
 // the goodput matrix (BuildMatrix), solves the allocation (Solve) and places
 // it onto nodes (Place), and returns the plan. The same snapshot and options
 // give the same plan (apart from Timings). On a ctx or solver deadline the
-// plan uses the best allocation found and its Status is ilp.Feasible. Errors
+// plan uses the best allocation found and its Status is ilp.Feasible; when
+// ctx expires while the matrix is built, the remaining jobs only keep their
+// current allocation (Matrix.Partial). Placement is not interruptible (it
+// takes milliseconds). Errors
 // wrap ErrInvalidInput (bad snapshot) or ErrInfeasible (pinned jobs that do
 // not fit together).
 func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	o := &s.opts
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	t0 := time.Now()
 	var plan Plan
 	cl, err := validateSnapshot(&snap, o)
@@ -45,7 +51,7 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 		s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Duration: plan.Timings.Validate, Err: err})
 		return Plan{}, err
 	}
-	m, err := buildMatrix(&snap, o, cl)
+	m, err := buildMatrix(ctx, &snap, o, cl)
 	t2 := time.Now()
 	plan.Timings.Matrix = t2.Sub(t1)
 	nopts := 0

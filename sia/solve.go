@@ -149,6 +149,15 @@ func solve(ctx context.Context, m *Matrix, o *Options) (Solution, error) {
 		return Solution{}, &InputError{Field: "Matrix", Reason: fmt.Sprintf("solver returned %d assignments for %d jobs", len(sol.Assignment), len(m.Rows))}
 	}
 	out := Solution{Choice: make([]int, len(m.Rows)), Status: sol.Status, Objective: sol.Objective, Bound: sol.Bound}
+	if m.Partial {
+		// Optimal only for the truncated matrix, whose bound says nothing
+		// about the full problem.
+		out.Status = ilp.Feasible
+		out.Bound = math.Inf(-1)
+		if m.Sense == ilp.Maximize {
+			out.Bound = math.Inf(1)
+		}
+	}
 	for pos, a := range sol.Assignment {
 		i := pos
 		if order != nil {
