@@ -158,8 +158,10 @@ func (sr *search) offerFree(free []int32, choice []int) {
 }
 
 // rootHeuristics runs the knapsack-based heuristics at the root, cheapest
-// first, until the incumbent meets the bound.
-func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, bound float64) {
+// first, until the incumbent meets the bound. lp is the Lagrangian bound at
+// lam.
+func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp float64) {
+	bound := lp
 	done := func() bool { return bound <= sr.target() }
 	if done() {
 		return
@@ -186,6 +188,20 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, bound 
 	if done() {
 		return
 	}
+	// the rest works on the core only: jobs with more than one choice that
+	// could still beat the incumbent (by reduced cost at lam); the others
+	// keep their single choice
+	full, pos, core, left, ok := sr.coreOf(free, capv, lam, lp)
+	if !ok {
+		return
+	}
+	try := func(sd []int) float64 {
+		for c, k := range pos {
+			full[k] = sd[c]
+		}
+		sr.offerFree(free, full)
+		return sr.freeProfit(core, sd)
+	}
 	var bestSD []int
 	bestP := math.Inf(-1)
 	orders := typeOrders(len(sr.m.types))
@@ -203,11 +219,10 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, bound 
 		}
 	}()
 	for oi, order := range orders {
-		sd := sr.seqDP(free, capv, lam, order)
-		sr.offerFree(free, sd)
-		profits[oi] = sr.freeProfit(free, sd)
+		sd := sr.seqDP(core, left, lam, order)
+		profits[oi] = try(sd)
 		if debugf != nil {
-			debugf("seqDP %v: %.6f", order, profits[oi])
+			debugf("seqDP %v: %.6f (core %d)", order, sr.bestP, len(core))
 		}
 		if done() {
 			return
@@ -216,14 +231,17 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, bound 
 			bestSD, bestP = sd, profits[oi]
 		}
 	}
-	if sr.improveByType(free, capv, bestSD, 3, false) {
-		sr.offerFree(free, bestSD)
+	if sr.improveByType(core, left, bestSD, 3, false) {
+		try(bestSD)
 	}
 	if done() {
 		return
 	}
 	// diversify: the best orders again at slightly perturbed multipliers,
 	// which break the many ties of rounded values differently
+	if full, pos, core, left, ok = sr.coreOf(free, capv, lam, lp); !ok {
+		return
+	}
 	idx := make([]int, len(orders))
 	for k := range idx {
 		idx[k] = k
@@ -235,10 +253,9 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, bound 
 			copy(pl, lam)
 			pl[t] *= 1 + eps
 			for _, k := range idx[:min(2, len(idx))] {
-				sd := sr.seqDP(free, capv, pl, orders[k])
-				sr.offerFree(free, sd)
+				try(sr.seqDP(core, left, pl, orders[k]))
 				if debugf != nil {
-					debugf("seqDP %v eps %v row %d: %.6f", orders[k], eps, t, sr.freeProfit(free, sd))
+					debugf("seqDP %v eps %v row %d: %.6f (core %d)", orders[k], eps, t, sr.bestP, len(core))
 				}
 				if done() {
 					return
@@ -246,6 +263,50 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, bound 
 			}
 		}
 	}
+}
+
+// coreOf splits the free jobs by reduced cost at lam against the incumbent:
+// full (parallel to free) holds the single admissible choice of each
+// non-core job, pos the positions of the core jobs in free, core their model
+// indices and left the capacity the non-core choices leave. ok is false when
+// no assignment can beat the incumbent.
+func (sr *search) coreOf(free []int32, capv []int, lam []float64, lp float64) (full, pos []int, core []int32, left []int, ok bool) {
+	full = make([]int, len(free))
+	left = append([]int(nil), capv...)
+	limit := lp - sr.target()
+	for k, i := range free {
+		j := &sr.m.jobs[i]
+		h, _ := j.best(lam)
+		var cs []int
+		if h < limit {
+			cs = append(cs, -1)
+		}
+		for oi := range j.opts {
+			o := &j.opts[oi]
+			if rc := h - (o.p - j.groups[o.grp].price(lam)*float64(o.g)); rc < limit && sr.fits(capv, j, oi) {
+				cs = append(cs, oi)
+			}
+		}
+		switch len(cs) {
+		case 0:
+			return nil, nil, nil, nil, false
+		case 1:
+			full[k] = cs[0]
+			if cs[0] >= 0 {
+				apply(left, j, cs[0], 1)
+			}
+		default:
+			full[k] = -1
+			pos = append(pos, k)
+			core = append(core, i)
+		}
+	}
+	for _, v := range left {
+		if v < 0 {
+			return nil, nil, nil, nil, false
+		}
+	}
+	return full, pos, core, left, true
 }
 
 // freeProfit is the profit of a choice parallel to free.
