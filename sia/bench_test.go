@@ -3,6 +3,7 @@ package sia
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 // BenchmarkRound measures whole rounds (validation, goodput matrix, exact
@@ -31,5 +32,28 @@ func BenchmarkRound(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkRoundDeadline runs the 2048-GPU round under a 20 ms context
+// deadline: the time per round shows how far past the deadline Round
+// returns (with a Feasible plan).
+func BenchmarkRoundDeadline(b *testing.B) {
+	snap, err := steadySnapshot(32, 1500, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		_, err := s.Round(ctx, snap)
+		cancel()
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -137,7 +137,18 @@ func solve(ctx context.Context, m *Matrix, o *Options) (Solution, error) {
 		ctx, cancel = context.WithTimeout(ctx, o.SolverDeadline)
 		defer cancel()
 	}
-	sol, err := ilp.Solve(ctx, p, &ilp.Settings{WarmStart: warm, MaxNodes: o.SolverMaxNodes})
+	var sol ilp.Solution
+	var err error
+	if ctx.Err() != nil && p.Check(warm) == nil {
+		// Out of time before solving: the current allocation is feasible;
+		// keep it rather than start the solver.
+		sol = ilp.Solution{Status: ilp.Feasible, Assignment: warm, Objective: p.Objective(warm), Bound: math.Inf(-1)}
+		if m.Sense == ilp.Maximize {
+			sol.Bound = math.Inf(1)
+		}
+	} else {
+		sol, err = ilp.Solve(ctx, p, &ilp.Settings{WarmStart: warm, MaxNodes: o.SolverMaxNodes})
+	}
 	if err != nil {
 		if errors.Is(err, ilp.ErrInfeasible) {
 			return Solution{Status: ilp.Infeasible, Objective: math.NaN(), Bound: math.NaN()},
