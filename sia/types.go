@@ -178,7 +178,9 @@ func (a Allocation) Running() bool { return a.GPUs > 0 }
 type JobState struct {
 	// Current is the job's allocation from the previous round (zero when it
 	// is queued or suspended). The host fills Placement with the GPUs the job
-	// actually holds so that placement can keep them.
+	// actually holds so that placement can keep them. It must refer to the
+	// snapshot's nodes: a host that lost a node clears Current of the jobs
+	// that ran on it (they are then treated as queued).
 	Current Allocation
 	// Restarts counts the checkpoint-restarts so far (N in the restart
 	// factor; the first start does not count).
@@ -208,7 +210,8 @@ type Job struct {
 	// Kind says what the scheduler may choose.
 	Kind Kind
 	// Submitted is when the job arrived; the job's age Now − Submitted enters
-	// the restart factor.
+	// the restart factor. It must not be after Snapshot.Now; the zero time
+	// means "long ago" (restart factor ≈ 1 − N·S/age → 1).
 	Submitted time.Time
 	// MinGPUs and MaxGPUs bound the GPU count (0 = 1 and no bound beyond
 	// Options.MaxGPUsPerJob). Ignored for Rigid jobs.
