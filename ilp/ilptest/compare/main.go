@@ -34,14 +34,16 @@ func main() {
 	dir := flag.String("dir", "", "folder of NAME.json + NAME.lp instances")
 	rounds := flag.String("rounds", "", "recorded rounds (.jsonl or .jsonl.gz) to check against their optima")
 	glp := flag.Bool("glpsol", true, "also run glpsol")
-	timeout := flag.Duration("timeout", 120*time.Second, "per-process limit for cbc and glpsol")
+	timeout := flag.Duration("timeout", 120*time.Second, "per-process limit for cbc")
+	glpTimeout := flag.Duration("glpsol-timeout", 20*time.Second, "per-process limit for glpsol")
+	oursTimeout := flag.Duration("ours-timeout", 0, "passed to examples/solve as -timeout (0 = none)")
 	flag.Parse()
 	var err error
 	switch {
 	case *rounds != "":
 		err = checkRounds(*solve, *rounds)
 	case *dir != "":
-		err = compare(*solve, *dir, *glp, *timeout)
+		err = compare(*solve, *dir, *glp, *timeout, *glpTimeout, *oursTimeout)
 	default:
 		err = fmt.Errorf("give -dir or -rounds")
 	}
@@ -57,18 +59,44 @@ type solveOut struct {
 	SolveMS   float64 `json:"solve_ms"`
 }
 
-func runTimed(ctx context.Context, name string, args ...string) ([]byte, time.Duration, error) {
+// timing is a process's wall time and CPU time (user + system).
+type timing struct{ wall, cpu time.Duration }
+
+func runTimed(ctx context.Context, name string, args ...string) ([]byte, timing, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
 	t0 := time.Now()
 	err := cmd.Run()
-	return out.Bytes(), time.Since(t0), err
+	tm := timing{wall: time.Since(t0)}
+	if cmd.ProcessState != nil {
+		tm.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	return out.Bytes(), tm, err
 }
 
-func runSolve(solve, file string) (solveOut, time.Duration, error) {
-	out, d, err := runTimed(context.Background(), solve, "-in", file)
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func runSolve(solve, file string, timeout time.Duration) (solveOut, timing, error) {
+	args := []string{"-in", file}
+	if timeout > 0 {
+		args = append(args, "-timeout", timeout.String())
+	}
+	out, d, err := runTimed(context.Background(), solve, args...)
 	if err != nil {
 		return solveOut{}, d, fmt.Errorf("%s: %v: %s", file, err, out)
 	}
@@ -86,7 +114,7 @@ var (
 
 // external runs an LP solver and returns its objective (NaN when it did not
 // finish or print one).
-func external(timeout time.Duration, re *regexp.Regexp, outFile string, name string, args ...string) (float64, time.Duration) {
+func external(timeout time.Duration, re *regexp.Regexp, outFile string, name string, args ...string) (float64, timing) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	out, d, err := runTimed(ctx, name, args...)
@@ -107,15 +135,15 @@ func external(timeout time.Duration, re *regexp.Regexp, outFile string, name str
 	return v, d
 }
 
-func compare(solve, dir string, glp bool, timeout time.Duration) error {
+func compare(solve, dir string, glp bool, timeout, glpTimeout, oursTimeout time.Duration) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return err
 	}
 	sort.Strings(files)
-	fmt.Println("| instance | ours status | ours objective | cbc objective | glpsol objective | agree | ours ms (solve_ms) | cbc ms | glpsol ms | cbc/ours |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
-	var ratios []float64
+	fmt.Println("| instance | ours status | ours objective | cbc objective | glpsol objective | agree | ours wall ms (cpu, solve_ms) | cbc wall ms (cpu) | glpsol wall ms (cpu) | cbc/ours wall | cbc/ours cpu |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	var ratios, cpuRatios []float64
 	agree, total, optimal := 0, 0, 0
 	worst := map[string]time.Duration{}
 	tmp, err := os.MkdirTemp("", "compare")
@@ -125,16 +153,16 @@ func compare(solve, dir string, glp bool, timeout time.Duration) error {
 	defer os.RemoveAll(tmp)
 	for _, f := range files {
 		lp := strings.TrimSuffix(f, ".json") + ".lp"
-		so, dOurs, err := runSolve(solve, f)
+		so, tOurs, err := runSolve(solve, f, oursTimeout)
 		if err != nil {
 			return err
 		}
-		cv, dCbc := external(timeout, cbcRe, "", "cbc", lp, "-solve")
-		gv, dGlp := math.NaN(), time.Duration(0)
+		cv, tCbc := external(timeout, cbcRe, "", "cbc", lp, "-solve")
+		gv, tGlp := math.NaN(), timing{}
 		if glp {
 			out := filepath.Join(tmp, "glp.txt")
 			os.Remove(out)
-			gv, dGlp = external(timeout, glpRe, out, "glpsol", "--lp", lp, "-o", out)
+			gv, tGlp = external(glpTimeout, glpRe, out, "glpsol", "--lp", lp, "-o", out)
 		}
 		tol := 1e-6 * math.Max(1, math.Abs(so.Objective))
 		ok := !math.IsNaN(cv) && math.Abs(cv-so.Objective) <= tol && (math.IsNaN(gv) || math.Abs(gv-so.Objective) <= tol)
@@ -145,30 +173,25 @@ func compare(solve, dir string, glp bool, timeout time.Duration) error {
 		if so.Status == "optimal" {
 			optimal++
 		}
-		ratio := float64(dCbc) / float64(dOurs)
+		ratio := float64(tCbc.wall) / float64(tOurs.wall)
+		cpuRatio := float64(tCbc.cpu) / float64(max(tOurs.cpu, time.Millisecond))
 		ratios = append(ratios, ratio)
+		cpuRatios = append(cpuRatios, cpuRatio)
 		base := filepath.Base(f)
 		size := strings.SplitN(base, "-", 3)[1]
-		if dOurs > worst[size] {
-			worst[size] = dOurs
+		if tOurs.wall > worst[size] {
+			worst[size] = tOurs.wall
 		}
 		glps := "—"
 		if glp {
-			glps = fmt.Sprintf("%.2f", float64(dGlp.Microseconds())/1000)
+			glps = fmt.Sprintf("%.1f (%.1f)", ms(tGlp.wall), ms(tGlp.cpu))
 		}
-		fmt.Printf("| %s | %s | %.6f | %s | %s | %v | %.1f (%.1f) | %.1f | %s | %.1f |\n",
+		fmt.Printf("| %s | %s | %.6f | %s | %s | %v | %.1f (%.1f, %.1f) | %.1f (%.1f) | %s | %.1f | %.1f |\n",
 			strings.TrimSuffix(base, ".json"), so.Status, so.Objective, fnum(cv), fnum(gv), ok,
-			float64(dOurs.Microseconds())/1000, so.SolveMS, float64(dCbc.Microseconds())/1000, glps, ratio)
+			ms(tOurs.wall), ms(tOurs.cpu), so.SolveMS, ms(tCbc.wall), ms(tCbc.cpu), glps, ratio, cpuRatio)
 	}
-	sort.Float64s(ratios)
-	med := math.NaN()
-	if n := len(ratios); n > 0 {
-		med = ratios[n/2]
-		if n%2 == 0 {
-			med = (ratios[n/2-1] + ratios[n/2]) / 2
-		}
-	}
-	fmt.Printf("\ninstances %d, ours optimal %d, objectives agree %d, median cbc/ours wall ratio %.2f\n", total, optimal, agree, med)
+	fmt.Printf("\ninstances %d, ours optimal %d, objectives agree %d, median cbc/ours ratio: wall %.2f, cpu %.2f\n",
+		total, optimal, agree, median(ratios), median(cpuRatios))
 	var sizes []string
 	for s := range worst {
 		sizes = append(sizes, s)
@@ -223,11 +246,11 @@ func checkRounds(solve, path string) error {
 		if err := os.WriteFile(file, sc.Bytes(), 0o644); err != nil {
 			return err
 		}
-		so, d, err := runSolve(solve, file)
+		so, d, err := runSolve(solve, file, 0)
 		if err != nil {
 			return fmt.Errorf("%s:%d %s: %v", path, n, meta.Name, err)
 		}
-		times = append(times, d)
+		times = append(times, d.wall)
 		if so.Status == "optimal" {
 			optimal++
 		}
