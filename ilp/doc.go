@@ -1,4 +1,64 @@
 // Package ilp solves Sia's allocation problem exactly: choose at most one option
 // per job under per-type GPU capacity (and optional quota rows), with pins,
-// deadlines and warm starts. It knows nothing of goodput, only options and values.
+// reservations, deadlines and warm starts. It knows nothing of goodput, only
+// options and values.
+//
+// # Problem
+//
+// A Problem lists jobs, each with options (GPU type, GPU count, value) and a
+// value for staying unallocated, per-type capacities (minus Reserved), an
+// objective sense, optional pins (Job.Pin: the job must take that option) and
+// optional Quota rows over groups of jobs. Problem.Validate names the
+// offending job, option, type or quota; errors wrap ErrInvalidInput, or
+// ErrInfeasible when the pins cannot all hold, and are *InputError values.
+//
+// # Solver
+//
+// Solve is pure Go, exact and deterministic. It works in "profit space"
+// (each job's gain over staying unallocated) and
+//
+//   - drops options that cannot help (no gain, too large for a capacity on
+//     their own, or dominated by a smaller option of the same type);
+//   - bounds the optimum with the Lagrangian dual of the coupling rows (one
+//     multiplier per GPU type and per quota), minimised by a box-step
+//     cutting-plane method whose master is a small dense simplex; with only
+//     the job rows left, the dual equals the LP relaxation;
+//   - tightens it with knapsack dynamic programs that keep one type row exact
+//     while pricing the others, including, for every candidate of every
+//     job, the bound with that job forced onto it (forward and backward
+//     programs joined around the job);
+//   - finds incumbents with a greedy by reduced cost, per-type knapsack
+//     coordinate descent, and knapsack programs that settle the type rows one
+//     at a time in every order, also at slightly perturbed multipliers to
+//     break the many ties of rounded values;
+//   - branches depth first, re-optimising the multipliers at every node, fixing
+//     jobs with a single admissible choice by reduced cost, and branching on
+//     the job with the fewest admissible choices.
+//
+// When Problem.Grid declares that values lie on a grid (0.01 for Sia's
+// rounded values), the search stops as soon as no solution can beat the
+// incumbent by a whole step, allowing for the values' floating-point
+// deviation from the grid. Solve honours its context: on cancellation or
+// deadline it returns the incumbent, Status Feasible and a proven Bound.
+// Settings.WarmStart seeds the incumbent with the previous round's
+// assignment.
+//
+// # Formats
+//
+// ReadJSON/ParseJSON read, and WriteJSON writes, the JSON format of
+// examples/solve:
+//
+//	{"sense":"min","unallocated":1.1,"capacity":{"t4":24,"a100":16},
+//	 "jobs":[{"id":"j0","options":[{"type":"t4","gpus":1,"value":0.71}],"pin":0}]}
+//
+// with optional "reserved" (type → GPUs), "grid" (number), "quotas"
+// ([{"name","jobs":[ids],"type","limit"}]) and the recorded rounds' "name"
+// and "optimum"; any other key is an error. WriteLP writes CPLEX LP for cbc
+// and glpsol.
+//
+// # CLP
+//
+// Built with -tags clp (needs libClp and pkg-config), RelaxCLP solves the LP
+// relaxation with COIN-OR CLP through github.com/lanl/clp; the tests use it
+// to cross-check the pure-Go bounds.
 package ilp
