@@ -162,7 +162,9 @@ func (sr *search) offerFree(free []int32, choice []int) {
 // lam.
 func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp float64) {
 	bound := lp
-	done := func() bool { return bound <= sr.target() }
+	// stop when proven, or when the caller's time is up (the root still
+	// reports its bound and the incumbent so far)
+	done := func() bool { return bound <= sr.target() || sr.ctx.Err() != nil }
 	if done() {
 		return
 	}
