@@ -39,6 +39,7 @@
 //
 // The same snapshot and options give the same plan (apart from Plan.Timings):
 // iteration follows snapshot and cluster order, never map order, and ties
-// are broken by Options.Seed. The package starts no goroutines; Round may be
-// called concurrently on distinct snapshots.
+// are broken by Options.Seed. The package starts no goroutines unless asked
+// to (Options.Parallelism builds the matrix on several, with the same
+// result); Round may be called concurrently on distinct snapshots.
 package sia

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/sia-sched/sia/bootstrap"
@@ -226,26 +227,62 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster) (
 		m.Grid = ArtifactGrid
 		lambda = roundTo(lambda, ArtifactGrid)
 	}
+	workers := min(max(o.Parallelism, 1), max(len(snap.Jobs)/minJobsPerWorker, 1))
+	if workers == 1 {
+		partial, err := buildRows(ctx, snap, o, &k, cl, m, lambda, 0, len(snap.Jobs))
+		m.Partial = partial
+		return m, err
+	}
+	// Rows are independent: each worker builds a contiguous range with its
+	// own scratch state, so the result does not depend on scheduling.
+	partial := make([]bool, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := w*len(snap.Jobs)/workers, (w+1)*len(snap.Jobs)/workers
+		wg.Add(1)
+		go func(w, lo, hi int) {
+			defer wg.Done()
+			partial[w], errs[w] = buildRows(ctx, snap, o, &k, cl, m, lambda, lo, hi)
+		}(w, lo, hi)
+	}
+	wg.Wait()
+	for w := range errs {
+		if errs[w] != nil {
+			return nil, errs[w] // the first failing job in snapshot order
+		}
+		m.Partial = m.Partial || partial[w]
+	}
+	return m, nil
+}
+
+// minJobsPerWorker keeps parallel matrix builds for snapshots large enough.
+const minJobsPerWorker = 64
+
+// buildRows builds rows [lo, hi) of m. It reports whether ctx expired
+// (rows built after that keep only the current configuration).
+func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, m *Matrix, lambda float64, lo, hi int) (bool, error) {
 	ev := newEvaluator()
-	// One backing array for all entries keeps allocations low.
-	backing := make([]Entry, 0, len(snap.Jobs)*8)
-	for i := range snap.Jobs {
+	partial := false
+	// One backing array for the range keeps allocations low.
+	backing := make([]Entry, 0, (hi-lo)*8)
+	for i := lo; i < hi; i++ {
 		j := &snap.Jobs[i]
-		if i%ctxCheckJobs == 0 && !m.Partial && ctx != nil && ctx.Err() != nil {
-			m.Partial = true
+		if (i-lo)%ctxCheckJobs == 0 && !partial && ctx != nil && ctx.Err() != nil {
+			partial = true
 		}
 		start := len(backing)
 		var err error
-		backing, err = appendEntries(backing, j, o, &k, cl, ev, m.Partial)
+		backing, err = appendEntries(backing, j, o, k, cl, ev, partial)
 		if err != nil {
-			return nil, err
+			return partial, err
 		}
 		row := Row{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda}
 		row.Entries = backing[start:len(backing):len(backing)]
-		finishRow(&row, j, snap.Now, o, &k, m.Sense)
+		finishRow(&row, j, snap.Now, o, k, m.Sense)
 		m.Rows[i] = row
 	}
-	return m, nil
+	return partial, nil
 }
 
 // appendEntries appends the raw entries (goodput, no normalisation) of job j.

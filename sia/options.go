@@ -176,6 +176,11 @@ type Options struct {
 	SolverDeadline time.Duration
 	// SolverMaxNodes caps the solver's branch-and-bound nodes (0 = none).
 	SolverMaxNodes int
+	// Parallelism is the number of goroutines that build the goodput matrix
+	// (rows are independent; the result is the same for any value). 0 or 1
+	// means none: the round runs on the caller's goroutine only. Snapshots
+	// below 128 jobs always build on one goroutine.
+	Parallelism int
 	// Seed breaks ties: with Seed ≠ 0 the jobs are presented to the solver
 	// in a seeded pseudo-random order, so equally good allocations are not
 	// always resolved in favour of the first jobs of the snapshot. 0 keeps
@@ -251,6 +256,8 @@ func (o *Options) Validate() error {
 		return bad("RestartPenalty", "%v, want >= 0", d.RestartPenalty)
 	case d.SolverDeadline < 0:
 		return bad("SolverDeadline", "%v, want >= 0", d.SolverDeadline)
+	case d.Parallelism < 0:
+		return bad("Parallelism", "%d, want >= 0", d.Parallelism)
 	case d.SolverMaxNodes < 0:
 		return bad("SolverMaxNodes", "%d, want >= 0", d.SolverMaxNodes)
 	case d.Variant != Paper && d.Variant != Artifact:

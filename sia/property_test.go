@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/ilp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -285,4 +286,29 @@ func TestConcurrentRounds(t *testing.T) {
 		require.NoError(t, errs[i])
 		assert.Equal(t, want[i], got[i])
 	}
+}
+
+// TestParallelMatrix: building the matrix on several goroutines gives the
+// same plan as on one.
+func TestParallelMatrix(t *testing.T) {
+	snap, err := steadySnapshot(8, 300, 3)
+	require.NoError(t, err)
+	one, err := New(nil)
+	require.NoError(t, err)
+	four, err := New(&Options{Parallelism: 4})
+	require.NoError(t, err)
+	a, err := one.Round(context.Background(), snap)
+	require.NoError(t, err)
+	b, err := four.Round(context.Background(), snap)
+	require.NoError(t, err)
+	assert.Equal(t, stripTimings(a), stripTimings(b))
+	// A bad model (found while building the matrix) is reported the same
+	// way: the first failing job in snapshot order.
+	snap.Jobs[250].Models = bootstrap.Static{"t4": {InitBatch: 1, MaxBatch: 1}}
+	snap.Jobs[290].Models = bootstrap.Static{"t4": {InitBatch: 1, MaxBatch: 1}}
+	_, e1 := one.Round(context.Background(), snap)
+	_, e4 := four.Round(context.Background(), snap)
+	require.Error(t, e1)
+	assert.Equal(t, e1.Error(), e4.Error())
+	assert.Contains(t, e1.Error(), snap.Jobs[250].ID)
 }

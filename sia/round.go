@@ -9,7 +9,8 @@ import (
 
 // Scheduler runs Sia's scheduling rounds with fixed Options. It holds no
 // state between rounds (the host owns the snapshot, including each job's
-// models), does no I/O and starts no goroutines; Round is safe for
+// models), does no I/O and starts no goroutines (unless Options.Parallelism
+// asks for them); Round is safe for
 // concurrent use on distinct snapshots.
 type Scheduler struct {
 	opts Options
