@@ -223,9 +223,13 @@ type Measurement struct {
 	Nodes, Replicas int
 	// LocalBatch is the per-GPU (micro-)batch size the job ran with.
 	LocalBatch int
-	// StepTime is the measured seconds per optimizer step without extra
-	// accumulation, SyncTime the part of it spent in the gradient all-reduce
-	// (0 ≤ SyncTime < StepTime).
+	// StepTime is the measured seconds of the micro-batch that ends with
+	// the gradient all-reduce (an optimizer step without extra accumulation),
+	// SyncTime the part of it spent in the all-reduce (0 ≤ SyncTime <
+	// StepTime), so StepTime − SyncTime is the compute time of one
+	// micro-batch. A job that accumulates s extra micro-batches per step
+	// reports StepTime = T_step − s·T_micro (the profile formats and the
+	// published artifact use the same convention).
 	StepTime, SyncTime float64
 	// Grad, if not nil, are the latest gradient statistics; they replace the
 	// previous ones without a refit.
