@@ -186,7 +186,14 @@ func TestRoundProperties(t *testing.T) {
 	actionCount := map[Action]int{}
 	for seed := 0; seed < seeds; seed++ {
 		g := newScenarioGen(uint64(seed), seed%3 == 0)
-		s, err := New(&Options{Seed: uint64(seed % 2)})
+		opts := Options{Seed: uint64(seed % 2)}
+		switch seed % 5 {
+		case 2:
+			opts.Variant = Artifact
+		case 4:
+			opts.P, opts.Lambda = 0.5, -1.1
+		}
+		s, err := New(&opts)
 		require.NoError(t, err)
 		for round := 0; round < 12; round++ {
 			g.step()
@@ -205,7 +212,7 @@ func TestRoundProperties(t *testing.T) {
 				best, _ := bruteForce(p.Matrix)
 				assert.InDelta(t, best, p.Objective, 1e-9*math.Max(1, math.Abs(best)), "seed %d round %d", seed, round)
 			}
-			assert.Equal(t, ilp.Optimal, p.Status)
+			assert.Equal(t, ilp.Optimal, p.Status, "seed %d round %d", seed, round)
 			applyPlan(&g.snap, &p, time.Minute)
 		}
 	}
