@@ -221,6 +221,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		}
 	}()
 	for oi, order := range orders {
+		before := sr.bestP
 		sd := sr.seqDP(core, left, lam, order)
 		profits[oi] = try(sd)
 		if debugf != nil {
@@ -229,11 +230,19 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		if done() {
 			return
 		}
+		if sr.bestP > before {
+			// a better incumbent shrinks the core
+			if full, pos, core, left, ok = sr.coreOf(free, capv, lam, lp); !ok {
+				return
+			}
+			bestSD, bestP = nil, math.Inf(-1)
+			continue
+		}
 		if profits[oi] > bestP {
 			bestSD, bestP = sd, profits[oi]
 		}
 	}
-	if sr.improveByType(core, left, bestSD, 3, false) {
+	if bestSD != nil && sr.improveByType(core, left, bestSD, 3, false) {
 		try(bestSD)
 	}
 	if done() {
