@@ -328,10 +328,13 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 		}
 		evaluate := func(c configset.Config) (goodput.Choice, bool) {
 			r := c.GPUs / p
+			var ch goodput.Choice
+			var ok bool
 			if hasEval {
-				return eval.Evaluate(t, c.Nodes, r)
+				ch, ok = eval.Evaluate(t, c.Nodes, r)
+			} else {
+				ch, ok = ev.best(&model, c.Nodes, r)
 			}
-			ch, ok := ev.best(&model, c.Nodes, r)
 			if ok && (!(ch.Goodput > 0) || math.IsInf(ch.Goodput, 0)) {
 				ok = false
 			}

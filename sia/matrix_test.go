@@ -473,3 +473,38 @@ func TestLogger(t *testing.T) {
 	assert.Contains(t, buf.String(), "jobs=1")
 	assert.Contains(t, buf.String(), "status=optimal")
 }
+
+// badEvaluator returns unusable goodputs and batch sizes.
+type badEvaluator struct{}
+
+func (badEvaluator) Model(string) (goodput.Model, bootstrap.Source) {
+	return goodput.Model{InitBatch: 8, MaxBatch: 64}, bootstrap.Measured
+}
+
+func (badEvaluator) Evaluate(_ string, _, replicas int) (goodput.Choice, bool) {
+	switch replicas {
+	case 1:
+		return goodput.Choice{Goodput: 2, LocalBatch: -3, GlobalBatch: -3}, true
+	case 2:
+		return goodput.Choice{Goodput: math.NaN()}, true
+	default:
+		return goodput.Choice{Goodput: math.Inf(1)}, true
+	}
+}
+
+// TestBadEvaluator: NaN, infinite and non-positive goodputs from a host's
+// Evaluator mark configurations invalid; bad batch sizes are replaced.
+func TestBadEvaluator(t *testing.T) {
+	snap := Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", Submitted: t0, Models: badEvaluator{}}}}
+	s, err := New(&Options{NoScaleUpCap: true})
+	require.NoError(t, err)
+	p, err := s.Round(context.Background(), snap)
+	require.NoError(t, err)
+	for _, e := range p.Matrix.Rows[0].Entries {
+		assert.Equal(t, 1, e.Replicas, "only the one-replica entries are valid")
+	}
+	d := p.Decisions[0]
+	require.True(t, d.Allocation.Running())
+	assert.Positive(t, d.LocalBatch)
+	assert.Equal(t, d.Replicas*d.LocalBatch*(d.AccumSteps+1), d.GlobalBatch)
+}

@@ -261,7 +261,7 @@ func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout) []Decision {
 			d.Replicas = e.Replicas
 			d.Goodput, d.Normalized = e.Choice.Goodput, e.Normalized
 			d.LocalBatch, d.AccumSteps, d.GlobalBatch = e.Choice.LocalBatch, e.Choice.AccumSteps, e.Choice.GlobalBatch
-			if d.GlobalBatch == 0 {
+			if d.GlobalBatch <= 0 || d.LocalBatch <= 0 || d.AccumSteps < 0 {
 				d.LocalBatch, d.AccumSteps, d.GlobalBatch = defaultBatch(j, e)
 			}
 		}
