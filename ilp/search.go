@@ -202,7 +202,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 			full[k] = sd[c]
 		}
 		sr.offerFree(free, full)
-		return sr.freeProfit(core, sd)
+		return sr.freeProfit(free, full) // comparable across cores
 	}
 	var bestSD []int
 	bestP := math.Inf(-1)
