@@ -33,8 +33,9 @@ type search struct {
 	proved bool
 	root   float64 // root bound on the profit
 
-	diveDepth int     // nodes up to this depth run the knapsack heuristics
-	orders    [][]int // type orders for seqDP below the root, best first
+	diveDepth    int     // nodes up to this depth run the knapsack heuristics
+	allRowsDepth int     // nodes up to this depth bound candidates with every type row
+	orders       [][]int // type orders for seqDP below the root, best first
 
 	dpA, dpB []float64 // scratch for the knapsack programs
 	from     []int16
@@ -51,7 +52,7 @@ type cand struct {
 }
 
 func newSearch(ctx context.Context, m *model, set *Settings) *search {
-	sr := &search{ctx: ctx, m: m, set: set, open: math.Inf(-1), root: math.Inf(1), diveDepth: 3}
+	sr := &search{ctx: ctx, m: m, set: set, open: math.Inf(-1), root: math.Inf(1), diveDepth: 3, allRowsDepth: 1 << 30}
 	scale := 1.0
 	for _, j := range m.p.Jobs {
 		scale = math.Max(scale, math.Abs(j.Unallocated))
@@ -553,7 +554,8 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 			}
 		}
 		for t := range m.types {
-			if t != bt {
+			// every row near the root, the tightest one deeper
+			if t != bt && (depth > sr.allRowsDepth || lam[t] == 0) {
 				continue
 			}
 			fb := sr.forcedBounds(bfree, capc, lam, t, allowed)
