@@ -31,28 +31,32 @@ func newEvaluator() *evaluator {
 
 // nLines is the number of tangents of f(t) = (1 + t^γ)^(1/γ) on [0, 1] used
 // to bound the synchronisation time from below.
-const nLines = 6
+const nLines = 5
+
+// tangentLogs are ln t of the tangent points t = 0.2, 0.4, 0.6, 0.8 (and 1).
+var tangentLogs = [nLines]float64{0, math.Log(0.2), math.Log(0.4), math.Log(0.6), math.Log(0.8)}
 
 // tangents returns lines (a, b) with f(t) ≥ a + b·t on [0, 1]: f is convex,
-// so each tangent lies below it; together they bound it tightly.
+// so each tangent lies below it; together they bound it tightly. Line 0 is
+// the tangent at t = 1.
 func (ev *evaluator) tangents(gamma float64) *[nLines][2]float64 {
 	if l, ok := ev.lines[gamma]; ok {
 		return l
 	}
 	l := new([nLines][2]float64)
-	l[0] = [2]float64{1, 0} // f(t) ≥ 1
-	for k := 1; k < nLines; k++ {
-		t := float64(k) / float64(nLines-1) // 0.2 … 1
-		tg := math.Pow(t, gamma)
-		f := math.Pow(1+tg, 1/gamma)
-		d := tg / t * f / (1 + tg) // f'(t) = t^(γ−1)·(1+t^γ)^(1/γ−1)
+	for k := 0; k < nLines; k++ {
+		t := math.Exp(tangentLogs[k])
+		tg := math.Exp(gamma * tangentLogs[k]) // t^γ
+		f := math.Exp(math.Log1p(tg) / gamma)   // (1 + t^γ)^(1/γ)
+		d := tg / t * f / (1 + tg)              // f'(t) = t^(γ−1)·(1+t^γ)^(1/γ−1)
 		l[k] = [2]float64{f - d*t, d}
 	}
 	ev.lines[gamma] = l
 	return l
 }
 
-// syncLow is a lower bound of goodput's T_sync = pnorm(a, b, γ).
+// syncLow is a lower bound of goodput's T_sync = pnorm(a, b, γ): hi·f(t)
+// with t = lo/hi, f(t) ≥ 1 and f above its tangents.
 func syncLow(a, b float64, l *[nLines][2]float64) float64 {
 	hi, lo := a, b
 	if lo > hi {
@@ -63,9 +67,11 @@ func syncLow(a, b float64, l *[nLines][2]float64) float64 {
 	}
 	t := lo / hi
 	best := 1.0
-	for k := 1; k < nLines; k++ {
-		if v := l[k][0] + l[k][1]*t; v > best {
-			best = v
+	if t > 0.05 { // below, the tangents add little to f(t) ≥ 1
+		for k := 0; k < nLines; k++ {
+			if v := l[k][0] + l[k][1]*t; v > best {
+				best = v
+			}
 		}
 	}
 	return hi * best
