@@ -47,8 +47,8 @@ func (ev *evaluator) tangents(gamma float64) *[nLines][2]float64 {
 	for k := 0; k < nLines; k++ {
 		t := math.Exp(tangentLogs[k])
 		tg := math.Exp(gamma * tangentLogs[k]) // t^γ
-		f := math.Exp(math.Log1p(tg) / gamma)   // (1 + t^γ)^(1/γ)
-		d := tg / t * f / (1 + tg)              // f'(t) = t^(γ−1)·(1+t^γ)^(1/γ−1)
+		f := math.Exp(math.Log1p(tg) / gamma)  // (1 + t^γ)^(1/γ)
+		d := tg / t * f / (1 + tg)             // f'(t) = t^(γ−1)·(1+t^γ)^(1/γ−1)
 		l[k] = [2]float64{f - d*t, d}
 	}
 	ev.lines[gamma] = l
