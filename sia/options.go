@@ -191,7 +191,8 @@ type Options struct {
 	// Knobs are the artifact's deviations, usable one by one with Variant
 	// Paper (Variant Artifact turns them all on).
 	Knobs ArtifactKnobs
-	// Logger, if not nil, receives one Debug record per round and step.
+	// Logger, if not nil, receives one Debug record per round (jobs,
+	// options, status, objective, bound, evictions, time).
 	Logger *slog.Logger
 	// Observer, if not nil, receives an Event after each step.
 	Observer Observer
