@@ -240,7 +240,9 @@ type Snapshot struct {
 	Cluster Cluster
 	// Jobs are the active jobs (queued and running).
 	Jobs []Job
-	// Reserved withholds GPUs per type from this round (may be nil).
+	// Reserved withholds a number of GPUs per type from this round (may be
+	// nil). It lowers the type's capacity for the allocation; it does not
+	// name GPUs, so placement may use any GPU of the type.
 	Reserved map[string]int
 	// Quotas are extra capacity rows (per-queue quotas per type).
 	Quotas []Quota
