@@ -50,3 +50,42 @@ func TestLargeInvariants(t *testing.T) {
 		t.Logf("%+v: obj %.6f nodes %d", c, sol.Objective, sol.Nodes)
 	}
 }
+
+// TestLargeQuotas adds per-queue quota rows and a reservation to Sia-shaped
+// instances: the result respects every row, and tightening rows never
+// improves the optimum.
+func TestLargeQuotas(t *testing.T) {
+	for _, c := range []ilptest.Config{
+		{Scale: 8, Jobs: 200, Power: -0.5, PinFrac: 0, Seed: 21},
+		{Scale: 8, Jobs: 200, Power: 0.5, PinFrac: 0, Seed: 22},
+	} {
+		p := ilptest.Generate(c)
+		free, err := ilp.Solve(context.Background(), p, nil)
+		require.NoError(t, err)
+		require.Equal(t, ilp.Optimal, free.Status)
+		var q1, q2 []int
+		for i := range p.Jobs {
+			if i%2 == 0 {
+				q1 = append(q1, i)
+			} else {
+				q2 = append(q2, i)
+			}
+		}
+		p.Quotas = []ilp.Quota{
+			{Name: "even-a100", Jobs: q1, Type: "a100", Limit: p.Capacity["a100"] / 4},
+			{Name: "odd-all", Jobs: q2, Limit: 100},
+		}
+		p.Reserved = map[string]int{"rtx": 16}
+		sol, err := ilp.Solve(context.Background(), p, nil)
+		require.NoError(t, err)
+		require.NoError(t, p.Check(sol.Assignment))
+		if p.Sense == ilp.Maximize {
+			require.LessOrEqual(t, sol.Objective, free.Objective+1e-9)
+			require.LessOrEqual(t, sol.Objective, sol.Bound+1e-9)
+		} else {
+			require.GreaterOrEqual(t, sol.Objective, free.Objective-1e-9)
+			require.GreaterOrEqual(t, sol.Objective, sol.Bound-1e-9)
+		}
+		t.Logf("%+v: status %v obj %.4f (no quotas %.4f) nodes %d", c, sol.Status, sol.Objective, free.Objective, sol.Nodes)
+	}
+}
