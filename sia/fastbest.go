@@ -127,6 +127,9 @@ func (ev *evaluator) best(m *goodput.Model, nodes, replicas int) (goodput.Choice
 	m0 := float64(m.InitBatch)
 	tnet := m.Params.NetTime(nodes, replicas)
 	lines := ev.tangents(m.Params.Gamma)
+	sqr := m.Grad.Sqr
+	effNum := (m.Grad.Var + sqr) * m0 // E(M) = effNum / (effDen + sqr·M)
+	effDen := m.Grad.Var * m0
 	var (
 		bs, ss [goodput.GridPoints]int
 		ub     [goodput.GridPoints]float64
@@ -150,9 +153,16 @@ func (ev *evaluator) best(m *goodput.Model, nodes, replicas int) (goodput.Choice
 		bs[i], ss[i] = b, s
 		tacc := m.Params.AccumTime(float64(b))
 		low := float64(s)*tacc + syncLow(tacc, tnet, lines)
-		global := replicas * b * (s + 1)
-		x := float64(global) / low
-		ub[i] = x * goodput.Efficiency(m.Grad, m0, float64(global)) * (1 + 1e-6)
+		// goodput = global/T_iter · E(global), with
+		// E(M) = (var+sqr)·M0 / (var·M0 + sqr·M) (or M0/M without
+		// statistics): one division instead of goodput's four; the slack
+		// absorbs the different rounding.
+		g := float64(replicas * b * (s + 1))
+		if den := effDen + sqr*g; den > 0 {
+			ub[i] = g * effNum / (low * den) * (1 + 1e-6)
+		} else {
+			ub[i] = m0 / low * (1 + 1e-6)
+		}
 		if !(ub[i] >= 0) { // NaN: evaluate exactly
 			ub[i] = math.Inf(1)
 		}
