@@ -165,3 +165,13 @@ func FuzzParseJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestOnGrid(t *testing.T) {
+	p := &ilp.Problem{Capacity: map[string]int{"a": 1}, Jobs: []ilp.Job{{ID: "x", Unallocated: 1.1, Pin: -1,
+		Options: []ilp.Option{{Type: "a", GPUs: 1, Value: float64(float32(0.66))}}}}}
+	assert.True(t, p.OnGrid(0.01), "single-precision 0.66 is on the grid")
+	assert.False(t, p.OnGrid(0.1))
+	assert.False(t, p.OnGrid(0))
+	p.Jobs[0].Options[0].Value = 0.123
+	assert.False(t, p.OnGrid(0.01))
+}

@@ -127,6 +127,27 @@ func onGrid(v, grid float64) bool {
 	return gridDev(v, grid) <= gridTol*grid
 }
 
+// OnGrid reports whether every Value and Unallocated of p lies on a grid of
+// the given step (within the tolerance Validate allows), so that a caller
+// can declare Grid = step. Sia's values, rounded to two decimals, are on the
+// 0.01 grid.
+func (p *Problem) OnGrid(step float64) bool {
+	if !(step > 0) || math.IsInf(step, 0) {
+		return false
+	}
+	for _, j := range p.Jobs {
+		if !onGrid(j.Unallocated, step) {
+			return false
+		}
+		for _, o := range j.Options {
+			if !onGrid(o.Value, step) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // gridDev is the distance from v to the nearest multiple of grid.
 func gridDev(v, grid float64) float64 {
 	return math.Abs(v - math.Round(v/grid)*grid)

@@ -14,6 +14,10 @@
 //
 //	{"status":"optimal","objective":12.34,"bound":12.34,"assignment":{"j0":0,"j1":-1},"solve_ms":1.2}
 //
+// When the file declares no "grid" and -grid is not given, a grid of 0.01 is
+// used if every value lies on it (Sia rounds its values to two decimals);
+// this is exact, since objectives then differ by whole steps.
+//
 // Bad input (missing file, malformed JSON, negative capacity, duplicate ID,
 // NaN, pins that cannot hold, ...) prints a one-line error naming the job or
 // field on stderr and exits with status 1; bad flags exit with status 2.
@@ -45,7 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	in := fs.String("in", "", "input JSON file (- for stdin)")
 	lpOut := fs.String("lp", "", "also write the problem in CPLEX LP format to this file")
 	timeout := fs.Duration("timeout", 0, "stop after this long and print the best assignment found (0 = no limit)")
-	grid := fs.Float64("grid", -1, "declare that values lie on this grid, e.g. 0.01 (default: the file's \"grid\", else none)")
+	grid := fs.Float64("grid", -1, "declare that values lie on this grid, e.g. 0.01; 0 = none (default: the file's \"grid\", else 0.01 when every value lies on it)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -84,11 +88,16 @@ func solve(in, lpOut string, timeout time.Duration, grid float64, stdout io.Writ
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	if grid >= 0 {
+	switch {
+	case grid >= 0:
 		p.Grid = grid
 		if err := p.Validate(); err != nil {
 			return fmt.Errorf("-grid: %w", err)
 		}
+	case p.Grid == 0 && p.OnGrid(0.01):
+		// values rounded to two decimals, as Sia's are: the grid proves
+		// optimality as soon as no solution can gain a whole step
+		p.Grid = 0.01
 	}
 	if lpOut != "" {
 		var buf bytes.Buffer

@@ -81,3 +81,28 @@ func TestSolveBadInput(t *testing.T) {
 	assert.Equal(t, 2, run([]string{}, &out, &errb))
 	assert.Equal(t, 2, run([]string{"-timeout", "soon", "-in", "x"}, &out, &errb))
 }
+
+// TestSolveGridAuto: values on the 0.01 grid are solved with the grid unless
+// -grid 0 turns it off; both give the same optimum.
+func TestSolveGridAuto(t *testing.T) {
+	in := write(t, "g.json", `{"sense":"min","unallocated":1.1,"capacity":{"t4":3},"jobs":[
+	 {"id":"a","options":[{"type":"t4","gpus":1,"value":0.7},{"type":"t4","gpus":2,"value":0.5}]},
+	 {"id":"b","options":[{"type":"t4","gpus":1,"value":0.6},{"type":"t4","gpus":2,"value":0.45}]}]}`)
+	var objs []float64
+	for _, args := range [][]string{{"-in", in}, {"-in", in, "-grid", "0"}} {
+		var out, errb bytes.Buffer
+		require.Equal(t, 0, run(args, &out, &errb), errb.String())
+		var got struct {
+			Status    string  `json:"status"`
+			Objective float64 `json:"objective"`
+		}
+		require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+		assert.Equal(t, "optimal", got.Status)
+		objs = append(objs, got.Objective)
+	}
+	assert.InDelta(t, 1.1, objs[0], 1e-9) // 0.5 + 0.6
+	assert.Equal(t, objs[0], objs[1])
+	var out, errb bytes.Buffer
+	assert.Equal(t, 1, run([]string{"-in", in, "-grid", "0.3"}, &out, &errb))
+	assert.Contains(t, errb.String(), "not on the declared grid")
+}
