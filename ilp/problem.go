@@ -324,6 +324,9 @@ func sortedKeys(m map[string]int) []string {
 // feasibility; see Check.
 func (p *Problem) Objective(assign []int) float64 {
 	var s float64
+	if p == nil {
+		return 0
+	}
 	for i, j := range p.Jobs {
 		if i < len(assign) && assign[i] >= 0 && assign[i] < len(j.Options) {
 			s += j.Options[assign[i]].Value
@@ -337,8 +340,12 @@ func (p *Problem) Objective(assign []int) float64 {
 // Check returns an error wrapping ErrInvalidInput if assign is not a feasible
 // assignment of p: wrong length, an index out of range, a pin not held, or a
 // capacity (minus reservation) or quota exceeded. The message names the job,
-// type or quota.
+// type or quota. It does not validate p itself (see Validate) but does not
+// panic on an invalid p either.
 func (p *Problem) Check(assign []int) error {
+	if p == nil {
+		return invalid("", "nil problem")
+	}
 	if len(assign) != len(p.Jobs) {
 		return invalid("assignment", "has %d entries for %d jobs", len(assign), len(p.Jobs))
 	}
@@ -348,7 +355,7 @@ func (p *Problem) Check(assign []int) error {
 		if a < -1 || a >= len(j.Options) {
 			return invalid(jobField(i, j.ID), "assigned option %d out of range", a)
 		}
-		if j.Pin >= 0 && a != j.Pin {
+		if j.Pin >= 0 && j.Pin < len(j.Options) && a != j.Pin {
 			return invalid(jobField(i, j.ID), "pinned to option %d but assigned %d", j.Pin, a)
 		}
 		if a >= 0 {
@@ -363,6 +370,9 @@ func (p *Problem) Check(assign []int) error {
 	for qi, q := range p.Quotas {
 		u := 0
 		for _, ji := range q.Jobs {
+			if ji < 0 || ji >= len(p.Jobs) {
+				return invalid(fmt.Sprintf("quotas[%d] %q.jobs", qi, q.Name), "job index %d out of range [0,%d)", ji, len(p.Jobs))
+			}
 			if a := assign[ji]; a >= 0 && (q.Type == "" || p.Jobs[ji].Options[a].Type == q.Type) {
 				u += p.Jobs[ji].Options[a].GPUs
 			}
