@@ -109,9 +109,6 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 				copy(choice, trial)
 				improved = true
 			}
-			if debugf != nil {
-				debugf("dp sweep %d type %d: old %.6f new %.6f", sweep, t, old, dp[C])
-			}
 		}
 		if repair && sweep == 0 && !sr.fitsAll(free, capv, choice) {
 			return false

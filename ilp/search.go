@@ -42,9 +42,6 @@ type search struct {
 	fwd, bwd []float64
 }
 
-// debugf, when set (by tests), receives progress messages.
-var debugf func(format string, args ...any)
-
 // cand is one choice of a job: an option (or -1 = none) and its reduced cost.
 type cand struct {
 	o  int
@@ -174,9 +171,6 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 			bound = math.Min(bound, sr.rowBound(free, capv, lam, t, nil))
 		}
 	}
-	if debugf != nil {
-		debugf("root row bound %.6f incumbent %.6f", bound, sr.bestP)
-	}
 	if done() {
 		return
 	}
@@ -225,9 +219,6 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		before := sr.bestP
 		sd := sr.seqDP(core, left, lam, order)
 		profits[oi] = try(sd)
-		if debugf != nil {
-			debugf("seqDP %v: %.6f (core %d)", order, sr.bestP, len(core))
-		}
 		if done() {
 			return
 		}
@@ -266,9 +257,6 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 			pl[t] *= 1 + eps
 			for _, k := range idx[:min(2, len(idx))] {
 				try(sr.seqDP(core, left, pl, orders[k]))
-				if debugf != nil {
-					debugf("seqDP %v eps %v row %d: %.6f (core %d)", orders[k], eps, t, sr.bestP, len(core))
-				}
 				if done() {
 					return
 				}
@@ -393,9 +381,6 @@ func (sr *search) run() {
 	}
 	capv := append([]int(nil), m.cap...)
 	sr.node(free, capv, 0, nil, math.Inf(1), 0, -1)
-	if debugf != nil {
-		debugf("done: nodes %d incumbent %.6f", sr.nodes, sr.bestP)
-	}
 	if !sr.stop {
 		sr.proved = true
 	}
@@ -430,9 +415,6 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	bound := math.Min(P+f, est)
 	if depth == 0 {
 		sr.root = bound
-	}
-	if depth == 0 && debugf != nil {
-		debugf("root: free %d bound %.6f incumbent %.6f", len(free), bound, sr.bestP)
 	}
 	if bound <= sr.target() {
 		return
@@ -592,10 +574,6 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	if bound <= sr.target() {
 		undo()
 		return
-	}
-	if depth < 3 && debugf != nil {
-		debugf("depth %d: free %d branch %d fixed %d bound %.6f incumbent %.6f", depth, len(free), len(branch), len(fixed), bound, sr.bestP)
-		debugf("  branch job %d cands %v cb %v", branch[bi].i, branch[bi].cs, cb[bi])
 	}
 	rest := make([]int32, 0, len(branch)-1)
 	for k := range branch {
