@@ -43,9 +43,11 @@ type FitOptions struct {
 	// starting point (0.1, 0.01, 0.1, 0.01, 0.1, 0.01, 1.001). Further
 	// starts are derived from the data (least-squares estimates of the
 	// compute and network lines) with different overlap exponents γ.
+	// At most MaxStarts.
 	Starts int
 	// MaxIterations caps the L-BFGS iterations of each pass (one rough pass
-	// per starting point, then up to two polishing passes). 0 means 300.
+	// per starting point, then up to two polishing passes). 0 means 300;
+	// at most MaxIterationsLimit.
 	MaxIterations int
 	// Init, if not nil, is tried as an additional starting point (for
 	// example the previous fit when new observations arrive). Its pinned
@@ -55,6 +57,14 @@ type FitOptions struct {
 
 // DefaultStarts is the number of starting points Fit tries by default.
 const DefaultStarts = 4
+
+// MaxStarts and MaxIterationsLimit bound FitOptions.Starts and
+// FitOptions.MaxIterations (larger values only cost time: the derived
+// starting points repeat after eight).
+const (
+	MaxStarts          = 256
+	MaxIterationsLimit = 1_000_000
+)
 
 const defaultMaxIterations = 300
 
@@ -585,8 +595,11 @@ func Fit(obs []Observation, opts *FitOptions) (Params, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Starts < 0 || o.MaxIterations < 0 {
-		return Params{}, fmt.Errorf("%w: FitOptions.Starts = %d and MaxIterations = %d, want >= 0", ErrInvalidInput, o.Starts, o.MaxIterations)
+	if o.Starts < 0 || o.Starts > MaxStarts {
+		return Params{}, fmt.Errorf("%w: FitOptions.Starts = %d, want a value in [0, %d]", ErrInvalidInput, o.Starts, MaxStarts)
+	}
+	if o.MaxIterations < 0 || o.MaxIterations > MaxIterationsLimit {
+		return Params{}, fmt.Errorf("%w: FitOptions.MaxIterations = %d, want a value in [0, %d]", ErrInvalidInput, o.MaxIterations, MaxIterationsLimit)
 	}
 	if o.Starts == 0 {
 		o.Starts = DefaultStarts
@@ -595,8 +608,8 @@ func Fit(obs []Observation, opts *FitOptions) (Params, error) {
 		o.MaxIterations = defaultMaxIterations
 	}
 	if o.Init != nil {
-		if err := o.Init.Validate(); err != nil {
-			return Params{}, fmt.Errorf("FitOptions.Init: %w", err)
+		if err := o.Init.check("FitOptions.Init"); err != nil {
+			return Params{}, err
 		}
 	}
 	d := newFitData(obs)

@@ -519,6 +519,8 @@ func FuzzBest(f *testing.F) {
 		require.GreaterOrEqual(t, c.AccumSteps, 0)
 		require.Equal(t, replicas*c.LocalBatch*(c.AccumSteps+1), c.GlobalBatch)
 		require.GreaterOrEqual(t, c.GlobalBatch, m0)
+		require.Greater(t, c.GlobalBatch, 0)
 		require.False(t, math.IsNaN(c.Goodput))
+		require.GreaterOrEqual(t, c.Goodput, 0.0)
 	})
 }

@@ -17,13 +17,24 @@ type Limits struct {
 	MinLocalBatch, MaxLocalBatch int
 }
 
-// Validate reports whether 1 ≤ MinLocalBatch ≤ MaxLocalBatch.
-func (l Limits) Validate() error {
+// MaxBatchSize bounds every batch size and count a Model accepts (InitBatch,
+// MaxBatch, Limits.MaxLocalBatch, Stages, MicroBatches), so that products of
+// batch sizes and replica counts in the batch-size search cannot overflow an
+// int and stay exact in float64.
+const MaxBatchSize = 1 << 40
+
+// Validate reports whether 1 ≤ MinLocalBatch ≤ MaxLocalBatch ≤ MaxBatchSize.
+func (l Limits) Validate() error { return l.check("Limits") }
+
+func (l Limits) check(prefix string) error {
 	if l.MinLocalBatch < 1 {
-		return fmt.Errorf("%w: Limits.MinLocalBatch = %d, want >= 1", ErrInvalidInput, l.MinLocalBatch)
+		return fmt.Errorf("%w: %s.MinLocalBatch = %d, want >= 1", ErrInvalidInput, prefix, l.MinLocalBatch)
 	}
 	if l.MaxLocalBatch < l.MinLocalBatch {
-		return fmt.Errorf("%w: Limits.MaxLocalBatch = %d is below MinLocalBatch = %d", ErrInvalidInput, l.MaxLocalBatch, l.MinLocalBatch)
+		return fmt.Errorf("%w: %s.MaxLocalBatch = %d is below MinLocalBatch = %d", ErrInvalidInput, prefix, l.MaxLocalBatch, l.MinLocalBatch)
+	}
+	if l.MaxLocalBatch > MaxBatchSize {
+		return fmt.Errorf("%w: %s.MaxLocalBatch = %d, want <= MaxBatchSize = %d", ErrInvalidInput, prefix, l.MaxLocalBatch, MaxBatchSize)
 	}
 	return nil
 }
@@ -77,14 +88,17 @@ type Choice struct {
 // Hybrid reports whether m describes a hybrid-parallel (pipeline) job.
 func (m Model) Hybrid() bool { return m.Stages > 0 || m.MicroBatches > 0 }
 
-// Validate reports whether m can be evaluated. The error names the offending
-// field and wraps ErrInvalidInput.
+// Validate reports whether m can be evaluated: valid Params and Grad,
+// 1 ≤ InitBatch ≤ MaxBatch ≤ MaxBatchSize, and either valid Limits (data
+// parallel) or Stages and MicroBatches in [1, MaxBatchSize] (hybrid
+// parallel). The error names the offending field (as Model.Params.AlphaC,
+// Model.Limits.MinLocalBatch, …) and wraps ErrInvalidInput.
 func (m Model) Validate() error {
-	if err := m.Params.Validate(); err != nil {
-		return fmt.Errorf("Model.%w", err)
+	if err := m.Params.check("Model.Params"); err != nil {
+		return err
 	}
-	if err := m.Grad.Validate(); err != nil {
-		return fmt.Errorf("Model.%w", err)
+	if err := m.Grad.check("Model.Grad"); err != nil {
+		return err
 	}
 	if m.InitBatch < 1 {
 		return fmt.Errorf("%w: Model.InitBatch = %d, want >= 1", ErrInvalidInput, m.InitBatch)
@@ -92,15 +106,24 @@ func (m Model) Validate() error {
 	if m.MaxBatch < m.InitBatch {
 		return fmt.Errorf("%w: Model.MaxBatch = %d is below InitBatch = %d", ErrInvalidInput, m.MaxBatch, m.InitBatch)
 	}
+	if m.MaxBatch > MaxBatchSize {
+		return fmt.Errorf("%w: Model.MaxBatch = %d, want <= MaxBatchSize = %d", ErrInvalidInput, m.MaxBatch, MaxBatchSize)
+	}
 	if m.Hybrid() {
 		if m.Stages < 1 || m.MicroBatches < 1 {
 			return fmt.Errorf("%w: Model.Stages = %d and Model.MicroBatches = %d, want both >= 1 for a hybrid-parallel job (or both 0)",
 				ErrInvalidInput, m.Stages, m.MicroBatches)
 		}
+		if m.Stages > MaxBatchSize {
+			return fmt.Errorf("%w: Model.Stages = %d, want <= MaxBatchSize = %d", ErrInvalidInput, m.Stages, MaxBatchSize)
+		}
+		if m.MicroBatches > MaxBatchSize {
+			return fmt.Errorf("%w: Model.MicroBatches = %d, want <= MaxBatchSize = %d", ErrInvalidInput, m.MicroBatches, MaxBatchSize)
+		}
 		return nil
 	}
-	if err := m.Limits.Validate(); err != nil {
-		return fmt.Errorf("Model.%w", err)
+	if err := m.Limits.check("Model.Limits"); err != nil {
+		return err
 	}
 	return nil
 }
@@ -196,10 +219,10 @@ func (m Model) Best(nodes, replicas int) (Choice, bool) {
 }
 
 func (m Model) bestHybrid(nodes, replicas int) (Choice, bool) {
-	global := m.MicroBatches * replicas
-	if global > m.MaxBatch {
+	if replicas > m.MaxBatch/m.MicroBatches { // global batch above MaxBatch (checked without overflow)
 		return Choice{}, false
 	}
+	global := m.MicroBatches * replicas
 	fwd := m.Params.AccumTime(1)
 	t := 3*float64(m.Stages-1+m.MicroBatches)*fwd + m.Params.NetTime(nodes, replicas)
 	x := float64(global) / t

@@ -46,7 +46,10 @@ type Params struct {
 // Validate reports whether p can be evaluated: every time parameter finite and
 // ≥ 0, AlphaC + BetaC > 0, and Gamma in [MinGamma, MaxGamma]. The error names
 // the offending field and wraps ErrInvalidInput.
-func (p Params) Validate() error {
+func (p Params) Validate() error { return p.check("Params") }
+
+// check is Validate with the field path prefix used in messages.
+func (p Params) check(prefix string) error {
 	fields := [...]struct {
 		name string
 		v    float64
@@ -57,14 +60,14 @@ func (p Params) Validate() error {
 	}
 	for _, f := range fields {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
-			return fmt.Errorf("%w: Params.%s = %v, want a finite value >= 0", ErrInvalidInput, f.name, f.v)
+			return fmt.Errorf("%w: %s.%s = %v, want a finite value >= 0", ErrInvalidInput, prefix, f.name, f.v)
 		}
 	}
 	if !(p.AlphaC+p.BetaC > 0) {
-		return fmt.Errorf("%w: Params.AlphaC + Params.BetaC = 0, compute time must be positive", ErrInvalidInput)
+		return fmt.Errorf("%w: %s.AlphaC + %s.BetaC = 0, compute time must be positive", ErrInvalidInput, prefix, prefix)
 	}
 	if !(p.Gamma >= MinGamma && p.Gamma <= MaxGamma) {
-		return fmt.Errorf("%w: Params.Gamma = %v, want a value in [%v, %v]", ErrInvalidInput, p.Gamma, MinGamma, MaxGamma)
+		return fmt.Errorf("%w: %s.Gamma = %v, want a value in [%v, %v]", ErrInvalidInput, prefix, p.Gamma, MinGamma, MaxGamma)
 	}
 	return nil
 }
@@ -131,12 +134,14 @@ type GradStats struct {
 }
 
 // Validate reports whether g is usable: both values finite and ≥ 0.
-func (g GradStats) Validate() error {
+func (g GradStats) Validate() error { return g.check("GradStats") }
+
+func (g GradStats) check(prefix string) error {
 	if math.IsNaN(g.Sqr) || math.IsInf(g.Sqr, 0) || g.Sqr < 0 {
-		return fmt.Errorf("%w: GradStats.Sqr = %v, want a finite value >= 0", ErrInvalidInput, g.Sqr)
+		return fmt.Errorf("%w: %s.Sqr = %v, want a finite value >= 0", ErrInvalidInput, prefix, g.Sqr)
 	}
 	if math.IsNaN(g.Var) || math.IsInf(g.Var, 0) || g.Var < 0 {
-		return fmt.Errorf("%w: GradStats.Var = %v, want a finite value >= 0", ErrInvalidInput, g.Var)
+		return fmt.Errorf("%w: %s.Var = %v, want a finite value >= 0", ErrInvalidInput, prefix, g.Var)
 	}
 	return nil
 }
