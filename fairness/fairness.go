@@ -51,6 +51,10 @@ func (e *InputError) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalidInput) hold.
 func (e *InputError) Unwrap() error { return ErrInvalidInput }
 
+// MaxGPUs bounds the total GPUs of the cluster passed to Compute (so that
+// sums cannot overflow and shares stay exact in float64).
+const MaxGPUs = 1 << 40
+
 // TypeGPUs is the number of GPUs of one type in the shared cluster (N_g).
 type TypeGPUs struct {
 	Type string
@@ -167,6 +171,8 @@ func Compute(cluster []TypeGPUs, jobs []Job, opts *Options) ([]Ratio, error) {
 			return nil, &InputError{Type: t.Type, Index: -1, Field: "Type", Reason: "duplicate GPU type"}
 		case t.GPUs <= 0:
 			return nil, &InputError{Type: t.Type, Index: -1, Field: "GPUs", Reason: fmt.Sprintf("must be > 0, got %d", t.GPUs)}
+		case t.GPUs > MaxGPUs-total:
+			return nil, &InputError{Type: t.Type, Index: -1, Field: "GPUs", Reason: fmt.Sprintf("%d GPUs bring the cluster above MaxGPUs = %d", t.GPUs, MaxGPUs)}
 		}
 		seenType[t.Type] = true
 		total += t.GPUs
@@ -202,14 +208,17 @@ func computeJob(cluster []TypeGPUs, total int, j Job, o Options) (Ratio, error) 
 			return Ratio{}, &InputError{Job: j.ID, Index: -1, Field: "AvgJobs", Reason: "must be finite and > 0, got " + fmtFloat(j.AvgJobs)}
 		}
 	}
+	// Report the first unknown type in sorted order, so that the error does
+	// not depend on map iteration order.
+	var unknown []string
 	for t := range j.FairJCT {
-		found := false
-		for _, c := range cluster {
-			found = found || c.Type == t
+		if !slices.ContainsFunc(cluster, func(c TypeGPUs) bool { return c.Type == t }) {
+			unknown = append(unknown, t)
 		}
-		if !found {
-			return Ratio{}, &InputError{Job: j.ID, Type: t, Index: -1, Field: "FairJCT", Reason: "type not in the cluster"}
-		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return Ratio{}, &InputError{Job: j.ID, Type: unknown[0], Index: -1, Field: "FairJCT", Reason: "type not in the cluster"}
 	}
 	r := Ratio{Job: j.ID}
 	wsum := 0.0
@@ -245,6 +254,10 @@ func computeJob(cluster []TypeGPUs, total int, j Job, o Options) (Ratio, error) 
 			return Ratio{}, &InputError{Job: j.ID, Type: c.Type, Index: -1, Field: "FairJCT", Reason: "must be finite and > 0, got " + fmtFloat(tr.FairJCT)}
 		}
 		tr.Rho = j.SharedJCT / tr.FairJCT
+		if math.IsInf(tr.Rho, 0) {
+			return Ratio{}, &InputError{Job: j.ID, Type: c.Type, Index: -1, Field: "FairJCT",
+				Reason: fmt.Sprintf("SharedJCT %s / FairJCT %s overflows", fmtFloat(j.SharedJCT), fmtFloat(tr.FairJCT))}
+		}
 		wsum += tr.Weight
 		r.PerType = append(r.PerType, tr)
 	}
@@ -261,6 +274,9 @@ func computeJob(cluster []TypeGPUs, total int, j Job, o Options) (Ratio, error) 
 	if o.Combine == RatioOfMeans {
 		r.Rho = j.SharedJCT / meanFair
 	}
+	if math.IsInf(r.Rho, 0) || math.IsNaN(r.Rho) {
+		return Ratio{}, &InputError{Job: j.ID, Index: -1, Field: "SharedJCT", Reason: "the ratio ρ overflows: SharedJCT " + fmtFloat(j.SharedJCT) + " is too large for the fair JCTs"}
+	}
 	return r, nil
 }
 
@@ -275,6 +291,9 @@ func computeJob(cluster []TypeGPUs, total int, j Job, o Options) (Ratio, error) 
 // share that is not finite and positive or an isolated time that is not
 // finite and positive; errors from isolated are returned wrapped.
 func FairJCT(isolated func(gpus int) (float64, error), share float64) (float64, error) {
+	if isolated == nil {
+		return 0, &InputError{Index: -1, Field: "isolated", Reason: "nil function"}
+	}
 	if !finiteNonNeg(share) || share == 0 {
 		return 0, &InputError{Index: -1, Field: "share", Reason: "must be finite and > 0, got " + fmtFloat(share)}
 	}
@@ -445,6 +464,13 @@ func Summarize(rhos []float64) (Summary, error) {
 		}
 	}
 	sum.Mean /= float64(len(s))
+	if math.IsInf(sum.Mean, 0) {
+		// The sum of large finite ratios overflowed: use a running mean.
+		sum.Mean = 0
+		for i, x := range s {
+			sum.Mean += (x - sum.Mean) / float64(i+1)
+		}
+	}
 	sum.UnfairFraction = float64(unfair) / float64(len(s))
 	sum.P0, sum.P50, sum.P90 = percentileSorted(s, 0), percentileSorted(s, 50), percentileSorted(s, 90)
 	sum.P95, sum.P99, sum.P100 = percentileSorted(s, 95), percentileSorted(s, 99), percentileSorted(s, 100)
