@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 )
 
@@ -339,7 +340,8 @@ type JobFilter struct {
 }
 
 // Validate checks f: no negative field, MinGPUs ≤ MaxGPUs when both are set.
-// Errors wrap ErrInvalidInput and are *FilterError.
+// Errors wrap ErrInvalidInput and are *FilterError; with several negative
+// ReplicaSize entries the first type in sorted order is reported.
 func (f JobFilter) Validate() error {
 	if f.MinGPUs < 0 {
 		return &FilterError{Field: "MinGPUs", Reason: fmt.Sprintf("must be ≥ 0, got %d", f.MinGPUs)}
@@ -350,10 +352,17 @@ func (f JobFilter) Validate() error {
 	if f.MaxGPUs > 0 && f.MinGPUs > f.MaxGPUs {
 		return &FilterError{Field: "MinGPUs", Reason: fmt.Sprintf("%d exceeds MaxGPUs %d", f.MinGPUs, f.MaxGPUs)}
 	}
+	// Report the first bad entry in sorted type order, so that the error does
+	// not depend on map iteration order.
+	var bad []string
 	for t, p := range f.ReplicaSize {
 		if p < 0 {
-			return &FilterError{Field: "ReplicaSize[" + strconv.Quote(t) + "]", Reason: fmt.Sprintf("must be ≥ 0, got %d", p)}
+			bad = append(bad, t)
 		}
+	}
+	if len(bad) > 0 {
+		slices.Sort(bad)
+		return &FilterError{Field: "ReplicaSize[" + strconv.Quote(bad[0]) + "]", Reason: fmt.Sprintf("must be ≥ 0, got %d", f.ReplicaSize[bad[0]])}
 	}
 	return nil
 }
