@@ -317,7 +317,7 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 	slices.SortFunc(sorted, func(a, b Request) int { return cmp.Compare(a.Job, b.Job) })
 	for pos, r := range sorted {
 		if r.Job == "" {
-			return nil, &InputError{Type: r.Type, Field: "Job", Reason: "empty job ID"}
+			return nil, &InputError{Type: r.Type, Field: "Job", Reason: fmt.Sprintf("request %d has an empty job ID", slices.IndexFunc(reqs, func(q Request) bool { return q.Job == "" }))}
 		}
 		if seenJob[r.Job] {
 			return nil, &InputError{Job: r.Job, Field: "Job", Reason: "duplicate job"}
