@@ -158,10 +158,22 @@ func profOpen(r io.Reader, name string, required []string) (*profTable, error) {
 	}
 	for _, c := range required {
 		if _, ok := t.col[c]; !ok {
-			return nil, &ParseError{File: name, Line: 1, Column: c, Reason: "missing column (header: " + strings.Join(header, ",") + ")"}
+			return nil, &ParseError{File: name, Line: 1, Column: c, Reason: "missing column (header: " + quoteHeader(header) + ")"}
 		}
 	}
 	return t, nil
+}
+
+// quoteHeader formats a header for an error message on one line: fields
+// joined by commas, with control characters and invalid UTF-8 escaped, and
+// cut after 200 bytes.
+func quoteHeader(header []string) string {
+	q := strconv.Quote(strings.Join(header, ","))
+	q = q[1 : len(q)-1]
+	if len(q) > 200 {
+		q = q[:200] + "…"
+	}
+	return q
 }
 
 func profCSVError(name string, err error) error {
@@ -212,6 +224,11 @@ func (t *profTable) float(c string, nonNegative bool) (float64, error) {
 	return v, nil
 }
 
+// MaxCount bounds the integer columns of the profile formats (local_bsz,
+// num_nodes, num_replicas, iteration): goodput.MaxBatchSize, far above any
+// real count, so that sums and products of counts cannot overflow.
+const MaxCount = goodput.MaxBatchSize
+
 // count parses a positive integer, also written as an integral decimal
 // ("20.0" appears in the published scalability files).
 func (t *profTable) count(c string, min int) (int, error) {
@@ -220,14 +237,17 @@ func (t *profTable) count(c string, min int) (int, error) {
 		if n < min {
 			return 0, t.errorf(c, "%d is below %d", n, min)
 		}
+		if n > MaxCount {
+			return 0, t.errorf(c, "%d is above %d", n, MaxCount)
+		}
 		return n, nil
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v != math.Trunc(v) {
 		return 0, t.errorf(c, "%q is not an integer", s)
 	}
-	if v != math.Trunc(v) || math.Abs(v) > 1<<40 {
-		return 0, t.errorf(c, "%q is not an integer", s)
+	if v > MaxCount {
+		return 0, t.errorf(c, "%q is above %d", s, MaxCount)
 	}
 	if int(v) < min {
 		return 0, t.errorf(c, "%v is below %d", v, min)
@@ -280,7 +300,8 @@ func (t *profTable) placementRow() (PlacementRow, error) {
 // ReadPlacements reads a placements-<type>.csv file (columns placement,
 // local_bsz, step_time, sync_time in any order; gpt_pmp's files put placement
 // last). name is used in errors. Placements must be strings of digits 1-9,
-// local_bsz a positive integer, times finite, non-negative, step_time > 0.
+// local_bsz a positive integer up to MaxCount, times finite, non-negative,
+// step_time > 0.
 // The sync time may exceed the step time (gpt_pmp's files record a
 // per-micro-batch step time); goodput.Fit rejects such observations.
 func ReadPlacements(r io.Reader, name string) ([]PlacementRow, error) {
@@ -307,7 +328,8 @@ func ReadPlacements(r io.Reader, name string) ([]PlacementRow, error) {
 
 // ReadScalability reads a scalability-<type>.csv file (columns num_nodes,
 // num_replicas, local_bsz, step_time, sync_time in any order). name is used in
-// errors. Counts must be positive integers with num_replicas ≥ num_nodes.
+// errors. Counts must be positive integers up to MaxCount with num_replicas ≥
+// num_nodes.
 func ReadScalability(r io.Reader, name string) ([]ScalabilityRow, error) {
 	t, err := profOpen(r, name, scalabilityColumns)
 	if err != nil {
@@ -504,8 +526,10 @@ func (m *ModelProfile) BatchRange() (initBatch, maxBatch int, ok bool) {
 // example profiles/bert): every placements-<type>.csv with its optional
 // scalability-<type>.csv, and every validation-<bsz>.csv. The unsuffixed
 // placements.csv and scalability.csv (copies of the aws files) and files of
-// other names are skipped. The model's Name is the folder's base name. Errors
-// name the file (dir/file) and line; a missing folder gives an error
+// other names are skipped. Two validation files for one batch size
+// (validation-64.csv and validation-064.csv) are an error. The model's Name
+// is the folder's base name. Errors name the file (dir/file) and line; a
+// missing folder gives an error
 // satisfying errors.Is(err, fs.ErrNotExist).
 func ReadModelDir(dir string) (*ModelProfile, error) {
 	m, err := readModel(os.DirFS(dir), ".", dir)
@@ -533,6 +557,7 @@ func readModel(fsys fs.FS, dir, display string) (*ModelProfile, error) {
 	m := &ModelProfile{Name: path.Base(dir)}
 	shown := func(name string) string { return filepath.Join(display, name) }
 	scal := map[string]string{}
+	valFile := map[int]string{} // batch size -> validation file name
 	types := map[string]*TypeProfile{}
 	var typeOrder []string
 	for _, e := range entries {
@@ -561,9 +586,13 @@ func readModel(fsys fs.FS, dir, display string) (*ModelProfile, error) {
 		case strings.HasPrefix(name, "validation-") && strings.HasSuffix(name, ".csv"):
 			s := strings.TrimSuffix(strings.TrimPrefix(name, "validation-"), ".csv")
 			bsz, err := strconv.Atoi(s)
-			if err != nil || bsz < 1 {
-				return nil, &ParseError{File: shown(name), Reason: fmt.Sprintf("batch size %q in the file name is not a positive integer", s)}
+			if err != nil || bsz < 1 || bsz > MaxCount {
+				return nil, &ParseError{File: shown(name), Reason: fmt.Sprintf("batch size %q in the file name is not a positive integer up to %d", s, MaxCount)}
 			}
+			if other, dup := valFile[bsz]; dup {
+				return nil, &ParseError{File: shown(name), Reason: fmt.Sprintf("batch size %d also given by %s", bsz, shown(other))}
+			}
+			valFile[bsz] = name
 			rows, err := profReadFile(fsys, file, shown(name), ReadValidation)
 			if err != nil {
 				return nil, err

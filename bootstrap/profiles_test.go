@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -340,4 +341,221 @@ func BenchmarkReadModelDir(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestCatalogueProfileReaders is the catalogue of bad profile files: binary
+// garbage, broken CSV, missing and duplicate columns, and every kind of bad
+// value in every column of the four formats. Each gives a *ParseError
+// wrapping ErrMalformed whose one-line message starts with file:line and
+// names the column.
+func TestCatalogueProfileReaders(t *testing.T) {
+	const ph = "placement,local_bsz,step_time,sync_time\n"
+	const sh = "num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
+	const vh = "progress,iteration,metric,grad_sqr,grad_var\n"
+	const seedh = "gpu_type,local_bsz,placement,step_time,sync_time\n"
+	read := map[string]func(string) error{
+		"placements":  func(s string) error { _, err := ReadPlacements(strings.NewReader(s), "p.csv"); return err },
+		"scalability": func(s string) error { _, err := ReadScalability(strings.NewReader(s), "p.csv"); return err },
+		"validation":  func(s string) error { _, err := ReadValidation(strings.NewReader(s), "p.csv"); return err },
+		"seed":        func(s string) error { _, err := ReadSeed(strings.NewReader(s), "p.csv"); return err },
+	}
+	type tc struct {
+		reader, name, in string
+		line             int
+		column           string
+	}
+	var cases []tc
+	// Garbage and broken CSV, for every reader.
+	for r := range read {
+		cases = append(cases,
+			tc{r, "binary garbage", "\x00\x01\x02\xff\xfe\x89PNG\r\n\x1a\n\x00\x00", 1, "*"},
+			tc{r, "invalid UTF-8 header", "\xc3\x28,\xa0\xa1\n1,2\n", 1, "*"},
+			tc{r, "quoted newline in header", "\"a\nb\",c\n1,2\n", 1, "*"},
+			tc{r, "bare quote", "a\"b,c\n", 1, ""},
+			tc{r, "unterminated quote", "\"abc,d\n", 1, ""},
+			tc{r, "only newlines", "\n\n\n", 0, ""},
+			tc{r, "header only spaces", "   \n", 1, "*"},
+		)
+	}
+	bad := func(r, h, name, row string, col string) tc { return tc{r, name, h + row + "\n", 2, col} }
+	for _, c := range []struct{ col, v string }{
+		{"local_bsz", "-4"}, {"local_bsz", "0"}, {"local_bsz", "-0"}, {"local_bsz", "4.5"}, {"local_bsz", "NaN"}, {"local_bsz", "Inf"},
+		{"local_bsz", "9223372036854775807"}, {"local_bsz", "99999999999999999999999"}, {"local_bsz", "1e300"}, {"local_bsz", "1099511627777"},
+		{"local_bsz", ""}, {"local_bsz", "four"}, {"local_bsz", "0x10"},
+		{"step_time", "-0.4"}, {"step_time", "0"}, {"step_time", "NaN"}, {"step_time", "+Inf"}, {"step_time", "-Inf"}, {"step_time", "infinity"},
+		{"step_time", "1e999"}, {"step_time", ""}, {"step_time", "0.4s"},
+		{"sync_time", "-1e-300"}, {"sync_time", "nan"}, {"sync_time", "Inf"}, {"sync_time", ""},
+		{"placement", "0"}, {"placement", "10"}, {"placement", "-1"}, {"placement", "1.5"}, {"placement", "a"}, {"placement", ""},
+		{"placement", strings.Repeat("1", 65)}, {"placement", "１"},
+	} {
+		vals := map[string]string{"placement": "12", "local_bsz": "4", "step_time": "0.4", "sync_time": "0.01"}
+		vals[c.col] = c.v
+		q := func(s string) string { return "\"" + s + "\"" }
+		row := q(vals["placement"]) + "," + q(vals["local_bsz"]) + "," + q(vals["step_time"]) + "," + q(vals["sync_time"])
+		cases = append(cases, bad("placements", ph, c.col+"="+c.v, row, c.col))
+		cases = append(cases, bad("seed", seedh, c.col+"="+c.v, q("rtx")+","+q(vals["local_bsz"])+","+q(vals["placement"])+","+q(vals["step_time"])+","+q(vals["sync_time"]), c.col))
+	}
+	for _, c := range []struct{ col, v string }{
+		{"num_nodes", "0"}, {"num_nodes", "-2"}, {"num_nodes", "2.5"}, {"num_nodes", "9223372036854775808"}, {"num_nodes", "x"},
+		{"num_replicas", "0"}, {"num_replicas", "1"}, {"num_replicas", "8.25"}, {"num_replicas", "1e40"},
+		{"local_bsz", "0"}, {"step_time", "-1"}, {"sync_time", "NaN"},
+	} {
+		vals := map[string]string{"num_nodes": "2", "num_replicas": "8", "local_bsz": "4", "step_time": "0.9", "sync_time": "0.4"}
+		vals[c.col] = c.v
+		row := strings.Join([]string{vals["num_nodes"], vals["num_replicas"], vals["local_bsz"], vals["step_time"], vals["sync_time"]}, ",")
+		cases = append(cases, bad("scalability", sh, c.col+"="+c.v, row, c.col))
+	}
+	for _, c := range []struct{ col, v string }{
+		{"progress", "-1"}, {"progress", "NaN"}, {"progress", "Inf"}, {"iteration", "-1"}, {"iteration", "1.5"}, {"iteration", "1e30"},
+		{"metric", "NaN"}, {"metric", "-Inf"}, {"metric", "high"}, {"grad_sqr", "-1"}, {"grad_sqr", "Inf"}, {"grad_var", "-0.1"}, {"grad_var", "NaN"},
+	} {
+		vals := map[string]string{"progress": "10", "iteration": "10", "metric": "0.5", "grad_sqr": "1", "grad_var": "2"}
+		vals[c.col] = c.v
+		row := strings.Join([]string{vals["progress"], vals["iteration"], vals["metric"], vals["grad_sqr"], vals["grad_var"]}, ",")
+		cases = append(cases, bad("validation", vh, c.col+"="+c.v, row, c.col))
+	}
+	cases = append(cases,
+		tc{"seed", "blank gpu_type", seedh + "  ,4,1,0.4,0.01\n", 2, "gpu_type"},
+		tc{"placements", "error after blank lines", ph + "1,4,0.4,0.01\n\n\n1,4,0.4,x\n", 5, "sync_time"},
+		tc{"placements", "error after a quoted multi-line field", "placement,local_bsz,step_time,sync_time,note\n1,4,0.4,0.01,\"a\nb\"\n1,4,-1,0.01,c\n", 4, "step_time"},
+		tc{"placements", "too many fields", ph + "1,4,0.4,0.01,9\n", 2, ""},
+		tc{"placements", "duplicate column after BOM", "\ufeffplacement,placement,local_bsz,step_time,sync_time\n", 1, "placement"},
+	)
+	for _, c := range cases {
+		t.Run(c.reader+"/"+c.name, func(t *testing.T) {
+			err := read[c.reader](c.in)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrMalformed)
+			var pe *ParseError
+			require.True(t, errors.As(err, &pe), "%v", err)
+			assert.Equal(t, "p.csv", pe.File)
+			assert.Equal(t, c.line, pe.Line, "%v", err)
+			if c.column != "*" { // "*": any missing column
+				assert.Equal(t, c.column, pe.Column, "%v", err)
+			} else {
+				assert.NotEmpty(t, pe.Column)
+			}
+			msg := err.Error()
+			assert.NotContains(t, msg, "\n", "one line")
+			if c.line > 0 {
+				assert.True(t, strings.HasPrefix(msg, "p.csv:"+strconv.Itoa(c.line)+": "), "%v", msg)
+			}
+			if c.column != "" && c.column != "*" {
+				assert.Contains(t, msg, `column "`+c.column+`"`)
+			}
+		})
+	}
+	t.Logf("%d bad profile files", len(cases))
+	// Valid edge cases: header only (no rows), a BOM, extra columns, spaces,
+	// the largest accepted count, integral decimals.
+	rows, err := ReadPlacements(strings.NewReader("\ufeff placement , local_bsz,step_time,sync_time,extra\n 1 ,1099511627776,1e-300,0,x\n"), "p.csv")
+	require.NoError(t, err)
+	assert.Equal(t, []PlacementRow{{"1", MaxCount, 1e-300, 0}}, rows)
+	srows, err := ReadScalability(strings.NewReader(sh+"2.0,8.0,4.0,0.9,0.4\n"), "p.csv")
+	require.NoError(t, err)
+	assert.Equal(t, []ScalabilityRow{{2, 8, 4, 0.9, 0.4}}, srows)
+}
+
+// TestCatalogueModelFolders: bad model folders give errors naming the file.
+func TestCatalogueModelFolders(t *testing.T) {
+	const ph = "placement,local_bsz,step_time,sync_time\n1,4,0.4,0.01\n"
+	const vh = "progress,iteration,metric,grad_sqr,grad_var\n1,1,0.1,1,2\n"
+	cases := []struct {
+		name string
+		fsys fstest.MapFS
+		file string
+	}{
+		{"validation batch zero", fstest.MapFS{"m/validation-0.csv": {Data: []byte(vh)}}, "m/validation-0.csv"},
+		{"validation batch negative", fstest.MapFS{"m/validation--8.csv": {Data: []byte(vh)}}, "m/validation--8.csv"},
+		{"validation batch huge", fstest.MapFS{"m/validation-99999999999999999999.csv": {Data: []byte(vh)}}, "m/validation-99999999999999999999.csv"},
+		{"validation batch above MaxCount", fstest.MapFS{"m/validation-1099511627777.csv": {Data: []byte(vh)}}, "m/validation-1099511627777.csv"},
+		{"validation batch empty", fstest.MapFS{"m/validation-.csv": {Data: []byte(vh)}}, "m/validation-.csv"},
+		// Two files for one batch size: the curves would be ambiguous.
+		{"duplicate validation batch", fstest.MapFS{"m/validation-64.csv": {Data: []byte(vh)}, "m/validation-064.csv": {Data: []byte(vh)}}, "also given by m/validation-064.csv"},
+		{"bad validation row", fstest.MapFS{"m/validation-8.csv": {Data: []byte(vh + "1,1,NaN,1,2\n")}}, "m/validation-8.csv:3"},
+		{"scalability without placements", fstest.MapFS{"m/placements-a.csv": {Data: []byte(ph)}, "m/scalability-b.csv": {Data: []byte("num_nodes,num_replicas,local_bsz,step_time,sync_time\n")}}, "m/scalability-b.csv"},
+		{"bad scalability row", fstest.MapFS{"m/placements-a.csv": {Data: []byte(ph)}, "m/scalability-a.csv": {Data: []byte("num_nodes,num_replicas,local_bsz,step_time,sync_time\n3,2,4,1,0.1\n")}}, "m/scalability-a.csv:2"},
+		{"binary placements", fstest.MapFS{"m/placements-a.csv": {Data: []byte("\x00\xff\x10garbage\x00")}}, "m/placements-a.csv:1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for k := 0; k < 3; k++ {
+				_, err := ReadModelFS(c.fsys, "m")
+				require.ErrorIs(t, err, ErrMalformed)
+				var pe *ParseError
+				require.True(t, errors.As(err, &pe))
+				assert.Contains(t, err.Error(), c.file)
+				assert.NotContains(t, err.Error(), "\n")
+			}
+		})
+	}
+	// Missing files and folders: fs.ErrNotExist, naming the path.
+	missing := filepath.Join(t.TempDir(), "absent")
+	_, err := ReadProfilesDir(missing)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	_, err = ReadSeedFile(missing)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.Contains(t, err.Error(), missing)
+	// Valid edge cases: an empty folder has no types and no batch range; a
+	// placements file with only a header gives a type with no rows, whose
+	// Limits is an error naming the type.
+	m, err := ReadModelFS(fstest.MapFS{"m/README": {Data: []byte("x")}}, "m")
+	require.NoError(t, err)
+	assert.Empty(t, m.Types)
+	_, _, ok := m.BatchRange()
+	assert.False(t, ok)
+	m, err = ReadModelFS(fstest.MapFS{"m/placements-a.csv": {Data: []byte("placement,local_bsz,step_time,sync_time\n")}}, "m")
+	require.NoError(t, err)
+	tp, ok := m.Type("a")
+	require.True(t, ok)
+	_, err = tp.Limits()
+	assert.ErrorIs(t, err, ErrMalformed)
+	assert.Contains(t, err.Error(), "type a")
+}
+
+// FuzzReadModelFS builds a model folder from arbitrary file names and
+// contents (placements, scalability and validation files of fuzzed types and
+// batch sizes) and checks that ReadModelFS never panics, fails with a
+// one-line error naming a file of the folder, or returns sorted types and
+// validation curves with valid rows, the same way twice.
+func FuzzReadModelFS(f *testing.F) {
+	f.Add("a", "placement,local_bsz,step_time,sync_time\n1,4,0.4,0.01\n", "a", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n2,8,4,0.9,0.4\n", "64", "progress,iteration,metric,grad_sqr,grad_var\n1,1,0.1,1,2\n")
+	f.Add("b", "placement,local_bsz,step_time,sync_time\n", "c", "x", "064", "\x00")
+	f.Fuzz(func(t *testing.T, ptype, pdata, stype, sdata, bsz, vdata string) {
+		fsys := fstest.MapFS{}
+		for _, e := range []struct{ name, data string }{
+			{"m/placements-" + ptype + ".csv", pdata},
+			{"m/scalability-" + stype + ".csv", sdata},
+			{"m/validation-" + bsz + ".csv", vdata},
+			{"m/validation-8.csv", "progress,iteration,metric,grad_sqr,grad_var\n1,1,0.1,1,2\n"},
+		} {
+			if !fs.ValidPath(e.name) || strings.Count(e.name, "/") != 1 {
+				return
+			}
+			fsys[e.name] = &fstest.MapFile{Data: []byte(e.data)}
+		}
+		m, err := ReadModelFS(fsys, "m")
+		m2, err2 := ReadModelFS(fsys, "m")
+		if err != nil {
+			require.Error(t, err2)
+			require.Equal(t, err.Error(), err2.Error())
+			require.Contains(t, err.Error(), "m/")
+			require.NotContains(t, err.Error(), "\n")
+			return
+		}
+		require.NoError(t, err2)
+		require.Equal(t, m, m2)
+		require.True(t, sort.SliceIsSorted(m.Types, func(i, j int) bool { return m.Types[i].Type < m.Types[j].Type }))
+		for i := 1; i < len(m.Validation); i++ {
+			require.Less(t, m.Validation[i-1].Batch, m.Validation[i].Batch)
+		}
+		for _, tp := range m.Types {
+			for _, o := range tp.Observations() {
+				require.GreaterOrEqual(t, o.LocalBatch, 1)
+				require.LessOrEqual(t, o.LocalBatch, MaxCount)
+				require.GreaterOrEqual(t, o.Replicas, o.Nodes)
+				require.Greater(t, o.StepTime, 0.0)
+			}
+		}
+	})
 }
