@@ -21,6 +21,18 @@
 //	overall: N fits, median relative error X.X%, p90 Y.Y%
 //
 // pooled over all observations of the first table.
+//
+// Bad input: a missing or unreadable folder, a malformed file (binary
+// garbage, missing columns, zero or negative counts, negative or non-numeric
+// times), a scalability file without its placements file, a placements file
+// with a header but no rows, a row whose sync time is not below its step
+// time, and bad flags each end the run with a one-line message on stderr
+// naming the file and line (or data row) and a non-zero status (2 for flags,
+// 1 otherwise). Valid edge cases succeed: a model folder without
+// placements-<type>.csv files is listed as skipped, a profile with a single
+// row is fitted (with the parameters it cannot identify pinned), and a
+// profile without multi-node rows shows "-" in the second table. A folder
+// with no profile at all is an error.
 package main
 
 import (
@@ -65,8 +77,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fit: unexpected argument %q (usage: fit [-data DIR] [-starts N])\n", fl.Arg(0))
 		return 2
 	}
-	if *starts < 0 {
-		fmt.Fprintf(stderr, "fit: -starts %d: want >= 0\n", *starts)
+	if *starts < 0 || *starts > goodput.MaxStarts {
+		fmt.Fprintf(stderr, "fit: -starts %d: want a value in [0, %d]\n", *starts, goodput.MaxStarts)
 		return 2
 	}
 	dir := *data
@@ -89,6 +101,44 @@ func run(args []string, stdout, stderr io.Writer) int {
 type profile struct {
 	model, typ string
 	obs        []goodput.Observation
+	// files[i] names the file and data row that obs[i] comes from.
+	files []string
+}
+
+// where names the file and data row of observation i of p for error
+// messages ("bert/placements-aws.csv data row 3"; data rows are counted
+// from 1 after the header).
+func (p profile) where(i int) string {
+	if i < 0 || i >= len(p.files) {
+		return p.model + "/" + p.typ
+	}
+	return p.files[i]
+}
+
+// fitError rewrites a goodput.Fit error so that it names the offending file
+// and row.
+func (p profile) fitError(what string, idx []int, err error) error {
+	var oe *goodput.ObservationError
+	if errors.As(err, &oe) && oe.Index >= 0 && oe.Index < len(idx) {
+		return fmt.Errorf("%s: %s: %s", p.where(idx[oe.Index]), oe.Field, oe.Reason)
+	}
+	return fmt.Errorf("%s/%s%s: %w", p.model, p.typ, what, err)
+}
+
+func newProfile(dir, model string, tp bootstrap.TypeProfile) (profile, error) {
+	p := profile{model: model, typ: tp.Type, obs: tp.Observations()}
+	pf := filepath.Join(dir, model, "placements-"+tp.Type+".csv")
+	if len(tp.Placements) == 0 {
+		return p, fmt.Errorf("%s: no data rows (header only)", pf)
+	}
+	for i := range tp.Placements {
+		p.files = append(p.files, fmt.Sprintf("%s data row %d", pf, i+1))
+	}
+	sf := filepath.Join(dir, model, "scalability-"+tp.Type+".csv")
+	for i := range tp.Scalability {
+		p.files = append(p.files, fmt.Sprintf("%s data row %d", sf, i+1))
+	}
+	return p, nil
 }
 
 func report(dir string, starts int, w io.Writer) error {
@@ -107,14 +157,25 @@ func report(dir string, starts int, w io.Writer) error {
 	var skipped []string
 	for _, m := range models {
 		if m.Name == "gpt_pmp" {
-			skipped = append(skipped, m.Name)
+			skipped = append(skipped, m.Name+" (hybrid-parallel profile format)")
+			continue
+		}
+		if len(m.Types) == 0 {
+			skipped = append(skipped, m.Name+" (no placements-<type>.csv)")
 			continue
 		}
 		for _, tp := range m.Types {
-			profiles = append(profiles, profile{m.Name, tp.Type, tp.Observations()})
+			p, err := newProfile(dir, m.Name, tp)
+			if err != nil {
+				return err
+			}
+			profiles = append(profiles, p)
 		}
 	}
 	if len(profiles) == 0 {
+		if own, _ := filepath.Glob(filepath.Join(dir, "placements-*.csv")); len(own) > 0 {
+			return fmt.Errorf("%s: no model folders with placements-<type>.csv files (this looks like one model's folder: pass its parent)", dir)
+		}
 		return fmt.Errorf("%s: no placements-<type>.csv files found in any model folder", dir)
 	}
 	opts := &goodput.FitOptions{Starts: starts}
@@ -126,7 +187,11 @@ func report(dir string, starts int, w io.Writer) error {
 	for _, p := range profiles {
 		params, err := goodput.Fit(p.obs, opts)
 		if err != nil {
-			return fmt.Errorf("%s/%s: %w", p.model, p.typ, err)
+			all := make([]int, len(p.obs))
+			for i := range all {
+				all[i] = i
+			}
+			return p.fitError("", all, err)
 		}
 		errs := relErrors(params, p.obs)
 		pooled = append(pooled, errs...)
@@ -144,9 +209,11 @@ func report(dir string, starts int, w io.Writer) error {
 	extrapFits := 0
 	for _, p := range profiles {
 		var train, test []goodput.Observation
-		for _, o := range p.obs {
+		var trainIdx []int
+		for i, o := range p.obs {
 			if o.Nodes == 1 {
 				train = append(train, o)
+				trainIdx = append(trainIdx, i)
 			} else {
 				test = append(test, o)
 			}
@@ -157,7 +224,7 @@ func report(dir string, starts int, w io.Writer) error {
 		}
 		params, err := goodput.Fit(train, opts)
 		if err != nil {
-			return fmt.Errorf("%s/%s single-node rows: %w", p.model, p.typ, err)
+			return p.fitError(" single-node rows", trainIdx, err)
 		}
 		extrapFits++
 		errs := relErrors(params, test)
@@ -172,7 +239,7 @@ func report(dir string, starts int, w io.Writer) error {
 			extrapFits, 100*quantile(extrap, 0.5), 100*quantile(extrap, 0.9))
 	}
 	for _, s := range skipped {
-		fmt.Fprintf(w, "skipped %s (hybrid-parallel profile format)\n", s)
+		fmt.Fprintf(w, "skipped %s\n", s)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "overall: %d fits, median relative error %.1f%%, p90 %.1f%%\n",
