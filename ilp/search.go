@@ -33,9 +33,14 @@ type search struct {
 	proved bool
 	root   float64 // root bound on the profit
 
-	diveDepth    int     // nodes up to this depth run the knapsack heuristics
-	allRowsDepth int     // nodes up to this depth bound candidates with every type row
-	orders       [][]int // type orders for seqDP below the root, best first
+	diveDepth    int // nodes up to this depth run the knapsack heuristics
+	allRowsDepth int // nodes up to this depth bound candidates with every type row
+
+	budget     int     // node budget of the current pass (0 = none)
+	passStart  int     // nodes before the current pass
+	hardStop   bool    // stopped by the context or Settings.MaxNodes
+	heuristics bool    // run the root heuristics (first pass only)
+	orders     [][]int // type orders for seqDP below the root, best first
 
 	dpA, dpB []float64 // scratch for the knapsack programs
 	from     []int16
@@ -379,10 +384,32 @@ func (sr *search) run() {
 	for i := range free {
 		free[i] = int32(i)
 	}
-	capv := append([]int(nil), m.cap...)
-	sr.node(free, capv, 0, nil, math.Inf(1), 0, -1)
-	if !sr.stop {
-		sr.proved = true
+	// A portfolio of restarts sharing the incumbent, alternating two
+	// branching strategies with doubling node budgets (so the total work is
+	// within a small factor of the better one's): candidate bounds from every
+	// type row at every node (fewest nodes on most instances), and from the
+	// tightest row only below the root (another order, which finds some
+	// incumbents sooner).
+	for k := 0; ; k++ {
+		sr.allRowsDepth = 1 << 30
+		if k%2 == 1 {
+			sr.allRowsDepth = 0
+		}
+		sr.budget = 0
+		if k/2 < 20 {
+			sr.budget = 1000 << (k / 2)
+		}
+		sr.passStart = sr.nodes
+		sr.stop, sr.hardStop, sr.open = false, false, math.Inf(-1)
+		sr.heuristics = k == 0
+		sr.node(free, append([]int(nil), m.cap...), 0, nil, math.Inf(1), 0, -1)
+		if !sr.stop {
+			sr.proved = true
+			return
+		}
+		if sr.hardStop {
+			return
+		}
 	}
 }
 
@@ -394,10 +421,13 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	sr.nodes++
 	// the root always computes its bound, so a stopped search still has one
 	if depth > 0 && sr.nodes%ctxCheckEvery == 0 && sr.ctx.Err() != nil {
-		sr.stop = true
+		sr.stop, sr.hardStop = true, true
 	}
 	if depth > 0 && sr.set.MaxNodes > 0 && sr.nodes > sr.set.MaxNodes {
-		sr.stop = true
+		sr.stop, sr.hardStop = true, true
+	}
+	if depth > 0 && sr.budget > 0 && sr.nodes-sr.passStart > sr.budget {
+		sr.stop = true // this pass only
 	}
 	if sr.stop {
 		sr.open = math.Max(sr.open, est)
@@ -423,7 +453,7 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	if depth < 4 || sr.nodes%8 == 0 {
 		g := sr.greedy(free, capv, lam)
 		sr.offerFree(free, g)
-		if depth == 0 {
+		if depth == 0 && sr.heuristics {
 			sr.rootHeuristics(free, capv, lam, bound)
 		} else if depth <= sr.diveDepth && bound > sr.target() {
 			// the two orders that did best at the root
