@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/sia-sched/sia/goodput"
 )
@@ -36,10 +38,12 @@ type ParseError struct {
 	Reason string
 }
 
-// Error implements error as "file:line: column "c": reason".
+// Error implements error as "file:line: column "c": reason". A file name
+// with control characters or invalid UTF-8 is quoted, so that the message
+// stays on one line.
 func (e *ParseError) Error() string {
 	var b strings.Builder
-	b.WriteString(e.File)
+	b.WriteString(printable(e.File))
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Line)
 	}
@@ -162,6 +166,15 @@ func profOpen(r io.Reader, name string, required []string) (*profTable, error) {
 		}
 	}
 	return t, nil
+}
+
+// printable returns s, or s quoted as a Go string when it holds characters
+// that are not printable (newlines, control bytes) or invalid UTF-8.
+func printable(s string) string {
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // quoteHeader formats a header for an error message on one line: fields
@@ -590,7 +603,7 @@ func readModel(fsys fs.FS, dir, display string) (*ModelProfile, error) {
 				return nil, &ParseError{File: shown(name), Reason: fmt.Sprintf("batch size %q in the file name is not a positive integer up to %d", s, MaxCount)}
 			}
 			if other, dup := valFile[bsz]; dup {
-				return nil, &ParseError{File: shown(name), Reason: fmt.Sprintf("batch size %d also given by %s", bsz, shown(other))}
+				return nil, &ParseError{File: shown(name), Reason: fmt.Sprintf("batch size %d also given by %s", bsz, printable(shown(other)))}
 			}
 			valFile[bsz] = name
 			rows, err := profReadFile(fsys, file, shown(name), ReadValidation)
@@ -609,7 +622,7 @@ func readModel(fsys fs.FS, dir, display string) (*ModelProfile, error) {
 		name := scal[typ]
 		tp, ok := types[typ]
 		if !ok {
-			return nil, &ParseError{File: shown(name), Reason: "no placements-" + typ + ".csv beside it"}
+			return nil, &ParseError{File: shown(name), Reason: "no " + printable("placements-"+typ+".csv") + " beside it"}
 		}
 		rows, err := profReadFile(fsys, path.Join(dir, name), shown(name), ReadScalability)
 		if err != nil {

@@ -476,6 +476,10 @@ func TestCatalogueModelFolders(t *testing.T) {
 		{"scalability without placements", fstest.MapFS{"m/placements-a.csv": {Data: []byte(ph)}, "m/scalability-b.csv": {Data: []byte("num_nodes,num_replicas,local_bsz,step_time,sync_time\n")}}, "m/scalability-b.csv"},
 		{"bad scalability row", fstest.MapFS{"m/placements-a.csv": {Data: []byte(ph)}, "m/scalability-a.csv": {Data: []byte("num_nodes,num_replicas,local_bsz,step_time,sync_time\n3,2,4,1,0.1\n")}}, "m/scalability-a.csv:2"},
 		{"binary placements", fstest.MapFS{"m/placements-a.csv": {Data: []byte("\x00\xff\x10garbage\x00")}}, "m/placements-a.csv:1"},
+		// File (and so type) names with newlines or control bytes are quoted:
+		// the message stays on one line (found by FuzzReadModelFS).
+		{"newline in a file name", fstest.MapFS{"m/placements-\n.csv": {Data: []byte("0")}}, `"m/placements-\n.csv":1`},
+		{"control byte in an orphan's type", fstest.MapFS{"m/scalability-\x01.csv": {Data: []byte("x")}}, `no "placements-\x01.csv" beside it`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
