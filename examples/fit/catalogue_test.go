@@ -168,3 +168,32 @@ func TestMainExitStatus(t *testing.T) {
 		assert.Empty(t, stdout.String())
 	}
 }
+
+// FuzzRun writes arbitrary placements and scalability files into a model
+// folder and runs the command: it must exit 0 with a report, or 1 with
+// exactly one line on stderr naming the model folder; never panic.
+func FuzzRun(f *testing.F) {
+	f.Add(goodPlacements, scalabilityHeader+"2,8,4,0.9,0.4\n")
+	f.Add(placementsHeader+"1,4,0.4,0.5\n", "")
+	f.Add("\x00\xff", "\"a\nb\"")
+	f.Fuzz(func(t *testing.T, placements, scalability string) {
+		files := map[string]string{"m/placements-a.csv": placements}
+		if scalability != "" {
+			files["m/scalability-a.csv"] = scalability
+		}
+		dir := writeTree(t, files)
+		var out, errOut bytes.Buffer
+		code := run([]string{"-data", dir, "-starts", "1"}, &out, &errOut)
+		switch code {
+		case 0:
+			require.Empty(t, errOut.String())
+			require.Contains(t, out.String(), "overall: 1 fits")
+		case 1:
+			msg := errOut.String()
+			require.Equal(t, 1, strings.Count(msg, "\n"), "%q", msg)
+			require.True(t, strings.HasPrefix(msg, "fit: "+filepath.Join(dir, "m")), "%q", msg)
+		default:
+			t.Fatalf("exit %d: %q", code, errOut.String())
+		}
+	})
+}
