@@ -107,3 +107,17 @@ func TestCataloguePlaceValidEdges(t *testing.T) {
 		assert.Empty(t, res.Unplaced)
 	}
 }
+
+// TestCatalogueShape: Shape with caller values that are not GPU counts
+// answers nil instead of allocating without bound (Shape(MaxInt, 1) used to
+// try to build 2^63 parts).
+func TestCatalogueShape(t *testing.T) {
+	for _, c := range [][2]int{{0, 8}, {-1, 8}, {8, 0}, {8, -8}, {math.MinInt, 4}, {4, math.MinInt},
+		{math.MaxInt, 1}, {math.MaxInt, 6}, {math.MaxInt - 1, 8}, {MaxShapeParts + 1, 1}, {2*MaxShapeParts + 2, 2}, {6*MaxShapeParts + 4, 6}} {
+		assert.Nil(t, Shape(c[0], c[1]), "Shape(%d, %d)", c[0], c[1])
+	}
+	// At the bound, and huge nodes.
+	assert.Len(t, Shape(MaxShapeParts, 1), MaxShapeParts)
+	assert.Equal(t, []int{math.MaxInt}, Shape(math.MaxInt, math.MaxInt))
+	assert.Equal(t, []int{1 << 61, 1 << 61}, Shape(1<<62, 1<<61))
+}

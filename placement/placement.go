@@ -47,6 +47,10 @@ func (e *InputError) Unwrap() error { return ErrInvalidInput }
 // MaxNodeGPUs is the largest GPU count of one node that Place accepts.
 const MaxNodeGPUs = 4096
 
+// MaxShapeParts bounds the number of per-node parts Shape returns, so that a
+// huge GPU count cannot make it allocate without bound.
+const MaxShapeParts = 1 << 24
+
 // Node is a physical machine with GPUs GPUs (indexed 0 … GPUs−1) of one type.
 type Node struct {
 	ID   string
@@ -119,7 +123,8 @@ type Result struct {
 // example 12 GPUs on two 6-GPU nodes need three 4-GPU virtual nodes), Place
 // falls back to the whole-node split of the last case ([6 6]).
 //
-// It returns nil for g ≤ 0 or r ≤ 0.
+// It returns nil for g ≤ 0 or r ≤ 0, and when the shape would have more
+// than MaxShapeParts parts (no cluster Place accepts needs that many).
 func Shape(g, r int) []int {
 	if g <= 0 || r <= 0 {
 		return nil
@@ -128,6 +133,9 @@ func Shape(g, r int) []int {
 		return []int{g}
 	}
 	v := 1 << (bits.Len(uint(r)) - 1)
+	if (g%v == 0 && g/v > MaxShapeParts) || (g%v != 0 && g/r >= MaxShapeParts) {
+		return nil
+	}
 	var parts []int
 	if g%v == 0 {
 		for i := 0; i < g/v; i++ {
