@@ -161,6 +161,9 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 		if c := sol.Choice[i]; c >= 0 {
 			e := &m.Rows[i].Entries[c]
 			r.Type, r.GPUs = e.Config.Type, e.Config.GPUs
+			// A job pinned to its current configuration is never evicted
+			// to make room for others.
+			r.Pinned = c == m.Rows[i].Pin
 		}
 		if cur := j.State.Current.Placement; len(cur) > 0 {
 			r.Current = make([]placement.GPU, len(cur))
@@ -188,8 +191,9 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 			}
 		}
 	}
-	// Pins win: a pinned job keeps its GPUs; whoever was put on them loses
-	// its placement.
+	// Pins win: placement never evicts a pinned job, and should the
+	// placer still move one, it keeps its GPUs and whoever was put on them
+	// loses its placement.
 	owner := map[GPU]int{}
 	for i, gs := range out.GPUs {
 		for _, g := range gs {
