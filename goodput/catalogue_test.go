@@ -270,3 +270,37 @@ func TestFitExtremeButValid(t *testing.T) {
 		assert.False(t, math.IsNaN(l), "set %d", i)
 	}
 }
+
+// TestCatalogueFormulas: the formula functions do not validate (they are
+// called in inner loops after Validate); with any arguments, valid or not,
+// they return a number (possibly NaN or ±Inf) and never panic. With valid
+// parameters and counts they are finite and positive.
+func TestCatalogueFormulas(t *testing.T) {
+	floats := []float64{nan, pinf, ninf, -1, 0, 1e-320, 1, 1e308}
+	ints := []int{math.MinInt, -1, 0, 1, 2, 3, math.MaxInt}
+	bad := Params{AlphaC: nan, BetaC: ninf, AlphaN: -1, BetaN: pinf, AlphaR: 0, BetaR: 1e308, Gamma: 0}
+	for _, p := range []Params{testParams, bad, {}} {
+		for _, n := range ints {
+			for _, r := range ints {
+				for _, b := range floats {
+					require.NotPanics(t, func() {
+						p.AccumTime(b)
+						p.NetTime(n, r)
+						p.SyncTime(n, r, b)
+						p.IterTime(n, r, b, r)
+						p.Throughput(n, r, b, n)
+						Gain(GradStats{b, b}, b, float64(r))
+						Efficiency(GradStats{b, -b}, float64(n), b)
+						Model{Params: p, InitBatch: n, MaxBatch: r}.Evaluate(n, r, n, r)
+					})
+				}
+			}
+		}
+	}
+	for _, nrb := range [][3]int{{1, 1, 1}, {1, 4, 32}, {4, 16, 1024}, {64, 512, 1 << 20}} {
+		x := testParams.Throughput(nrb[0], nrb[1], float64(nrb[2]), 3)
+		assert.True(t, x > 0 && !math.IsInf(x, 0), "%v: %v", nrb, x)
+		e := Efficiency(GradStats{1, 100}, 128, float64(nrb[1]*nrb[2]))
+		assert.True(t, e > 0 && !math.IsInf(e, 0), "%v: %v", nrb, e)
+	}
+}

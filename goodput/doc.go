@@ -34,6 +34,17 @@
 // optimiser is L-BFGS from gonum's optimize package, run from several
 // starting points. Fits are deterministic.
 //
+// # Validation
+//
+// Params, GradStats, Limits and Model have Validate methods whose errors wrap
+// ErrInvalidInput and name the field (Model.Limits.MinLocalBatch, …); Fit
+// and Loss reject bad observations with an *ObservationError giving the
+// index and field, and bad FitOptions. Best answers false for an invalid
+// model or configuration. The formula functions (AccumTime, NetTime,
+// SyncTime, IterTime, Throughput, Gain, Efficiency, Model.Evaluate) do not
+// validate their arguments; they never panic, and are finite and positive for
+// valid ones.
+//
 // Nothing in the package does I/O, keeps state between calls or starts
 // goroutines; every function is safe for concurrent use.
 package goodput
