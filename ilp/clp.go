@@ -42,8 +42,8 @@ func RelaxCLP(p *Problem) (Relaxation, error) {
 	nRows := quotaBase + len(p.Quotas)
 	// quota rows per (job, type)
 	inQuota := make([][]int, nJobs)
-	for q, qu := range p.Quotas {
-		for _, i := range qu.Jobs {
+	for q := range p.Quotas {
+		for _, i := range p.Quotas[q].members(nJobs) {
 			inQuota[i] = append(inQuota[i], q)
 		}
 	}
@@ -63,7 +63,7 @@ func RelaxCLP(p *Problem) (Relaxation, error) {
 		for k, o := range j.Options {
 			col := []clp.Nonzero{{Index: i, Value: 1}, {Index: typeRow[o.Type], Value: float64(o.GPUs)}}
 			for _, q := range inQuota[i] {
-				if qt := p.Quotas[q].Type; qt == "" || qt == o.Type {
+				if p.Quotas[q].Counts(o) {
 					col = append(col, clp.Nonzero{Index: quotaBase + q, Value: float64(o.GPUs)})
 				}
 			}

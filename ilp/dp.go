@@ -24,17 +24,17 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 		improved := false
 		for t := 0; t < nt; t++ {
 			C := capv[t]
-			// jobs that have options on t, and their group index for t
+			// jobs that have options on t (a job's options of one type may
+			// form several groups when a quota has a MinGPUs threshold)
 			type entry struct {
-				k   int // position in free
-				grp int
+				k int // position in free
 			}
 			var es []entry
 			for k, i := range free {
 				j := &m.jobs[i]
 				for gi := range j.groups {
 					if int(j.groups[gi].rows[0]) == t {
-						es = append(es, entry{k, gi})
+						es = append(es, entry{k})
 						break
 					}
 				}
@@ -65,7 +65,7 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 			for n, e := range es {
 				j := &m.jobs[free[e.k]]
 				base := 0.0
-				if c := choice[e.k]; c >= 0 && j.opts[c].grp != e.grp {
+				if c := choice[e.k]; c >= 0 && !j.onType(c, t) {
 					base = j.opts[c].p
 				}
 				fr := from[n*(C+1) : (n+1)*(C+1)]
@@ -75,7 +75,7 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 				}
 				for oi := range j.opts {
 					o := &j.opts[oi]
-					if o.grp != e.grp || o.p <= base || o.g > C {
+					if !j.onType(oi, t) || o.p <= base || o.g > C {
 						continue // dp is non-decreasing: never better than base
 					}
 					for c := C; c >= o.g; c-- {
@@ -101,7 +101,7 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 				if oi >= 0 {
 					trial[e.k] = int(oi)
 					c -= j.opts[oi].g
-				} else if cur := choice[e.k]; cur >= 0 && j.opts[cur].grp == e.grp {
+				} else if cur := choice[e.k]; cur >= 0 && j.onType(cur, t) {
 					trial[e.k] = -1
 				}
 			}

@@ -24,7 +24,8 @@ type Meta struct {
 //	 "jobs":[{"id":"j0","options":[{"type":"t4","gpus":1,"value":0.71}],"pin":0}]}
 //
 // plus optional "name", "optimum", "reserved" (map type → GPUs), "grid"
-// (number) and "quotas" ([{"name","jobs":[ids],"type","limit"}]).
+// (number) and "quotas" ([{"name","jobs":[ids],"all_jobs","type","min_gpus",
+// "limit"}]; see Quota).
 type jsonProblem struct {
 	Name        string         `json:"name,omitempty"`
 	Optimum     *float64       `json:"optimum,omitempty"`
@@ -50,10 +51,12 @@ type jsonOption struct {
 }
 
 type jsonQuota struct {
-	Name  string   `json:"name"`
-	Jobs  []string `json:"jobs"`
-	Type  string   `json:"type,omitempty"`
-	Limit int      `json:"limit"`
+	Name    string   `json:"name"`
+	Jobs    []string `json:"jobs"`
+	AllJobs bool     `json:"all_jobs,omitempty"`
+	Type    string   `json:"type,omitempty"`
+	MinGPUs int      `json:"min_gpus,omitempty"`
+	Limit   int      `json:"limit"`
 }
 
 // ReadJSON reads one problem in the JSON format of examples/solve (see the
@@ -123,7 +126,7 @@ func ParseJSON(data []byte) (*Problem, Meta, error) {
 		p.Jobs[i] = job
 	}
 	for qi, q := range jp.Quotas {
-		qq := Quota{Name: q.Name, Type: q.Type, Limit: q.Limit}
+		qq := Quota{Name: q.Name, Type: q.Type, Limit: q.Limit, MinGPUs: q.MinGPUs, AllJobs: q.AllJobs}
 		for _, id := range q.Jobs {
 			ji, ok := ids[id]
 			if !ok {
@@ -212,7 +215,7 @@ func WriteJSON(w io.Writer, p *Problem, meta Meta) error {
 		jp.Jobs[i] = jj
 	}
 	for _, q := range p.Quotas {
-		jq := jsonQuota{Name: q.Name, Type: q.Type, Limit: q.Limit, Jobs: []string{}}
+		jq := jsonQuota{Name: q.Name, Type: q.Type, Limit: q.Limit, MinGPUs: q.MinGPUs, AllJobs: q.AllJobs, Jobs: []string{}}
 		idx := append([]int(nil), q.Jobs...)
 		sort.Ints(idx)
 		for _, ji := range idx {

@@ -91,7 +91,8 @@ func TestJSONRoundTrip(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		p := ilptest.Generate(ilptest.Config{Scale: 1, Jobs: 20, Seed: seed, Power: -0.5, PinFrac: 0.3})
 		p.Reserved = map[string]int{"t4": 1}
-		p.Quotas = []ilp.Quota{{Name: "q0", Jobs: []int{1, 3, 5}, Type: "a100", Limit: 16}}
+		p.Quotas = []ilp.Quota{{Name: "q0", Jobs: []int{1, 3, 5}, Type: "a100", Limit: 16},
+			{Name: "big-rtx", AllJobs: true, Type: "rtx", MinGPUs: 16, Limit: 32}}
 		if p.Validate() != nil {
 			p.Reserved = nil
 		}
@@ -125,6 +126,8 @@ func TestValidateDirect(t *testing.T) {
 		{"quota type", func(p *ilp.Problem) { p.Quotas = []ilp.Quota{{Name: "q", Type: "x"}} }, "quotas[0]"},
 		{"quota dup", func(p *ilp.Problem) { p.Quotas = []ilp.Quota{{Name: "q", Jobs: []int{0, 0}}} }, "listed twice"},
 		{"quota negative", func(p *ilp.Problem) { p.Quotas = []ilp.Quota{{Name: "q", Limit: -1}} }, "negative limit"},
+		{"quota min_gpus", func(p *ilp.Problem) { p.Quotas = []ilp.Quota{{Name: "q", MinGPUs: -2}} }, `quotas[0] "q".min_gpus`},
+		{"quota all_jobs with jobs", func(p *ilp.Problem) { p.Quotas = []ilp.Quota{{Name: "q", AllJobs: true, Jobs: []int{0}}} }, "must be empty when all_jobs"},
 		{"reserved unknown", func(p *ilp.Problem) { p.Reserved = map[string]int{"x": 1} }, "unknown GPU type"},
 	} {
 		p := base()

@@ -73,13 +73,14 @@ func WriteLP(w io.Writer, p *Problem) error {
 		}
 		line.end(" <= " + strconv.Itoa(p.Capacity[t]-p.Reserved[t]))
 	}
-	for q, qu := range p.Quotas {
-		fmt.Fprintf(bw, "\\ quota %d = %q type %q\n", q, sanitizeComment(qu.Name), sanitizeComment(qu.Type))
+	for q := range p.Quotas {
+		qu := &p.Quotas[q]
+		fmt.Fprintf(bw, "\\ quota %d = %q type %q min_gpus %d\n", q, sanitizeComment(qu.Name), sanitizeComment(qu.Type), qu.MinGPUs)
 		line.start(fmt.Sprintf(" quota%d:", q))
 		n := 0
-		for _, i := range qu.Jobs {
+		for _, i := range qu.members(len(p.Jobs)) {
 			for k, o := range p.Jobs[i].Options {
-				if qu.Type == "" || o.Type == qu.Type {
+				if qu.Counts(o) {
 					line.term(strconv.Itoa(o.GPUs), fmt.Sprintf("x%d_%d", i, k))
 					n++
 				}

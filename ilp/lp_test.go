@@ -41,6 +41,12 @@ func TestWriteLPShape(t *testing.T) {
 		assert.Contains(t, s, want)
 	}
 	require.ErrorIs(t, ilp.WriteLP(&buf, &ilp.Problem{Capacity: map[string]int{"a": -1}}), ilp.ErrInvalidInput)
+
+	// a quota over all jobs counting only options of at least 2 GPUs
+	p.Quotas = []ilp.Quota{{Name: "big", AllJobs: true, Type: "a", MinGPUs: 2, Limit: 2}}
+	buf.Reset()
+	require.NoError(t, ilp.WriteLP(&buf, p))
+	assert.Contains(t, buf.String(), " quota0: 2 x0_0 <= 2\n")
 }
 
 var objRe = regexp.MustCompile(`(?m)^Objective value:\s+(\S+)|^Objective:\s+obj = (\S+)`)

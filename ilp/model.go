@@ -38,7 +38,8 @@ type mopt struct {
 }
 
 // group holds the options of one job that use the same coupling rows (all of
-// one GPU type), and the subset on the upper concave hull of (GPUs, profit)
+// one GPU type; a type's options form several groups only when a quota's
+// MinGPUs threshold falls among them), and the subset on the upper concave hull of (GPUs, profit)
 // with the origin, which is all the Lagrangian subproblem needs.
 type group struct {
 	rows []int32 // coupling rows every option of the group uses, coefficient g
@@ -59,18 +60,21 @@ func newModel(p *Problem) *model {
 		typeRow[t] = r
 		m.cap[r] = p.Capacity[t] - p.Reserved[t]
 	}
-	// quota rows each job (and type) belongs to
+	// quota rows each job belongs to
 	jobQuotas := make(map[int][]int)
-	for qi, q := range p.Quotas {
+	for qi := range p.Quotas {
+		q := &p.Quotas[qi]
 		m.cap[len(m.types)+qi] = q.Limit
-		for _, ji := range q.Jobs {
+		for _, ji := range q.members(len(p.Jobs)) {
 			jobQuotas[ji] = append(jobQuotas[ji], qi)
 		}
 	}
-	rowsOf := func(ji int, t string) []int32 {
-		rows := []int32{int32(typeRow[t])}
+	// rowsOf lists the coupling rows option o of job ji uses: its type row
+	// first, then the quota rows it counts toward.
+	rowsOf := func(ji int, o Option) []int32 {
+		rows := []int32{int32(typeRow[o.Type])}
 		for _, qi := range jobQuotas[ji] {
-			if q := p.Quotas[qi]; q.Type == "" || q.Type == t {
+			if p.Quotas[qi].Counts(o) {
 				rows = append(rows, int32(len(m.types)+qi))
 			}
 		}
@@ -82,7 +86,7 @@ func newModel(p *Problem) *model {
 		if j.Pin >= 0 {
 			m.pins[i] = j.Pin
 			o := j.Options[j.Pin]
-			for _, r := range rowsOf(i, o.Type) {
+			for _, r := range rowsOf(i, o) {
 				m.cap[r] -= o.GPUs
 			}
 		}
@@ -99,7 +103,7 @@ func newModel(p *Problem) *model {
 				continue
 			}
 			fits := true
-			for _, r := range rowsOf(i, o.Type) {
+			for _, r := range rowsOf(i, o) {
 				if o.GPUs > m.cap[r] {
 					fits = false
 				}
@@ -126,17 +130,35 @@ func newModel(p *Problem) *model {
 				}
 				return os[a].k < os[b].k
 			})
-			gi := len(mj.groups)
-			start := len(mj.opts)
+			// An option dominated by a smaller one of the same type is never
+			// needed: the smaller one uses no more of every row (a quota with
+			// MinGPUs counts larger options only).
+			var kept []mopt
 			best := math.Inf(-1)
 			for _, o := range os {
-				if o.p > best { // not dominated by a smaller option
+				if o.p > best {
 					best = o.p
+					kept = append(kept, o)
+				}
+			}
+			// Options of one type use the same rows except for MinGPUs
+			// thresholds, so the row sets form contiguous runs by GPUs: one
+			// group per run.
+			for a := 0; a < len(kept); {
+				rows := rowsOf(i, j.Options[kept[a].k])
+				b := a + 1
+				for b < len(kept) && sameRows(rows, rowsOf(i, j.Options[kept[b].k])) {
+					b++
+				}
+				gi := len(mj.groups)
+				start := len(mj.opts)
+				for _, o := range kept[a:b] {
 					o.grp = gi
 					mj.opts = append(mj.opts, o)
 				}
+				mj.groups = append(mj.groups, group{rows: rows, hull: hull(mj.opts, start)})
+				a = b
 			}
-			mj.groups = append(mj.groups, group{rows: rowsOf(i, t), hull: hull(mj.opts, start)})
 		}
 		m.jobs = append(m.jobs, mj)
 	}
@@ -151,6 +173,18 @@ func newModel(p *Problem) *model {
 		}
 	}
 	return m
+}
+
+func sameRows(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // hull returns the indices (>= start) of opts[start:] on the upper concave
@@ -181,6 +215,11 @@ func hull(opts []mopt, start int) []int32 {
 	}
 	h = append(h, stack[1:]...)
 	return h
+}
+
+// onType reports whether option oi of j uses type row t.
+func (j *mjob) onType(oi, t int) bool {
+	return int(j.groups[j.opts[oi].grp].rows[0]) == t
 }
 
 // price returns the Lagrangian price per GPU of group g at multipliers lam.

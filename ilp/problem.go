@@ -85,13 +85,40 @@ type Job struct {
 }
 
 // Quota is an extra capacity row: the GPUs of type Type (all types when Type
-// is "") used by the jobs listed in Jobs (indices into Problem.Jobs) must not
-// exceed Limit. Per-queue quotas per type are expressed this way.
+// is "") used by the jobs it covers must not exceed Limit. It covers the jobs
+// listed in Jobs (indices into Problem.Jobs), or every job when AllJobs is
+// set (Jobs must then be empty); an empty Jobs list without AllJobs covers no
+// job, so the row always holds. When MinGPUs > 0, only options with at least
+// MinGPUs GPUs count toward the row.
+//
+// Per-queue quotas per type are expressed with Jobs; a placement limit such
+// as "configurations of type T with at least 16 GPUs together use at most 48
+// GPUs" is Quota{Type: "T", MinGPUs: 16, Limit: 48, AllJobs: true}.
 type Quota struct {
-	Name  string // for messages and the LP file; may be empty
-	Jobs  []int  // indices into Problem.Jobs; duplicates are an error
-	Type  string // a key of Problem.Capacity, or "" for every type
-	Limit int    // >= 0
+	Name    string // for messages and the LP file; may be empty
+	Jobs    []int  // indices into Problem.Jobs; duplicates are an error
+	AllJobs bool   // cover every job of the problem; Jobs must be empty
+	Type    string // a key of Problem.Capacity, or "" for every type
+	MinGPUs int    // >= 0; options with fewer GPUs do not count (0: all count)
+	Limit   int    // >= 0
+}
+
+// Counts reports whether option o (of a job the quota covers) counts toward
+// the quota: its type matches and it has at least MinGPUs GPUs.
+func (q *Quota) Counts(o Option) bool {
+	return (q.Type == "" || o.Type == q.Type) && o.GPUs >= q.MinGPUs
+}
+
+// members returns the indices of the jobs q covers in a problem of n jobs.
+func (q *Quota) members(n int) []int {
+	if !q.AllJobs {
+		return q.Jobs
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
 }
 
 // Problem is one allocation round: choose at most one option per job so that,
@@ -233,6 +260,12 @@ func (p *Problem) Validate() error {
 		if q.Limit < 0 {
 			return invalid(f+".limit", "negative limit %d", q.Limit)
 		}
+		if q.MinGPUs < 0 {
+			return invalid(f+".min_gpus", "negative minimum %d", q.MinGPUs)
+		}
+		if q.AllJobs && len(q.Jobs) > 0 {
+			return invalid(f+".jobs", "must be empty when all_jobs is set (got %d jobs)", len(q.Jobs))
+		}
 		seen := make(map[int]bool, len(q.Jobs))
 		for _, ji := range q.Jobs {
 			if ji < 0 || ji >= len(p.Jobs) {
@@ -260,23 +293,23 @@ func (p *Problem) checkPins() error {
 		if used[t] > avail {
 			return &InputError{
 				Field: fmt.Sprintf("capacity[%q]", t),
-				Msg:   fmt.Sprintf("pinned jobs need %d GPUs but only %d are available (%s)", used[t], avail, pinnedOn(p, t, nil)),
+				Msg:   fmt.Sprintf("pinned jobs need %d GPUs but only %d are available (%s)", used[t], avail, pinnedOn(p, &Quota{Type: t}, nil)),
 				Err:   ErrInfeasible,
 			}
 		}
 	}
 	for qi, q := range p.Quotas {
 		u := 0
-		for _, ji := range q.Jobs {
+		for _, ji := range q.members(len(p.Jobs)) {
 			j := p.Jobs[ji]
-			if j.Pin >= 0 && (q.Type == "" || j.Options[j.Pin].Type == q.Type) {
+			if j.Pin >= 0 && q.Counts(j.Options[j.Pin]) {
 				u += j.Options[j.Pin].GPUs
 			}
 		}
 		if u > q.Limit {
 			return &InputError{
 				Field: fmt.Sprintf("quotas[%d] %q", qi, q.Name),
-				Msg:   fmt.Sprintf("pinned jobs need %d GPUs but the limit is %d (%s)", u, q.Limit, pinnedOn(p, q.Type, q.Jobs)),
+				Msg:   fmt.Sprintf("pinned jobs need %d GPUs but the limit is %d (%s)", u, q.Limit, pinnedOn(p, &q, q.members(len(p.Jobs)))),
 				Err:   ErrInfeasible,
 			}
 		}
@@ -284,9 +317,9 @@ func (p *Problem) checkPins() error {
 	return nil
 }
 
-// pinnedOn lists (at most a few) pinned jobs using type t ("" = any type),
-// restricted to the given job indices when jobs is non-nil.
-func pinnedOn(p *Problem, t string, jobs []int) string {
+// pinnedOn lists (at most a few) pinned jobs whose pinned option counts
+// toward q, restricted to the given job indices when jobs is non-nil.
+func pinnedOn(p *Problem, q *Quota, jobs []int) string {
 	var idx []int
 	if jobs == nil {
 		for i := range p.Jobs {
@@ -299,7 +332,7 @@ func pinnedOn(p *Problem, t string, jobs []int) string {
 	s, n := "pinned:", 0
 	for _, i := range idx {
 		j := p.Jobs[i]
-		if j.Pin >= 0 && (t == "" || j.Options[j.Pin].Type == t) {
+		if j.Pin >= 0 && q.Counts(j.Options[j.Pin]) {
 			if n == 5 {
 				return s + " ..."
 			}
@@ -369,11 +402,11 @@ func (p *Problem) Check(assign []int) error {
 	}
 	for qi, q := range p.Quotas {
 		u := 0
-		for _, ji := range q.Jobs {
+		for _, ji := range q.members(len(p.Jobs)) {
 			if ji < 0 || ji >= len(p.Jobs) {
 				return invalid(fmt.Sprintf("quotas[%d] %q.jobs", qi, q.Name), "job index %d out of range [0,%d)", ji, len(p.Jobs))
 			}
-			if a := assign[ji]; a >= 0 && (q.Type == "" || p.Jobs[ji].Options[a].Type == q.Type) {
+			if a := assign[ji]; a >= 0 && q.Counts(p.Jobs[ji].Options[a]) {
 				u += p.Jobs[ji].Options[a].GPUs
 			}
 		}

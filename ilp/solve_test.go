@@ -89,3 +89,51 @@ func TestLargeQuotas(t *testing.T) {
 		t.Logf("%+v: status %v obj %.4f (no quotas %.4f) nodes %d", c, sol.Status, sol.Objective, free.Objective, sol.Nodes)
 	}
 }
+
+// TestQuotaMinGPUs checks quotas that count only large options, over all
+// jobs: a placement limit "rtx configurations of at least 16 GPUs use at most
+// 16 GPUs together" (the shape of configset size limits).
+func TestQuotaMinGPUs(t *testing.T) {
+	p := &ilp.Problem{Sense: ilp.Maximize, Capacity: map[string]int{"rtx": 64}}
+	for i := 0; i < 4; i++ {
+		p.Jobs = append(p.Jobs, ilp.Job{ID: string(rune('a' + i)), Pin: -1, Options: []ilp.Option{
+			{Type: "rtx", GPUs: 8, Value: 1},
+			{Type: "rtx", GPUs: 16, Value: 1.5},
+		}})
+	}
+	free, err := ilp.Solve(context.Background(), p, nil)
+	require.NoError(t, err)
+	require.Equal(t, ilp.Optimal, free.Status)
+	require.InDelta(t, 6.0, free.Objective, 1e-12, "every job takes 16 GPUs without the limit")
+
+	p.Quotas = []ilp.Quota{{Name: "big", AllJobs: true, Type: "rtx", MinGPUs: 16, Limit: 16}}
+	sol, err := ilp.Solve(context.Background(), p, nil)
+	require.NoError(t, err)
+	require.Equal(t, ilp.Optimal, sol.Status)
+	require.NoError(t, p.Check(sol.Assignment))
+	require.InDelta(t, 4.5, sol.Objective, 1e-12, "one job takes 16 GPUs, three take 8")
+	big := 0
+	for i, a := range sol.Assignment {
+		if a >= 0 && p.Jobs[i].Options[a].GPUs >= 16 {
+			big++
+		}
+	}
+	require.Equal(t, 1, big)
+
+	// a pinned large option counts toward the quota; two cannot hold
+	p.Jobs[0].Pin, p.Jobs[1].Pin = 1, 1
+	require.ErrorIs(t, p.Validate(), ilp.ErrInfeasible)
+	p.Jobs[1].Pin = 0 // 8 GPUs: does not count
+	sol, err = ilp.Solve(context.Background(), p, nil)
+	require.NoError(t, err)
+	require.NoError(t, p.Check(sol.Assignment))
+	require.Equal(t, []int{1, 0, 0, 0}, sol.Assignment)
+
+	// the same quota listing every job explicitly gives the same optimum
+	p.Quotas[0].AllJobs, p.Quotas[0].Jobs = false, []int{0, 1, 2, 3}
+	sol2, err := ilp.Solve(context.Background(), p, nil)
+	require.NoError(t, err)
+	require.Equal(t, sol.Assignment, sol2.Assignment)
+	// Check rejects an assignment with two large options
+	require.Error(t, p.Check([]int{1, 0, 1, 0}))
+}

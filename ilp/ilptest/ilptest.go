@@ -158,7 +158,8 @@ func Generate(c Config) *ilp.Problem {
 // Small returns a random small problem for brute-force checks: up to maxJobs
 // jobs with up to 4 options each over two or three types with small
 // capacities, random values (on a 0.01 grid when grid is set), random sense,
-// per-job Unallocated values, pins that hold, reservations and quota rows.
+// per-job Unallocated values, pins that hold, reservations and quota rows
+// (some over all jobs, some counting only options of at least MinGPUs GPUs).
 func Small(rng *rand.Rand, maxJobs int, grid bool) *ilp.Problem {
 	types := []string{"a", "b", "c"}[:2+rng.IntN(2)]
 	p := &ilp.Problem{Capacity: map[string]int{}, Reserved: map[string]int{}}
@@ -210,11 +211,18 @@ func Small(rng *rand.Rand, maxJobs int, grid bool) *ilp.Problem {
 			qt = types[rng.IntN(len(types))]
 		}
 		quota := ilp.Quota{Name: fmt.Sprintf("q%d", q), Type: qt}
+		if rng.IntN(3) == 0 {
+			quota.MinGPUs = rng.IntN(5) // options with fewer GPUs do not count
+		}
+		all := rng.IntN(4) == 0
+		quota.AllJobs = all
 		pinned := 0
 		for i := 0; i < n; i++ {
-			if rng.IntN(2) == 0 {
-				quota.Jobs = append(quota.Jobs, i)
-				if j := p.Jobs[i]; j.Pin >= 0 && (qt == "" || j.Options[j.Pin].Type == qt) {
+			if all || rng.IntN(2) == 0 {
+				if !all {
+					quota.Jobs = append(quota.Jobs, i)
+				}
+				if j := p.Jobs[i]; j.Pin >= 0 && quota.Counts(j.Options[j.Pin]) {
 					pinned += j.Options[j.Pin].GPUs
 				}
 			}
