@@ -86,7 +86,9 @@ type Matrix struct {
 	Types    []string
 	Capacity map[string]int
 	Reserved map[string]int
-	// Quotas are the snapshot's quotas with job indices (rows).
+	// Quotas are the snapshot's quotas with job indices (rows), followed by
+	// the placement rows of types whose GPUs per node is not a power of two
+	// (configset.Set.SizeLimits, over all jobs).
 	Quotas []ilp.Quota
 	// Sense is Minimize when p < 0 and Maximize otherwise.
 	Sense ilp.Sense
@@ -217,6 +219,18 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster) (
 				iq.Jobs = append(iq.Jobs, index[id])
 			}
 			m.Quotas = append(m.Quotas, iq)
+		}
+	}
+	// Types whose GPUs per node is not a power of two (virtual nodes) need
+	// rows beyond capacity for the allocation to be placeable: the
+	// configurations of at least MinGPUs GPUs together fit only the larger
+	// virtual nodes (configset.Set.SizeLimits).
+	for _, t := range cl.types {
+		for _, sl := range cl.set.SizeLimits(t) {
+			m.Quotas = append(m.Quotas, ilp.Quota{
+				Name:    fmt.Sprintf("placement:%s:>=%d", t, sl.MinGPUs),
+				AllJobs: true, Type: t, MinGPUs: sl.MinGPUs, Limit: sl.Limit,
+			})
 		}
 	}
 	if o.P < 0 {
