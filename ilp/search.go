@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
 )
@@ -41,6 +42,11 @@ type search struct {
 	hardStop   bool    // stopped by the context or Settings.MaxNodes
 	heuristics bool    // run the root heuristics (first pass only)
 	orders     [][]int // type orders for seqDP below the root, best first
+	// noise > 0 perturbs the branching job and the child order of a restart
+	// by up to noise times the node's gap (bound minus target), drawn from
+	// rng, which is seeded per restart: the search stays deterministic.
+	noise float64
+	rng   *rand.Rand
 
 	dpA, dpB []float64 // scratch for the knapsack programs
 	from     []int16
@@ -91,6 +97,10 @@ func newSearch(ctx context.Context, m *model, set *Settings) *search {
 	sr.step = math.Max(sr.step, sr.eqTol)
 	return sr
 }
+
+// restartNoise is the size of the branching perturbation of randomised
+// restarts, relative to the node's gap.
+const restartNoise = 0.1
 
 func (sr *search) fits(capv []int, j *mjob, o int) bool {
 	op := &j.opts[o]
@@ -402,6 +412,14 @@ func (sr *search) run() {
 		sr.passStart = sr.nodes
 		sr.stop, sr.hardStop, sr.open = false, false, math.Inf(-1)
 		sr.heuristics = k == 0
+		// Restarts after the first two passes take randomised (seeded)
+		// branching decisions among near-ties: a plain restart would
+		// repeat its predecessor's path, and the hard instances' search
+		// times are heavy-tailed in the branching order.
+		sr.noise, sr.rng = 0, nil
+		if k >= 2 {
+			sr.noise, sr.rng = restartNoise, rand.New(rand.NewPCG(uint64(k), 0x51a))
+		}
 		sr.node(free, append([]int(nil), m.cap...), 0, nil, math.Inf(1), 0, -1)
 		if !sr.stop {
 			sr.proved = true
@@ -420,7 +438,9 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	m := sr.m
 	sr.nodes++
 	// the root always computes its bound, so a stopped search still has one
-	if depth > 0 && sr.nodes%ctxCheckEvery == 0 && sr.ctx.Err() != nil {
+	// (checked at every node: a node of a large problem can take
+	// milliseconds, and ctx.Err is cheap next to it)
+	if depth > 0 && sr.ctx.Err() != nil {
 		sr.stop, sr.hardStop = true, true
 	}
 	if depth > 0 && sr.set.MaxNodes > 0 && sr.nodes > sr.set.MaxNodes {
@@ -596,7 +616,10 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 		}
 		bound = math.Min(bound, mx)
 		// branch on the job with the fewest surviving candidates, then the
-		// lowest best-candidate bound
+		// lowest best-candidate bound (perturbed on randomised restarts)
+		if sr.noise > 0 {
+			mx += sr.noise * (lpb - sr.target()) * sr.rng.Float64()
+		}
 		if bi < 0 || n < biN || (n == biN && mx < biMax) {
 			bi, biN, biMax = k, n, mx
 		}
@@ -618,13 +641,20 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	for ci := range idx {
 		idx[ci] = ci
 	}
-	sort.SliceStable(idx, func(x, y int) bool { return cb[bi][idx[x]] > cb[bi][idx[y]] })
+	key := make([]float64, len(idx))
+	for ci := range key {
+		key[ci] = cb[bi][ci]
+		if sr.noise > 0 {
+			key[ci] += sr.noise * (bound - sr.target()) * sr.rng.Float64()
+		}
+	}
+	sort.SliceStable(idx, func(x, y int) bool { return key[idx[x]] > key[idx[y]] })
 	child := make([]int, len(capc))
 	for _, ci := range idx {
 		c := b.cs[ci]
 		ce := cb[bi][ci]
 		if ce <= sr.target() {
-			break
+			continue // (with noise, the children are not in bound order)
 		}
 		if sr.stop {
 			sr.open = math.Max(sr.open, ce)

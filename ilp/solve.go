@@ -69,9 +69,6 @@ type Settings struct {
 	MaxNodes int
 }
 
-// ctxCheckEvery is how many nodes pass between checks of ctx.
-const ctxCheckEvery = 1024
-
 // Solve finds an optimal assignment of p. It is exact: with Status Optimal no
 // assignment has a better objective (beyond the grid step or tolerance). It
 // is deterministic, honours ctx (on cancellation or deadline it returns the
