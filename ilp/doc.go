@@ -33,7 +33,11 @@
 //     break the many ties of rounded values;
 //   - branches depth first, re-optimising the multipliers at every node, fixing
 //     jobs with a single admissible choice by reduced cost, and branching on
-//     the job with the fewest admissible choices.
+//     the job with the fewest admissible choices;
+//   - restarts with doubling node budgets, alternating two branching
+//     strategies; restarts after the first two perturb the branching order
+//     among near-ties with a fixed-seed generator, so the result stays
+//     deterministic while the heavy tail of search times shortens.
 //
 // When Problem.Grid declares that values lie on a grid (0.01 for Sia's
 // rounded values), the search stops as soon as no solution can beat the

@@ -41,6 +41,7 @@ type search struct {
 	passStart  int     // nodes before the current pass
 	hardStop   bool    // stopped by the context or Settings.MaxNodes
 	heuristics bool    // run the root heuristics (first pass only)
+	pairs      bool    // run the two-type programs at the root (second pass)
 	orders     [][]int // type orders for seqDP below the root, best first
 	// noise > 0 perturbs the branching job and the child order of a restart
 	// by up to noise times the node's gap (bound minus target), drawn from
@@ -412,6 +413,9 @@ func (sr *search) run() {
 		sr.passStart = sr.nodes
 		sr.stop, sr.hardStop, sr.open = false, false, math.Inf(-1)
 		sr.heuristics = k == 0
+		// the two-type programs cost about as much as a few hundred
+		// nodes: only once the first pass has failed
+		sr.pairs = k == 1
 		// Restarts after the first two passes take randomised (seeded)
 		// branching decisions among near-ties: a plain restart would
 		// repeat its predecessor's path, and the hard instances' search
@@ -473,6 +477,9 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	if depth < 4 || sr.nodes%8 == 0 {
 		g := sr.greedy(free, capv, lam)
 		sr.offerFree(free, g)
+		if depth == 0 && sr.pairs {
+			sr.pairHeuristic(free, capv, lam, bound)
+		}
 		if depth == 0 && sr.heuristics {
 			sr.rootHeuristics(free, capv, lam, bound)
 		} else if depth <= sr.diveDepth && bound > sr.target() {

@@ -1,0 +1,130 @@
+package ilp
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPairImprove checks the two-type program against enumeration: on
+// problems with two types and no quotas, starting from all-unallocated it
+// reaches the optimum; started from any feasible choice it never breaks a
+// capacity nor lowers the profit.
+func TestPairImprove(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for it := 0; it < 1500; it++ {
+		p := &Problem{Sense: Maximize, Capacity: map[string]int{"a": rng.IntN(9), "b": rng.IntN(9)}}
+		if it%3 == 0 {
+			p.Capacity["c"] = rng.IntN(5) // a third type the program leaves alone
+		}
+		types := sortedKeys(p.Capacity)
+		for i := 0; i < 1+rng.IntN(6); i++ {
+			j := Job{ID: fmt.Sprint(i), Pin: -1}
+			for k := rng.IntN(5); k > 0; k-- {
+				j.Options = append(j.Options, Option{Type: types[rng.IntN(len(types))], GPUs: 1 + rng.IntN(4), Value: float64(rng.IntN(100)) / 10})
+			}
+			p.Jobs = append(p.Jobs, j)
+		}
+		require.NoError(t, p.Validate())
+		m := newModel(p)
+		sr := newSearch(context.Background(), m, &Settings{})
+		free := make([]int32, len(m.jobs))
+		for i := range free {
+			free[i] = int32(i)
+		}
+		ta, tb := 0, 1 // rows of "a" and "b" (types are sorted)
+		// enumerate every choice of the model jobs
+		bestAB, all := -1.0, [][]int{{}}
+		for k := range m.jobs {
+			var next [][]int
+			for _, c := range all {
+				for o := -1; o < len(m.jobs[k].opts); o++ {
+					next = append(next, append(append([]int(nil), c...), o))
+				}
+			}
+			all = next
+		}
+		for _, c := range all {
+			onAB := true
+			for k, o := range c {
+				if o >= 0 && !m.jobs[k].onType(o, ta) && !m.jobs[k].onType(o, tb) {
+					onAB = false
+				}
+			}
+			if onAB && sr.fitsAll(free, m.cap, c) && sr.profit(c) > bestAB {
+				bestAB = sr.profit(c)
+			}
+		}
+		none := make([]int, len(free))
+		for k := range none {
+			none[k] = -1
+		}
+		got := append([]int(nil), none...)
+		improved := sr.pairImprove(free, m.cap, got, ta, tb)
+		require.True(t, sr.fitsAll(free, m.cap, got), "instance %d", it)
+		require.InDelta(t, bestAB, sr.profit(got), 1e-9, "instance %d", it)
+		require.Equal(t, bestAB > 1e-9, improved, "instance %d", it)
+		// from a random feasible start: feasible, never worse
+		start := all[rng.IntN(len(all))]
+		if !sr.fitsAll(free, m.cap, start) {
+			continue
+		}
+		got = append([]int(nil), start...)
+		sr.pairImprove(free, m.cap, got, ta, tb)
+		require.True(t, sr.fitsAll(free, m.cap, got), "instance %d", it)
+		require.GreaterOrEqual(t, sr.profit(got), sr.profit(start)-1e-9, "instance %d", it)
+		for k, o := range start { // choices on the third type stay
+			if o >= 0 && !m.jobs[k].onType(o, ta) && !m.jobs[k].onType(o, tb) && got[k] != o {
+				require.GreaterOrEqual(t, got[k], 0, "instance %d: a job on the third type is never dropped", it)
+				require.True(t, m.jobs[k].onType(got[k], ta) || m.jobs[k].onType(got[k], tb), "instance %d", it)
+			}
+		}
+	}
+}
+
+// TestPairHeuristicQuotas runs the root two-type heuristic on random problems
+// with quota rows (which its programs ignore): the incumbent stays feasible
+// and never gets worse.
+func TestPairHeuristicQuotas(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	gains := 0
+	for it := 0; it < 500; it++ {
+		p := &Problem{Sense: Minimize, Capacity: map[string]int{"a": rng.IntN(12), "b": rng.IntN(12), "c": rng.IntN(12)}}
+		types := sortedKeys(p.Capacity)
+		for i := 0; i < 2+rng.IntN(8); i++ {
+			j := Job{ID: fmt.Sprint(i), Pin: -1, Unallocated: 1}
+			for k := rng.IntN(6); k > 0; k-- {
+				j.Options = append(j.Options, Option{Type: types[rng.IntN(3)], GPUs: 1 + rng.IntN(6), Value: float64(rng.IntN(100)) / 100})
+			}
+			p.Jobs = append(p.Jobs, j)
+		}
+		p.Quotas = []Quota{{Name: "big", AllJobs: true, Type: types[rng.IntN(3)], MinGPUs: 1 + rng.IntN(5), Limit: rng.IntN(6)}}
+		require.NoError(t, p.Validate())
+		m := newModel(p)
+		sr := newSearch(context.Background(), m, &Settings{})
+		free := make([]int32, len(m.jobs))
+		for i := range free {
+			free[i] = int32(i)
+		}
+		none := make([]int, len(free))
+		for k := range none {
+			none[k] = -1
+		}
+		sr.offer(none)
+		sr.cur = none
+		lam := make([]float64, m.nrows)
+		sr.offerFree(free, sr.greedy(free, m.cap, lam))
+		before := sr.bestP
+		sr.pairHeuristic(free, m.cap, lam, 1e18)
+		require.True(t, sr.feasible(sr.best), "instance %d", it)
+		require.GreaterOrEqual(t, sr.bestP, before, "instance %d", it)
+		require.InDelta(t, sr.profit(sr.best), sr.bestP, 1e-9, "instance %d", it)
+		if sr.bestP > before {
+			gains++
+		}
+	}
+	require.Positive(t, gains, "the heuristic improves some greedy incumbents")
+}
