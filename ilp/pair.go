@@ -1,5 +1,7 @@
 package ilp
 
+import "math"
+
 // pairStates caps the work of pairImprove: states (products of the two
 // residual capacities) times the jobs in the program.
 const pairStates = 30_000_000
@@ -180,4 +182,125 @@ func (sr *search) pairHeuristic(free []int32, capv []int, lam []float64, lp floa
 			return
 		}
 	}
+}
+
+// pairBound returns an upper bound on the profit the free jobs can add
+// within capv: the Lagrangian relaxation at lam of every coupling row except
+// the type rows t1 and t2, which a two-dimensional knapsack program keeps
+// exact; every job may take any of its options or none. ok is false when
+// the program would be too large.
+func (sr *search) pairBound(free []int32, capv []int, lam []float64, t1, t2 int) (bound float64, ok bool) {
+	m := sr.m
+	C1, C2 := capv[t1], capv[t2]
+	if C1 < 0 || C2 < 0 {
+		return 0, true // no assignment fits: any bound holds
+	}
+	W := C2 + 1
+	S := (C1 + 1) * W
+	if S*len(free) > pairStates {
+		return 0, false
+	}
+	bound = 0
+	for r := range capv {
+		if r != t1 && r != t2 {
+			bound += lam[r] * float64(capv[r])
+		}
+	}
+	dp := make([]float64, S)
+	next := make([]float64, S)
+	type item struct {
+		g1, g2 int
+		v      float64
+	}
+	var its []item
+	for _, i := range free {
+		j := &m.jobs[i]
+		its = its[:0]
+		base := 0.0 // best priced value off t1 and t2 (or none)
+		consider := func(oi int) {
+			o := &j.opts[oi]
+			on1, on2 := false, false
+			pi := 0.0
+			for _, r := range j.groups[o.grp].rows {
+				switch int(r) {
+				case t1:
+					on1 = true
+				case t2:
+					on2 = true
+				default:
+					pi += lam[r]
+				}
+			}
+			v := o.p - pi*float64(o.g)
+			switch {
+			case on1 && o.g <= C1:
+				its = append(its, item{g1: o.g, v: v})
+			case on2 && o.g <= C2:
+				its = append(its, item{g2: o.g, v: v})
+			case !on1 && !on2:
+				base = max(base, v)
+			}
+		}
+		for oi := range j.opts {
+			consider(oi)
+		}
+		if len(its) == 0 {
+			bound += base
+			continue
+		}
+		for s := range next {
+			next[s] = dp[s] + base
+		}
+		for _, it := range its {
+			if it.v <= base {
+				continue
+			}
+			for c1 := it.g1; c1 <= C1; c1++ {
+				src := dp[(c1-it.g1)*W : (c1-it.g1)*W+W]
+				dst := next[c1*W : c1*W+W]
+				for c2 := it.g2; c2 < W; c2++ {
+					if v := src[c2-it.g2] + it.v; v > dst[c2] {
+						dst[c2] = v
+					}
+				}
+			}
+		}
+		dp, next = next, dp
+	}
+	return bound + dp[S-1], true
+}
+
+// pairBounds returns the tightest pairBound over every pair of type rows for
+// a node whose Lagrangian bound at lam is lp: the jobs that reduced costs fix
+// keep their single choice, the core's programs run within the capacity
+// they leave. It returns -Inf when no assignment can beat the incumbent,
+// and +Inf when every program is too large or ctx is done.
+func (sr *search) pairBounds(free []int32, capv []int, lam []float64, lp float64) float64 {
+	full, pos, core, left, ok := sr.coreOf(free, capv, lam, lp)
+	if !ok {
+		return math.Inf(-1)
+	}
+	isCore := make([]bool, len(free))
+	for _, k := range pos {
+		isCore[k] = true
+	}
+	fixed := 0.0
+	for k, i := range free {
+		if !isCore[k] && full[k] >= 0 {
+			fixed += sr.m.jobs[i].opts[full[k]].p
+		}
+	}
+	best := math.Inf(1)
+	nt := len(sr.m.types)
+	for t1 := 0; t1 < nt; t1++ {
+		for t2 := t1 + 1; t2 < nt; t2++ {
+			if sr.ctx.Err() != nil {
+				return best
+			}
+			if b, ok := sr.pairBound(core, left, lam, t1, t2); ok {
+				best = math.Min(best, fixed+b)
+			}
+		}
+	}
+	return best
 }

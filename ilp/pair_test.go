@@ -128,3 +128,62 @@ func TestPairHeuristicQuotas(t *testing.T) {
 	}
 	require.Positive(t, gains, "the heuristic improves some greedy incumbents")
 }
+
+// TestPairBound checks the two-row bound on small random problems with
+// quotas: at random multipliers it lies between the optimum (enumerated) and
+// the full Lagrangian dual value.
+func TestPairBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for it := 0; it < 800; it++ {
+		p := &Problem{Sense: Maximize, Capacity: map[string]int{"a": rng.IntN(9), "b": rng.IntN(9), "c": rng.IntN(9)}}
+		types := sortedKeys(p.Capacity)
+		for i := 0; i < 1+rng.IntN(5); i++ {
+			j := Job{ID: fmt.Sprint(i), Pin: -1}
+			for k := rng.IntN(5); k > 0; k-- {
+				j.Options = append(j.Options, Option{Type: types[rng.IntN(3)], GPUs: 1 + rng.IntN(4), Value: float64(rng.IntN(100)) / 10})
+			}
+			p.Jobs = append(p.Jobs, j)
+		}
+		if it%2 == 0 {
+			p.Quotas = []Quota{{Name: "q", AllJobs: true, Type: types[rng.IntN(3)], MinGPUs: rng.IntN(4), Limit: rng.IntN(8)}}
+		}
+		require.NoError(t, p.Validate())
+		m := newModel(p)
+		sr := newSearch(context.Background(), m, &Settings{})
+		free := make([]int32, len(m.jobs))
+		for i := range free {
+			free[i] = int32(i)
+		}
+		opt, all := 0.0, [][]int{{}}
+		for k := range m.jobs {
+			var next [][]int
+			for _, c := range all {
+				for o := -1; o < len(m.jobs[k].opts); o++ {
+					next = append(next, append(append([]int(nil), c...), o))
+				}
+			}
+			all = next
+		}
+		for _, c := range all {
+			if sr.fitsAll(free, m.cap, c) {
+				opt = max(opt, sr.profit(c))
+			}
+		}
+		lam := make([]float64, m.nrows)
+		for r := range lam {
+			if rng.IntN(2) == 0 {
+				lam[r] = rng.Float64() * 3
+			}
+		}
+		sg := make([]float64, m.nrows)
+		dual := m.dual(free, m.cap, lam, sg)
+		for _, pr := range [][2]int{{0, 1}, {0, 2}, {1, 2}} {
+			b, ok := sr.pairBound(free, m.cap, lam, pr[0], pr[1])
+			require.True(t, ok)
+			require.GreaterOrEqual(t, b, opt-1e-9, "instance %d pair %v", it, pr)
+			require.LessOrEqual(t, b, dual+1e-9, "instance %d pair %v", it, pr)
+		}
+		lb := sr.pairBounds(free, m.cap, lam, dual)
+		require.GreaterOrEqual(t, lb, opt-1e-9, "instance %d", it)
+	}
+}

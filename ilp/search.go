@@ -478,7 +478,12 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 		g := sr.greedy(free, capv, lam)
 		sr.offerFree(free, g)
 		if depth == 0 && sr.pairs {
-			sr.pairHeuristic(free, capv, lam, bound)
+			sr.pairHeuristic(free, capv, lam, P+f)
+			// two type rows exact: often proves what the first pass could not
+			if pb := sr.pairBounds(free, capv, lam, P+f); pb < bound {
+				bound = pb
+				sr.root = math.Min(sr.root, bound)
+			}
 		}
 		if depth == 0 && sr.heuristics {
 			sr.rootHeuristics(free, capv, lam, bound)
