@@ -37,7 +37,13 @@
 //   - restarts with doubling node budgets, alternating two branching
 //     strategies; restarts after the first two perturb the branching order
 //     among near-ties with a fixed-seed generator, so the result stays
-//     deterministic while the heavy tail of search times shortens.
+//     deterministic while the heavy tail of search times shortens;
+//   - when the first pass (1000 nodes) has not proven the optimum, runs
+//     once, at the root of the second, two-dimensional knapsack programs
+//     that keep two type rows exact (the third priced) over the
+//     reduced-cost core: as a heuristic that lets jobs trade places between
+//     two types, and as a bound, which proves most of the instances that
+//     the one-row bounds leave open.
 //
 // When Problem.Grid declares that values lie on a grid (0.01 for Sia's
 // rounded values), the search stops as soon as no solution can beat the

@@ -75,6 +75,9 @@ func (sr *search) pairImprove(free []int32, capv []int, choice []int, t1, t2 int
 		}
 	}
 	for x := 0; x < n; x++ {
+		if sr.ctx.Err() != nil {
+			return false
+		}
 		base := bases[x]
 		fr := from[x*S : (x+1)*S]
 		for s := range next {
@@ -188,7 +191,7 @@ func (sr *search) pairHeuristic(free []int32, capv []int, lam []float64, lp floa
 // within capv: the Lagrangian relaxation at lam of every coupling row except
 // the type rows t1 and t2, which a two-dimensional knapsack program keeps
 // exact; every job may take any of its options or none. ok is false when
-// the program would be too large.
+// the program would be too large or ctx is done.
 func (sr *search) pairBound(free []int32, capv []int, lam []float64, t1, t2 int) (bound float64, ok bool) {
 	m := sr.m
 	C1, C2 := capv[t1], capv[t2]
@@ -214,6 +217,9 @@ func (sr *search) pairBound(free []int32, capv []int, lam []float64, t1, t2 int)
 	}
 	var its []item
 	for _, i := range free {
+		if sr.ctx.Err() != nil {
+			return 0, false
+		}
 		j := &m.jobs[i]
 		its = its[:0]
 		base := 0.0 // best priced value off t1 and t2 (or none)
