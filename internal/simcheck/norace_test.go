@@ -1,0 +1,5 @@
+//go:build !race
+
+package simcheck
+
+const raceEnabled = false
