@@ -35,7 +35,8 @@ func (s *Scheduler) Options() Options { return s.opts }
 // plan uses the best allocation found and its Status is ilp.Feasible; when
 // ctx expires while the matrix is built, the remaining jobs only keep their
 // current allocation (Matrix.Partial). Placement is not interruptible (it
-// takes milliseconds). Errors
+// takes milliseconds), so with a deadline the matrix and the solver stop
+// early enough to leave it its time. Errors
 // wrap ErrInvalidInput (bad snapshot) or ErrInfeasible (pinned jobs that do
 // not fit together).
 func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
@@ -52,7 +53,15 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 		s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Duration: plan.Timings.Validate, Err: err})
 		return Plan{}, err
 	}
-	m, err := buildMatrix(ctx, &snap, o, cl)
+	// Placement and the plan are not interruptible: with a deadline, the
+	// matrix and the solver stop early enough to leave them their time.
+	work := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		work, cancel = context.WithDeadline(ctx, dl.Add(-placeReserve(len(snap.Jobs))))
+		defer cancel()
+	}
+	m, err := buildMatrix(work, &snap, o, cl)
 	t2 := time.Now()
 	plan.Timings.Matrix = t2.Sub(t1)
 	nopts := 0
@@ -63,7 +72,7 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	sol, err := solve(ctx, m, o)
+	sol, err := solve(work, m, o)
 	t3 := time.Now()
 	plan.Timings.Solve = t3.Sub(t2)
 	s.observe(Event{Stage: StageSolve, Jobs: len(snap.Jobs), Options: nopts, Status: sol.Status, Duration: plan.Timings.Solve, Err: err})
@@ -96,6 +105,13 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 			slog.Int("unplaced", len(lay.Unplaced)), slog.Duration("total", plan.Timings.Total))
 	}
 	return plan, nil
+}
+
+// placeReserve is the time Round keeps for placement and the plan when ctx
+// has a deadline: about 3 µs per job (measured at 2048 GPUs and 1500 jobs)
+// plus a fixed half millisecond.
+func placeReserve(jobs int) time.Duration {
+	return 500*time.Microsecond + time.Duration(jobs)*3*time.Microsecond
 }
 
 func (s *Scheduler) observe(e Event) {
