@@ -45,12 +45,18 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("solve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // errors are reported on one line below
 	in := fs.String("in", "", "input JSON file (- for stdin)")
 	lpOut := fs.String("lp", "", "also write the problem in CPLEX LP format to this file")
 	timeout := fs.Duration("timeout", 0, "stop after this long and print the best assignment found (0 = no limit)")
 	grid := fs.Float64("grid", -1, "declare that values lie on this grid, e.g. 0.01; 0 = none (default: the file's \"grid\", else 0.01 when every value lies on it)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		fmt.Fprintln(stderr, "solve: "+strings.ReplaceAll(err.Error(), "\n", " "))
 		return 2
 	}
 	if *in == "" || fs.NArg() > 0 {

@@ -80,6 +80,17 @@ func TestSolveBadInput(t *testing.T) {
 	errb.Reset()
 	assert.Equal(t, 2, run([]string{}, &out, &errb))
 	assert.Equal(t, 2, run([]string{"-timeout", "soon", "-in", "x"}, &out, &errb))
+	// Bad flags: exit 2 and exactly one line on stderr naming the flag.
+	for _, args := range [][]string{{"-bogus"}, {"-timeout", "soon", "-in", "x"}, {"-grid", "x"}, {"-in"}} {
+		errb.Reset()
+		assert.Equal(t, 2, run(args, &out, &errb), "%v", args)
+		assert.Equal(t, 1, strings.Count(errb.String(), "\n"), "%v: %q", args, errb.String())
+		assert.True(t, strings.HasPrefix(errb.String(), "solve: "), "%v: %q", args, errb.String())
+	}
+	errb.Reset()
+	out.Reset()
+	assert.Equal(t, 0, run([]string{"-h"}, &out, &errb))
+	assert.Contains(t, out.String(), "-in")
 }
 
 // TestSolveGridAuto: values on the 0.01 grid are solved with the grid unless
