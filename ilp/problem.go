@@ -217,37 +217,39 @@ func (p *Problem) Validate() error {
 	ids := make(map[string]int, len(p.Jobs))
 	for i := range p.Jobs {
 		j := &p.Jobs[i]
-		f := jobField(i, j.ID)
+		// Field names are built only for an error: this loop runs over
+		// every option of every job.
+		f := func() string { return jobField(i, j.ID) }
 		if j.ID == "" {
 			return invalid(fmt.Sprintf("jobs[%d]", i), "empty job ID")
 		}
 		if k, dup := ids[j.ID]; dup {
-			return invalid(f, "duplicate job ID (also jobs[%d])", k)
+			return invalid(f(), "duplicate job ID (also jobs[%d])", k)
 		}
 		ids[j.ID] = i
 		if math.IsNaN(j.Unallocated) || math.IsInf(j.Unallocated, 0) {
-			return invalid(f+".unallocated", "value must be finite, got %v", j.Unallocated)
+			return invalid(f()+".unallocated", "value must be finite, got %v", j.Unallocated)
 		}
 		if p.Grid > 0 && !onGrid(j.Unallocated, p.Grid) {
-			return invalid(f+".unallocated", "value %v is not on the declared grid %v", j.Unallocated, p.Grid)
+			return invalid(f()+".unallocated", "value %v is not on the declared grid %v", j.Unallocated, p.Grid)
 		}
 		for k, o := range j.Options {
-			of := fmt.Sprintf("%s.options[%d]", f, k)
+			of := func() string { return fmt.Sprintf("%s.options[%d]", f(), k) }
 			if _, ok := p.Capacity[o.Type]; !ok {
-				return invalid(of+".type", "unknown GPU type %q", o.Type)
+				return invalid(of()+".type", "unknown GPU type %q", o.Type)
 			}
 			if o.GPUs <= 0 {
-				return invalid(of+".gpus", "must be positive, got %d", o.GPUs)
+				return invalid(of()+".gpus", "must be positive, got %d", o.GPUs)
 			}
 			if math.IsNaN(o.Value) || math.IsInf(o.Value, 0) {
-				return invalid(of+".value", "value must be finite, got %v", o.Value)
+				return invalid(of()+".value", "value must be finite, got %v", o.Value)
 			}
 			if p.Grid > 0 && !onGrid(o.Value, p.Grid) {
-				return invalid(of+".value", "value %v is not on the declared grid %v", o.Value, p.Grid)
+				return invalid(of()+".value", "value %v is not on the declared grid %v", o.Value, p.Grid)
 			}
 		}
 		if j.Pin < -1 || j.Pin >= len(j.Options) {
-			return invalid(f+".pin", "index %d out of range (job has %d options; -1 = not pinned)", j.Pin, len(j.Options))
+			return invalid(f()+".pin", "index %d out of range (job has %d options; -1 = not pinned)", j.Pin, len(j.Options))
 		}
 	}
 	for qi, q := range p.Quotas {
