@@ -497,16 +497,19 @@ func (e *engine) step(j *Job, seconds float64) {
 		if batch <= 0 {
 			return
 		}
-		scale := batch / float64(j.App.InitBatch)
 		g := tr.GradStats(j.Spec.App, batch, j.epoch)
 		gain := goodput.Gain(g, float64(j.App.InitBatch), batch)
 		step, sync, ok := tr.StepTime(j.Spec.App, j.alloc.Type, j.shape, j.atomic)
-		_ = scale
 		if !ok || !(step > 0) {
 			return
 		}
 		j.grad, j.hasGrad = g, true
-		j.learn.add(j.alloc.Type, goodput.Observation{Nodes: n, Replicas: r, LocalBatch: j.atomic, StepTime: step, SyncTime: math.Min(sync, step)})
+		if sync < step {
+			// A step whose all-reduce is not shorter than the step itself
+			// leaves no accumulation time to fit (goodput.Fit rejects it);
+			// the job learns nothing from it.
+			j.learn.add(j.alloc.Type, goodput.Observation{Nodes: n, Replicas: r, LocalBatch: j.atomic, StepTime: step, SyncTime: sync})
+		}
 		iter := step + (step-sync)*float64(j.accum)
 		rate := gain / iter / j.App.Slowdown
 		next := tr.Progress(j.Spec.App, j.epoch+1)
