@@ -310,6 +310,30 @@ func (t *profTable) placementRow() (PlacementRow, error) {
 	return r, err
 }
 
+// readRows reads every data row of a profile file with the given columns,
+// converting each with row; the first error stops the read.
+func readRows[T any](r io.Reader, name string, cols []string, row func(*profTable) (T, error)) ([]T, error) {
+	t, err := profOpen(r, name, cols)
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	for {
+		ok, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return out, nil
+		}
+		v, err := row(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+}
+
 // ReadPlacements reads a placements-<type>.csv file (columns placement,
 // local_bsz, step_time, sync_time in any order; gpt_pmp's files put placement
 // last). name is used in errors. Placements must be strings of digits 1-9,
@@ -318,25 +342,7 @@ func (t *profTable) placementRow() (PlacementRow, error) {
 // The sync time may exceed the step time (gpt_pmp's files record a
 // per-micro-batch step time); goodput.Fit rejects such observations.
 func ReadPlacements(r io.Reader, name string) ([]PlacementRow, error) {
-	t, err := profOpen(r, name, placementColumns)
-	if err != nil {
-		return nil, err
-	}
-	var out []PlacementRow
-	for {
-		ok, err := t.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return out, nil
-		}
-		row, err := t.placementRow()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, row)
-	}
+	return readRows(r, name, placementColumns, (*profTable).placementRow)
 }
 
 // ReadScalability reads a scalability-<type>.csv file (columns num_nodes,
@@ -344,37 +350,24 @@ func ReadPlacements(r io.Reader, name string) ([]PlacementRow, error) {
 // errors. Counts must be positive integers up to MaxCount with num_replicas ≥
 // num_nodes.
 func ReadScalability(r io.Reader, name string) ([]ScalabilityRow, error) {
-	t, err := profOpen(r, name, scalabilityColumns)
-	if err != nil {
-		return nil, err
-	}
-	var out []ScalabilityRow
-	for {
-		ok, err := t.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return out, nil
-		}
-		var row ScalabilityRow
+	return readRows(r, name, scalabilityColumns, func(t *profTable) (row ScalabilityRow, err error) {
 		if row.Nodes, err = t.count("num_nodes", 1); err != nil {
-			return nil, err
+			return row, err
 		}
 		if row.Replicas, err = t.count("num_replicas", 1); err != nil {
-			return nil, err
+			return row, err
 		}
 		if row.Replicas < row.Nodes {
-			return nil, t.errorf("num_replicas", "%d replicas on %d nodes: want at least one GPU per node", row.Replicas, row.Nodes)
+			return row, t.errorf("num_replicas", "%d replicas on %d nodes: want at least one GPU per node", row.Replicas, row.Nodes)
 		}
 		if row.LocalBatch, err = t.count("local_bsz", 1); err != nil {
-			return nil, err
+			return row, err
 		}
 		if row.StepTime, row.SyncTime, err = t.times(); err != nil {
-			return nil, err
+			return row, err
 		}
-		out = append(out, row)
-	}
+		return row, nil
+	})
 }
 
 // ReadValidation reads a validation-<bsz>.csv file (columns progress,
@@ -382,64 +375,38 @@ func ReadScalability(r io.Reader, name string) ([]ScalabilityRow, error) {
 // Progress, iteration and the gradient statistics must be non-negative,
 // metric finite.
 func ReadValidation(r io.Reader, name string) ([]ValidationRow, error) {
-	t, err := profOpen(r, name, validationColumns)
-	if err != nil {
-		return nil, err
-	}
-	var out []ValidationRow
-	for {
-		ok, err := t.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return out, nil
-		}
-		var row ValidationRow
+	return readRows(r, name, validationColumns, func(t *profTable) (row ValidationRow, err error) {
 		if row.Progress, err = t.float("progress", true); err != nil {
-			return nil, err
+			return row, err
 		}
 		if row.Iteration, err = t.count("iteration", 0); err != nil {
-			return nil, err
+			return row, err
 		}
 		if row.Metric, err = t.float("metric", false); err != nil {
-			return nil, err
+			return row, err
 		}
 		if row.GradSqr, err = t.float("grad_sqr", true); err != nil {
-			return nil, err
+			return row, err
 		}
 		if row.GradVar, err = t.float("grad_var", true); err != nil {
-			return nil, err
+			return row, err
 		}
-		out = append(out, row)
-	}
+		return row, nil
+	})
 }
 
 // ReadSeed reads a seed profile (columns gpu_type, local_bsz, placement,
 // step_time, sync_time in any order). name is used in errors.
 func ReadSeed(r io.Reader, name string) ([]SeedRow, error) {
-	t, err := profOpen(r, name, seedColumns)
-	if err != nil {
-		return nil, err
-	}
-	var out []SeedRow
-	for {
-		ok, err := t.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return out, nil
-		}
-		var row SeedRow
+	return readRows(r, name, seedColumns, func(t *profTable) (row SeedRow, err error) {
 		if row.GPUType = t.field("gpu_type"); row.GPUType == "" {
-			return nil, t.errorf("gpu_type", "empty GPU type")
+			return row, t.errorf("gpu_type", "empty GPU type")
 		}
 		if row.PlacementRow, err = t.placementRow(); err != nil {
-			return nil, err
+			return row, err
 		}
-		out = append(out, row)
-	}
+		return row, nil
+	})
 }
 
 // LimitsFromPlacements returns the per-GPU batch limits of a GPU type as the
