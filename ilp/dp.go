@@ -362,23 +362,7 @@ func (sr *search) seqDP(free []int32, capv []int, lam []float64, order []int) []
 	}
 	// upgrades that still fit (capacity left on any row)
 	for k, i := range free {
-		j := &m.jobs[i]
-		c := choice[k]
-		bp := 0.0
-		if c >= 0 {
-			apply(left, j, c, -1)
-			bp = j.opts[c].p
-		}
-		bo := c
-		for oi := range j.opts {
-			if j.opts[oi].p > bp+sr.eqTol && sr.fits(left, j, oi) {
-				bo, bp = oi, j.opts[oi].p
-			}
-		}
-		if bo >= 0 {
-			apply(left, j, bo, 1)
-		}
-		choice[k] = bo
+		choice[k] = sr.upgrade(left, &m.jobs[i], choice[k])
 	}
 	return choice
 }

@@ -113,6 +113,27 @@ func (sr *search) fits(capv []int, j *mjob, o int) bool {
 	return true
 }
 
+// upgrade takes job j off its option c (-1: none) and puts it on the option
+// of highest profit that fits the capacity left (c itself unless another is
+// better by more than the tolerance), updating capv; it returns that option.
+func (sr *search) upgrade(capv []int, j *mjob, c int) int {
+	bp := 0.0
+	if c >= 0 {
+		apply(capv, j, c, -1)
+		bp = j.opts[c].p
+	}
+	bo := c
+	for oi := range j.opts {
+		if j.opts[oi].p > bp+sr.eqTol && sr.fits(capv, j, oi) {
+			bo, bp = oi, j.opts[oi].p
+		}
+	}
+	if bo >= 0 {
+		apply(capv, j, bo, 1)
+	}
+	return bo
+}
+
 func apply(capv []int, j *mjob, o int, sign int) {
 	op := &j.opts[o]
 	for _, r := range j.groups[op.grp].rows {
@@ -734,22 +755,8 @@ func (sr *search) greedy(free []int32, capv []int, lam []float64) []int {
 	for pass := 0; pass < 3; pass++ {
 		changed := false
 		for k, i := range free {
-			j := &m.jobs[i]
 			c := choice[k]
-			bp := 0.0
-			if c >= 0 {
-				apply(left, j, c, -1)
-				bp = j.opts[c].p
-			}
-			bo := c
-			for oi := range j.opts {
-				if j.opts[oi].p > bp+sr.eqTol && sr.fits(left, j, oi) {
-					bo, bp = oi, j.opts[oi].p
-				}
-			}
-			if bo >= 0 {
-				apply(left, j, bo, 1)
-			}
+			bo := sr.upgrade(left, &m.jobs[i], c)
 			if bo != c {
 				choice[k] = bo
 				changed = true
