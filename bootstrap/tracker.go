@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/sia-sched/sia/goodput"
@@ -167,7 +169,7 @@ func (s Spec) Validate() error {
 		if len(s.Stages) == 0 {
 			return &InputError{Field: "Spec.Stages", Reason: "empty for a hybrid-parallel job"}
 		}
-		for _, t := range sortedKeys(s.Stages) {
+		for _, t := range slices.Sorted(maps.Keys(s.Stages)) {
 			if t == "" {
 				return &InputError{Field: "Spec.Stages", Reason: "empty GPU type name"}
 			}
@@ -180,7 +182,7 @@ func (s Spec) Validate() error {
 	if len(s.Limits) == 0 {
 		return &InputError{Field: "Spec.Limits", Reason: "no GPU type: the job could run nowhere"}
 	}
-	for _, t := range sortedKeys(s.Limits) {
+	for _, t := range slices.Sorted(maps.Keys(s.Limits)) {
 		if t == "" {
 			return &InputError{Field: "Spec.Limits", Reason: "empty GPU type name"}
 		}
@@ -316,9 +318,9 @@ func (t *Tracker) Version() uint64 { return t.version }
 // of Spec.Stages for a hybrid-parallel job), sorted.
 func (t *Tracker) Types() []string {
 	if t.spec.Hybrid() {
-		return sortedKeys(t.spec.Stages)
+		return slices.Sorted(maps.Keys(t.spec.Stages))
 	}
-	return sortedKeys(t.spec.Limits)
+	return slices.Sorted(maps.Keys(t.spec.Limits))
 }
 
 func (t *Tracker) known(gpuType string) bool {
@@ -657,15 +659,6 @@ func cloneSpec(s Spec) Spec {
 	return s
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // trackerJSON is the serialised form of a Tracker.
 type trackerJSON struct {
 	Spec         Spec                `json:"spec"`
@@ -780,7 +773,7 @@ func (t *Tracker) SeedProfiles(rows []SeedRow, rename map[string]string) ([]stri
 		}
 		byType[name] = append(byType[name], r.Observation())
 	}
-	types := sortedKeys(byType)
+	types := slices.Sorted(maps.Keys(byType))
 	for _, ty := range types {
 		if err := t.Seed(ty, byType[ty]...); err != nil {
 			return nil, err

@@ -2,8 +2,10 @@ package bootstrap
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/sia-sched/sia/goodput"
@@ -319,7 +321,7 @@ func TestSeedProfiles(t *testing.T) {
 	}
 	tr, err := New(Spec{InitBatch: 128, MaxBatch: 4096, Limits: limits}, nil)
 	require.NoError(t, err)
-	for _, ty := range sortedKeys(byType) {
+	for _, ty := range slices.Sorted(maps.Keys(byType)) {
 		require.NoError(t, tr.Seed(ty, byType[ty]...), ty)
 		m, src := tr.Model(ty)
 		require.Equal(t, Seeded, src)

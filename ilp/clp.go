@@ -4,7 +4,9 @@ package ilp
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/lanl/clp"
 )
@@ -32,7 +34,7 @@ func RelaxCLP(p *Problem) (Relaxation, error) {
 	if err := p.Validate(); err != nil {
 		return Relaxation{}, err
 	}
-	types := sortedKeys(p.Capacity)
+	types := slices.Sorted(maps.Keys(p.Capacity))
 	typeRow := make(map[string]int, len(types))
 	nJobs := len(p.Jobs)
 	for r, t := range types {

@@ -6,9 +6,11 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/sia-sched/sia/internal/testdata"
@@ -97,7 +99,7 @@ func TestCLPAgreesWhenNothingIsOversized(t *testing.T) {
 				p.Jobs[i].Options[k].GPUs = 1
 			}
 		}
-		for _, ty := range sortedKeys(p.Capacity) {
+		for _, ty := range slices.Sorted(maps.Keys(p.Capacity)) {
 			if p.Capacity[ty] == 0 {
 				p.Capacity[ty] = 1
 			}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,7 +29,7 @@ func WriteLP(w io.Writer, p *Problem) error {
 	for i, j := range p.Jobs {
 		fmt.Fprintf(bw, "\\ job %d = %q\n", i, sanitizeComment(j.ID))
 	}
-	types := sortedKeys(p.Capacity)
+	types := slices.Sorted(maps.Keys(p.Capacity))
 	for r, t := range types {
 		fmt.Fprintf(bw, "\\ type %d = %q\n", r, sanitizeComment(t))
 	}

@@ -1,7 +1,9 @@
 package ilp
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -52,7 +54,7 @@ func newModel(p *Problem) *model {
 	if p.Sense == Minimize {
 		m.sign = -1
 	}
-	m.types = sortedKeys(p.Capacity)
+	m.types = slices.Sorted(maps.Keys(p.Capacity))
 	m.nrows = len(m.types) + len(p.Quotas)
 	typeRow := make(map[string]int, len(m.types))
 	m.cap = make([]int, m.nrows)
@@ -147,7 +149,7 @@ func newModel(p *Problem) *model {
 			for a := 0; a < len(kept); {
 				rows := rowsOf(i, j.Options[kept[a].k])
 				b := a + 1
-				for b < len(kept) && sameRows(rows, rowsOf(i, j.Options[kept[b].k])) {
+				for b < len(kept) && slices.Equal(rows, rowsOf(i, j.Options[kept[b].k])) {
 					b++
 				}
 				gi := len(mj.groups)
@@ -173,18 +175,6 @@ func newModel(p *Problem) *model {
 		}
 	}
 	return m
-}
-
-func sameRows(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // hull returns the indices (>= start) of opts[start:] on the upper concave

@@ -3,7 +3,9 @@ package ilp
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,7 +22,7 @@ func TestPairImprove(t *testing.T) {
 		if it%3 == 0 {
 			p.Capacity["c"] = rng.IntN(5) // a third type the program leaves alone
 		}
-		types := sortedKeys(p.Capacity)
+		types := slices.Sorted(maps.Keys(p.Capacity))
 		for i := 0; i < 1+rng.IntN(6); i++ {
 			j := Job{ID: fmt.Sprint(i), Pin: -1}
 			for k := rng.IntN(5); k > 0; k-- {
@@ -93,7 +95,7 @@ func TestPairHeuristicQuotas(t *testing.T) {
 	gains := 0
 	for it := 0; it < 500; it++ {
 		p := &Problem{Sense: Minimize, Capacity: map[string]int{"a": rng.IntN(12), "b": rng.IntN(12), "c": rng.IntN(12)}}
-		types := sortedKeys(p.Capacity)
+		types := slices.Sorted(maps.Keys(p.Capacity))
 		for i := 0; i < 2+rng.IntN(8); i++ {
 			j := Job{ID: fmt.Sprint(i), Pin: -1, Unallocated: 1}
 			for k := rng.IntN(6); k > 0; k-- {
@@ -136,7 +138,7 @@ func TestPairBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for it := 0; it < 800; it++ {
 		p := &Problem{Sense: Maximize, Capacity: map[string]int{"a": rng.IntN(9), "b": rng.IntN(9), "c": rng.IntN(9)}}
-		types := sortedKeys(p.Capacity)
+		types := slices.Sorted(maps.Keys(p.Capacity))
 		for i := 0; i < 1+rng.IntN(5); i++ {
 			j := Job{ID: fmt.Sprint(i), Pin: -1}
 			for k := rng.IntN(5); k > 0; k-- {

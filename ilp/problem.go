@@ -3,7 +3,9 @@ package ilp
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -193,7 +195,7 @@ func (p *Problem) Validate() error {
 	if math.IsNaN(p.Grid) || math.IsInf(p.Grid, 0) || p.Grid < 0 {
 		return invalid("grid", "must be a finite non-negative number, got %v", p.Grid)
 	}
-	types := sortedKeys(p.Capacity)
+	types := slices.Sorted(maps.Keys(p.Capacity))
 	for _, t := range types {
 		if t == "" {
 			return invalid("capacity", "empty GPU type name")
@@ -202,7 +204,7 @@ func (p *Problem) Validate() error {
 			return invalid(fmt.Sprintf("capacity[%q]", t), "negative capacity %d", c)
 		}
 	}
-	for _, t := range sortedKeys(p.Reserved) {
+	for _, t := range slices.Sorted(maps.Keys(p.Reserved)) {
 		r := p.Reserved[t]
 		c, ok := p.Capacity[t]
 		switch {
@@ -290,7 +292,7 @@ func (p *Problem) checkPins() error {
 			used[j.Options[j.Pin].Type] += j.Options[j.Pin].GPUs
 		}
 	}
-	for _, t := range sortedKeys(used) {
+	for _, t := range slices.Sorted(maps.Keys(used)) {
 		avail := p.Capacity[t] - p.Reserved[t]
 		if used[t] > avail {
 			return &InputError{
@@ -345,15 +347,6 @@ func pinnedOn(p *Problem, q *Quota, jobs []int) string {
 	return s
 }
 
-func sortedKeys(m map[string]int) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 // Objective returns the objective of an assignment (assign[i] = option index
 // of job i, or -1 for none), summing values in job order. It does not check
 // feasibility; see Check.
@@ -397,7 +390,7 @@ func (p *Problem) Check(assign []int) error {
 			used[j.Options[a].Type] += j.Options[a].GPUs
 		}
 	}
-	for _, t := range sortedKeys(used) {
+	for _, t := range slices.Sorted(maps.Keys(used)) {
 		if avail := p.Capacity[t] - p.Reserved[t]; used[t] > avail {
 			return invalid(fmt.Sprintf("capacity[%q]", t), "assignment uses %d GPUs, %d available", used[t], avail)
 		}

@@ -2,7 +2,8 @@ package sia
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 )
 
@@ -46,7 +47,7 @@ func validateSnapshot(s *Snapshot, o *Options) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range sortedKeys(s.Reserved) {
+	for _, t := range slices.Sorted(maps.Keys(s.Reserved)) {
 		r := s.Reserved[t]
 		if _, ok := cl.capacity[t]; !ok {
 			return nil, &InputError{Type: t, Field: "Reserved", Reason: "unknown GPU type"}
@@ -100,7 +101,7 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, nodes map[string]*Node
 	if j.ReplicaSize != nil && len(j.ReplicaSize) == 0 {
 		return bad(".ReplicaSize", "empty map (nil means data parallel)")
 	}
-	for _, t := range sortedKeys(j.ReplicaSize) {
+	for _, t := range slices.Sorted(maps.Keys(j.ReplicaSize)) {
 		if p := j.ReplicaSize[t]; p < 1 {
 			return &InputError{Job: j.ID, Type: t, Field: fmt.Sprintf("Jobs[%d]", i) + ".ReplicaSize", Reason: fmt.Sprintf("%d, want >= 1", p)}
 		}
@@ -169,15 +170,6 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, nodes map[string]*Node
 		return bad(".State.Current.Nodes", "%d, but the placement spans %d nodes", cur.Nodes, len(nodeSet))
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func validateQuotas(s *Snapshot, cl *cluster) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -427,18 +428,6 @@ func lookupShape(a Alloc) []int {
 	return shape
 }
 
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // apply diffs a job's new allocation against its current one, charging
 // restarts as the artifact does: a type change or a resume restarts; a shape
 // change within a type restarts; other node ids with the same shape are free.
@@ -461,7 +450,7 @@ func (e *engine) apply(j *Job, a Alloc) {
 	}
 	shape := lookupShape(a)
 	j.alloc = Alloc{Type: a.Type, Nodes: append([]int(nil), a.Nodes...)}
-	if !equalInts(shape, j.shape) {
+	if !slices.Equal(shape, j.shape) {
 		j.shape = shape
 		e.restart(j)
 	}
