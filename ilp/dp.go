@@ -137,6 +137,20 @@ func (sr *search) fitsAll(free []int32, capv []int, choice []int) bool {
 	return true
 }
 
+// priced returns option o's profit less the prices lam of every coupling
+// row it uses except row t (which is kept exact), and whether it uses row t.
+func priced(j *mjob, o *mopt, lam []float64, t int) (v float64, usesT bool) {
+	pi := 0.0
+	for _, r := range j.groups[o.grp].rows {
+		if int(r) == t {
+			usesT = true
+		} else {
+			pi += lam[r]
+		}
+	}
+	return o.p - pi*float64(o.g), usesT
+}
+
 // rowBound returns the partial-Lagrangian bound that keeps coupling row t
 // (a type row) exact and prices every other row at lam: Σ_{r≠t} λ_r·cap_r +
 // the optimum of a multiple-choice knapsack over row t in which each free
@@ -176,16 +190,7 @@ func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allow
 		items = items[:0]
 		each := func(oi int) {
 			o := &j.opts[oi]
-			usesT := false
-			pi := 0.0
-			for _, r := range j.groups[o.grp].rows {
-				if int(r) == t {
-					usesT = true
-				} else {
-					pi += lam[r]
-				}
-			}
-			v := o.p - pi*float64(o.g)
+			v, usesT := priced(j, o, lam, t)
 			if !usesT {
 				off = math.Max(off, v)
 			} else if o.g <= C {
@@ -410,15 +415,7 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 				continue // none: value 0, uses nothing
 			}
 			o := &j.opts[c.o]
-			pi, useT := 0.0, false
-			for _, r := range j.groups[o.grp].rows {
-				if int(r) == t {
-					useT = true
-				} else {
-					pi += lam[r]
-				}
-			}
-			v := o.p - pi*float64(o.g)
+			v, useT := priced(j, o, lam, t)
 			if useT {
 				vals[k][ci] = cv{v: v, g: o.g, useT: true}
 			} else {
