@@ -1,6 +1,9 @@
 package ilp
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // improveByType is a primal heuristic: block coordinate descent over GPU
 // types. For one type t at a time, every free job may keep its current
@@ -139,7 +142,11 @@ func (sr *search) fitsAll(free []int32, capv []int, choice []int) bool {
 
 // priced returns option o's profit less the prices lam of every coupling
 // row it uses except row t (which is kept exact), and whether it uses row t.
+//
+// t may also be the aggregate row (t >= len(lam), see keptRow), which every
+// option uses.
 func priced(j *mjob, o *mopt, lam []float64, t int) (v float64, usesT bool) {
+	usesT = t >= len(lam)
 	pi := 0.0
 	for _, r := range j.groups[o.grp].rows {
 		if int(r) == t {
@@ -488,4 +495,89 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 		}
 	}
 	return out
+}
+
+// keptRows lists the rows the knapsack bounds may keep exact at lam: every
+// type row with a positive multiplier, then the aggregate row (index
+// m.nrows, see keptRow) when there are several type rows and all their
+// multipliers are positive.
+func (sr *search) keptRows(lam []float64) []int {
+	nt := len(sr.m.types)
+	rows := make([]int, 0, nt+1)
+	agg := nt > 1
+	for t := 0; t < nt; t++ {
+		if lam[t] > 0 {
+			rows = append(rows, t)
+		} else {
+			agg = false
+		}
+	}
+	if agg {
+		rows = append(rows, sr.m.nrows)
+	}
+	return rows
+}
+
+// keptRow returns the capacities and multipliers with which rowBound and
+// forcedBounds keep row t exact. For a type row they are capv and lam. For
+// the aggregate row t = m.nrows they describe the relaxation that adds the
+// redundant row Σ_types GPUs ≤ Σ_types capacity, keeps it exact and prices
+// each type row at λ_t − μ, where μ = min over type rows of λ_t: the
+// Lagrangian relaxation of the type rows at these prices, with the aggregate
+// row kept, is exactly the problem the knapsack programs solve. Its bound is
+// never weaker than the Lagrangian bound at lam (pricing the aggregate row at
+// μ gives it back), and it sees what no single type row does: when every
+// cheap change of the Lagrangian choice moves an even number of GPUs between
+// or onto types, an odd shortfall of the total must be paid for by a job's
+// expensive move or by idle GPUs.
+func (sr *search) keptRow(capv []int, lam []float64, t int) ([]int, []float64) {
+	m := sr.m
+	if t < m.nrows {
+		return capv, lam
+	}
+	nt := len(m.types)
+	mu := math.Inf(1)
+	total := 0
+	for r := 0; r < nt; r++ {
+		mu = math.Min(mu, lam[r])
+		total += capv[r]
+	}
+	lamx := append([]float64(nil), lam...)
+	for r := 0; r < nt; r++ {
+		lamx[r] -= mu
+	}
+	capx := make([]int, m.nrows+1)
+	copy(capx, capv)
+	capx[m.nrows] = total
+	return capx, lamx
+}
+
+// aggregateChoice is the maximiser of the aggregate row's relaxation (see
+// keptRow) over the free jobs: a choice (parallel to free) that fits the
+// total capacity but may break single type rows, for improveByType to
+// repair. It returns nil when the aggregate row is not kept at lam.
+func (sr *search) aggregateChoice(free []int32, capv []int, lam []float64) []int {
+	agg := sr.m.nrows
+	if !slices.Contains(sr.keptRows(lam), agg) {
+		return nil
+	}
+	cx, lx := sr.keptRow(capv, lam, agg)
+	groups := make([][]mcItem, len(free))
+	for k, i := range free {
+		j := &sr.m.jobs[i]
+		for oi := range j.opts {
+			o := &j.opts[oi]
+			if v, _ := priced(j, o, lx, agg); v > 0 && o.g <= cx[agg] {
+				groups[k] = append(groups[k], mcItem{g: o.g, gain: v, opt: oi})
+			}
+		}
+	}
+	choice := make([]int, len(free))
+	for k, pk := range sr.mckp(groups, cx[agg]) {
+		choice[k] = -1
+		if pk >= 0 {
+			choice[k] = groups[k][pk].opt
+		}
+	}
+	return choice
 }

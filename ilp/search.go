@@ -203,8 +203,8 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 	if done() {
 		return
 	}
-	for t := range sr.m.types {
-		if lam[t] > 0 {
+	for _, t := range sr.keptRows(lam) {
+		if t < sr.m.nrows { // the aggregate row comes later, on the core
 			bound = math.Min(bound, sr.rowBound(free, capv, lam, t, nil))
 		}
 	}
@@ -276,6 +276,31 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 	}
 	if done() {
 		return
+	}
+	// the aggregate row (see keptRow) over the core: its bound, and its
+	// knapsack solution repaired type by type
+	if full, pos, core, left, ok = sr.coreOf(free, capv, lam, lp); !ok {
+		return
+	}
+	agg := sr.m.nrows
+	if slices.Contains(sr.keptRows(lam), agg) {
+		fixed := 0.0
+		for k, i := range free {
+			if full[k] >= 0 {
+				fixed += sr.m.jobs[i].opts[full[k]].p
+			}
+		}
+		cx, lx := sr.keptRow(left, lam, agg)
+		bound = math.Min(bound, fixed+sr.rowBound(core, cx, lx, agg, nil))
+		if done() {
+			return
+		}
+		if ag := sr.aggregateChoice(core, left, lam); ag != nil && sr.improveByType(core, left, ag, 3, true) {
+			try(ag)
+			if done() {
+				return
+			}
+		}
 	}
 	// diversify: the best orders again at slightly perturbed multipliers,
 	// which break the many ties of rounded values differently
@@ -522,6 +547,10 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 			return
 		}
 	}
+	// the exact core program settles most roots outright
+	if depth == 0 && sr.coreDP(free, capv, lam, P+f) {
+		return
+	}
 	// reduced costs; fix jobs with a single admissible choice
 	// reduced costs are relative to the Lagrangian bound at lam only
 	lpb := P + f
@@ -601,14 +630,13 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 		}
 		// the per-candidate bounds of the tightest row only: chosen among
 		// all rows at the root and every few levels, else inherited
-		if bt < 0 || depth%4 == 0 || lam[bt] == 0 {
+		kept := sr.keptRows(lam)
+		if bt < 0 || depth%4 == 0 || !slices.Contains(kept, bt) {
 			bt = -1
 			btv := math.Inf(1)
-			for t := range m.types {
-				if lam[t] == 0 {
-					continue
-				}
-				rb := pf + sr.rowBound(bfree, capc, lam, t, allowed)
+			for _, t := range kept {
+				cx, lx := sr.keptRow(capc, lam, t)
+				rb := pf + sr.rowBound(bfree, cx, lx, t, allowed)
 				if rb <= sr.target() {
 					undo()
 					return
@@ -618,12 +646,15 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 				}
 			}
 		}
-		for t := range m.types {
-			// every row near the root, the tightest one deeper
-			if t != bt && (depth > sr.allRowsDepth || lam[t] == 0) {
+		for _, t := range kept {
+			// every row near the root, the tightest one deeper (the
+			// aggregate row, whose programs are the largest, only at the
+			// first two levels unless it is the tightest)
+			if t != bt && (depth > sr.allRowsDepth || t == m.nrows && depth > 1) {
 				continue
 			}
-			fb := sr.forcedBounds(bfree, capc, lam, t, allowed)
+			cx, lx := sr.keptRow(capc, lam, t)
+			fb := sr.forcedBounds(bfree, cx, lx, t, allowed)
 			for k := range fb {
 				for ci, v := range fb[k] {
 					cb[k][ci] = math.Min(cb[k][ci], pf+v)
