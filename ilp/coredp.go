@@ -28,14 +28,15 @@ import (
 // nodes: the program sees every row at once, including the parity and
 // filling effects that keep the integer optimum below the LP bound.
 
-// coreDP limits: rows in a state key (16 bits of usage each) and the
-// states the program may create before it gives up (leaving the search to
-// branch and bound).
+// coreDP limits: rows in a state key (16 bits of usage each), the states
+// the program may create before it gives up (leaving the search to the
+// other heuristics and branch and bound) and the size of its backward
+// tables.
 const (
-	coreMaxRows   = 8
-	coreMaxUsage  = 1<<16 - 1
+	coreMaxRows     = 8
+	coreMaxUsage    = 1<<16 - 1
 	coreMaxStates = 3_000_000
-	coreMaxCells  = 1 << 24 // entries of the backward programs' tables
+	coreMaxCells    = 1 << 24 // entries of the backward programs' tables
 )
 
 type coreKey [2]uint64
@@ -57,10 +58,10 @@ type coreMove struct {
 
 // coreDP solves the node's subproblem (free jobs within capv, Lagrangian
 // bound lp at lam, lp including the profit of the jobs fixed on the path)
-// exactly when its state space stays within coreMaxStates. It offers any
+// exactly when its state space stays within maxStates states. It offers any
 // better assignment it finds and reports whether the subproblem is settled:
 // no assignment of the free jobs beats the incumbent by more than a step.
-func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64) bool {
+func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64, maxStates int) bool {
 	m := sr.m
 	nr := m.nrows
 	if nr > coreMaxRows {
@@ -131,6 +132,27 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64) bo
 	if cells > coreMaxCells {
 		return false
 	}
+	// jobs whose moves differ most in GPUs first: the states then spread
+	// early, while the backward bounds over the many remaining jobs prune
+	// well, and the later jobs' small moves merge into existing states
+	spread := make([]int32, n)
+	for k := range moves {
+		lo, hi := int32(math.MaxInt32), int32(0)
+		for _, mv := range moves[k] {
+			lo, hi = min(lo, mv.agg), max(hi, mv.agg)
+		}
+		spread[k] = hi - lo
+	}
+	order := make([]int, n)
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return int(spread[b] - spread[a]) })
+	moves2, pos2 := make([][]coreMove, n), make([]int, n)
+	for k, o := range order {
+		moves2[k], pos2[k] = moves[o], pos[o]
+	}
+	moves, pos = moves2, pos2
 	// backward programs: tail[r][k*(L_r+1)+s] is a lower bound on the cost
 	// (reduced costs plus priced slack of row r) of any choice of jobs
 	// k..n-1 that fits s units of row r; row nr is the aggregate row
@@ -170,8 +192,7 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64) bo
 			run := math.Inf(1)
 			for s := 0; s <= L; s++ {
 				run = math.Min(run+price, B[s])
-				// rounded down so the bound stays a lower bound
-				M[s] = math.Nextafter32(float32(run), float32(math.Inf(-1)))
+				M[s] = float32(run) // see lower for the rounding
 			}
 		}
 		fill(n)
@@ -193,18 +214,71 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64) bo
 		}
 		tail[r] = T
 	}
+	// lower bounds a state's D after job k-1; the tables' entries are
+	// non-negative and float32 rounds them by at most a relative 2^-24,
+	// which the factor undoes
+	const down = 1 - 1.0/(1<<22)
 	lower := func(k int, u *[coreMaxRows]int32, cost float64) float64 {
-		lb := cost
+		var mx float32
 		agg := aggCap
 		for r := 0; r < nr; r++ {
 			s := left[r] - int(u[r])
-			lb = math.Max(lb, cost+float64(tail[r][k*(left[r]+1)+s]))
+			mx = max(mx, tail[r][k*(left[r]+1)+s])
 			if r < nt {
 				agg -= int(u[r])
 			}
 		}
-		return math.Max(lb, cost+float64(tail[nr][k*(aggCap+1)+agg]))
+		mx = max(mx, tail[nr][k*(aggCap+1)+agg])
+		return cost + float64(mx)*down
 	}
+	// The forward program enumerates the states with D below a limit: first
+	// a small one just above the backward programs' lower bound on D, then
+	// larger ones up to G. A pass that finds a complete state has found the
+	// optimum (it enumerated every state below the limit); a pass that
+	// finds none proves D ≥ limit. The number of states grows steeply with
+	// the limit, so this pays when the incumbent is not yet optimal.
+	dlb := 0.0
+	for r := 0; r < nr; r++ {
+		dlb = math.Max(dlb, float64(tail[r][left[r]]))
+	}
+	dlb = math.Max(dlb, float64(tail[nr][aggCap]))
+	states := 0
+	for _, frac := range []float64{1.0 / 8, 1.0 / 2, 1} {
+		lim := limit
+		if frac < 1 {
+			lim = dlb + frac*(limit-dlb) + sr.eqTol
+			if lim >= limit {
+				continue
+			}
+		}
+		bd, choice, ok := sr.coreForward(moves, left, lam, lim, lower, &states, maxStates)
+		if !ok {
+			return false
+		}
+		if choice == nil {
+			continue // D ≥ lim for every assignment
+		}
+		for k := range choice {
+			full[pos[k]] = choice[k]
+		}
+		before := sr.bestP
+		sr.offerFree(free, full)
+		// exact over the admissible choices: the best complete state is the
+		// optimum of the subproblem
+		return sr.bestP > before || bd >= G-sr.eqTol
+	}
+	return true // nothing beats the incumbent
+}
+
+// coreForward runs the forward program of coreDP over the states with
+// lower bound below lim. It returns the cheapest complete state's D and the
+// core choice reaching it (nil when no complete state is below lim), and ok
+// false when the states (counted in *states across passes) exceed
+// maxStates or ctx is done.
+func (sr *search) coreForward(moves [][]coreMove, left []int, lam []float64, lim float64,
+	lower func(k int, u *[coreMaxRows]int32, cost float64) float64, states *int, maxStates int) (bd float64, choice []int, ok bool) {
+	nr := sr.m.nrows
+	n := len(moves)
 	key := func(u *[coreMaxRows]int32) coreKey {
 		var k coreKey
 		for r := 0; r < nr; r++ {
@@ -212,22 +286,18 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64) bo
 		}
 		return k
 	}
-
-	// forward program; parents and moves per stage for the backtrack
 	cur := []coreState{{}}
 	var next []coreState
 	parent := make([][]int32, n)
 	move := make([][]int32, n)
 	index := make(map[coreKey]int32)
-	states := 0
 	for k := 0; k < n; k++ {
 		if sr.ctx.Err() != nil {
-			return false
+			return 0, nil, false
 		}
 		next = next[:0]
 		clear(index)
-		var par []int32
-		var mvs []int32
+		var par, mvs []int32
 		for si := range cur {
 			s := &cur[si]
 			for x := range moves[k] {
@@ -245,7 +315,7 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64) bo
 					continue
 				}
 				nc := s.cost + mv.rc
-				if lower(k+1, &nu, nc) >= limit {
+				if lower(k+1, &nu, nc) >= lim {
 					continue
 				}
 				kk := key(&nu)
@@ -262,14 +332,14 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64) bo
 				mvs = append(mvs, int32(x))
 			}
 		}
-		states += len(next)
-		if states > coreMaxStates {
-			return false
+		*states += len(next)
+		if *states > maxStates {
+			return 0, nil, false
 		}
 		parent[k], move[k] = par, mvs
 		cur, next = next, cur
 		if len(cur) == 0 {
-			return true // nothing beats the incumbent
+			return 0, nil, true
 		}
 	}
 	// the cheapest complete state, slack priced
@@ -284,19 +354,15 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64) bo
 			bi, bd = si, d
 		}
 	}
-	if bi < 0 || bd >= limit {
-		return true
+	if bi < 0 || bd >= lim {
+		return 0, nil, true
 	}
-	choice := slices.Clone(full)
+	choice = make([]int, n)
 	at := int32(bi)
 	for k := n - 1; k >= 0; k-- {
 		x := move[k][at]
-		choice[pos[k]] = moves[k][x].o
+		choice[k] = moves[k][x].o
 		at = parent[k][at]
 	}
-	before := sr.bestP
-	sr.offerFree(free, choice)
-	// exact over the admissible choices: the best complete state is the
-	// optimum of the subproblem when it improved the incumbent
-	return sr.bestP > before || bd >= G-sr.eqTol
+	return bd, choice, true
 }

@@ -194,12 +194,13 @@ func (sr *search) offerFree(free []int32, choice []int) {
 
 // rootHeuristics runs the knapsack-based heuristics at the root, cheapest
 // first, until the incumbent meets the bound. lp is the Lagrangian bound at
-// lam.
-func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp float64) {
+// lam. It reports whether the exact core program settled the root.
+func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp float64) (settled bool) {
 	bound := lp
 	// stop when proven, or when the caller's time is up (the root still
 	// reports its bound and the incumbent so far)
 	done := func() bool { return bound <= sr.target() || sr.ctx.Err() != nil }
+	defer func() { settled = settled || bound <= sr.target() }()
 	if done() {
 		return
 	}
@@ -277,6 +278,10 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 	if done() {
 		return
 	}
+	// the exact core program, now with the heuristics' incumbent
+	if sr.coreDP(free, capv, lam, lp, coreMaxStates) {
+		return true
+	}
 	// the aggregate row (see keptRow) over the core: its bound, and its
 	// knapsack solution repaired type by type
 	if full, pos, core, left, ok = sr.coreOf(free, capv, lam, lp); !ok {
@@ -325,6 +330,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 			}
 		}
 	}
+	return
 }
 
 // coreOf splits the free jobs by reduced cost at lam against the incumbent:
@@ -532,7 +538,9 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 			}
 		}
 		if depth == 0 && sr.heuristics {
-			sr.rootHeuristics(free, capv, lam, bound)
+			if sr.rootHeuristics(free, capv, lam, bound) {
+				return
+			}
 		} else if depth <= sr.diveDepth && bound > sr.target() {
 			// the two orders that did best at the root
 			for _, order := range sr.orders {
@@ -548,7 +556,7 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 		}
 	}
 	// the exact core program settles most roots outright
-	if depth == 0 && sr.coreDP(free, capv, lam, P+f) {
+	if depth == 0 && sr.coreDP(free, capv, lam, P+f, coreMaxStates) {
 		return
 	}
 	// reduced costs; fix jobs with a single admissible choice
