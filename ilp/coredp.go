@@ -33,10 +33,10 @@ import (
 // other heuristics and branch and bound) and the size of its backward
 // tables.
 const (
-	coreMaxRows     = 8
-	coreMaxUsage    = 1<<16 - 1
+	coreMaxRows   = 8
+	coreMaxUsage  = 1<<16 - 1
 	coreMaxStates = 3_000_000
-	coreMaxCells    = 1 << 24 // entries of the backward programs' tables
+	coreMaxCells  = 1 << 24 // entries of the backward programs' tables
 )
 
 type coreKey [2]uint64
