@@ -41,6 +41,8 @@ const (
 
 type coreKey [2]uint64
 
+var coreDebug func(...any)
+
 // coreState is one state of the forward program: the usage of every row
 // and the cheapest partial cost reaching it.
 type coreState struct {
@@ -231,27 +233,37 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64, ma
 		mx = max(mx, tail[nr][k*(aggCap+1)+agg])
 		return cost + float64(mx)*down
 	}
-	// The forward program enumerates the states with D below a limit: first
-	// a small one just above the backward programs' lower bound on D, then
-	// larger ones up to G. A pass that finds a complete state has found the
-	// optimum (it enumerated every state below the limit); a pass that
-	// finds none proves D ≥ limit. The number of states grows steeply with
-	// the limit, so this pays when the incumbent is not yet optimal.
+	// The forward program enumerates the states with D below a limit. A
+	// pass that finds a complete state has found the optimum (it enumerated
+	// every state below the limit); a pass that finds none proves D ≥ the
+	// limit. The states grow steeply with the limit, so the passes start
+	// just above the backward tables' lower bound on D, where the optimum
+	// usually is (with a grid, the profit lp − D is a whole number of
+	// steps, which rounds the bound up), then go a step, or 1/64 of the
+	// way to G, further, and four times further each pass, up to G.
 	dlb := 0.0
 	for r := 0; r < nr; r++ {
 		dlb = math.Max(dlb, float64(tail[r][left[r]]))
 	}
-	dlb = math.Max(dlb, float64(tail[nr][aggCap]))
+	dlb = math.Max(dlb, float64(tail[nr][aggCap])) * down
+	eps := 2 * sr.eqTol
+	if g := sr.grid; g > 0 {
+		dev := g - sr.step // twice the values' deviation from the grid, and more
+		best := math.Floor((lp-dlb+dev)/g) * g
+		dlb = math.Max(dlb, lp-best-dev)
+		eps += 2 * dev
+	}
+	lims := []float64{dlb + eps}
+	for excess := math.Max(sr.step, (limit-dlb)/64); lims[len(lims)-1] < limit; excess *= 4 {
+		lims = append(lims, dlb+eps+excess)
+	}
 	states := 0
-	for _, frac := range []float64{1.0 / 8, 1.0 / 2, 1} {
-		lim := limit
-		if frac < 1 {
-			lim = dlb + frac*(limit-dlb) + sr.eqTol
-			if lim >= limit {
-				continue
-			}
-		}
+	for _, lim := range lims {
+		lim = math.Min(lim, limit)
 		bd, choice, ok := sr.coreForward(moves, left, lam, lim, lower, &states, maxStates)
+		if coreDebug != nil {
+			coreDebug("pass", len(moves), "G", G, "dlb", dlb, "lim", lim, "states", states, ok, choice != nil, bd)
+		}
 		if !ok {
 			return false
 		}

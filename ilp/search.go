@@ -20,6 +20,7 @@ type search struct {
 	set *Settings
 
 	step    float64 // a solution must beat the incumbent by more than step
+	grid    float64 // Problem.Grid when the search uses it, else 0
 	eqTol   float64 // profit differences below eqTol are ties
 	dualTol float64 // accuracy asked of the dual at each node
 
@@ -86,6 +87,7 @@ func newSearch(ctx context.Context, m *model, set *Settings) *search {
 	}
 	switch {
 	case m.p.Grid > 0 && 2*dev < m.p.Grid/2:
+		sr.grid = m.p.Grid
 		sr.step = m.p.Grid - 2*dev - 1e-9*m.p.Grid
 		sr.dualTol = 0.02 * sr.step
 	case set.Tolerance > 0:
