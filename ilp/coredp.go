@@ -1,6 +1,7 @@
 package ilp
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -40,8 +41,6 @@ const (
 )
 
 type coreKey [2]uint64
-
-var coreDebug func(...any)
 
 // coreState is one state of the forward program: the usage of every row
 // and the cheapest partial cost reaching it.
@@ -121,6 +120,8 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64, ma
 		if len(moves[k]) == 0 {
 			return true
 		}
+		// cheapest first: a pass stops at the first move that costs too much
+		slices.SortStableFunc(moves[k], func(a, b coreMove) int { return cmp.Compare(a.rc, b.rc) })
 	}
 
 	cells := 0
@@ -261,9 +262,6 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64, ma
 	for _, lim := range lims {
 		lim = math.Min(lim, limit)
 		bd, choice, ok := sr.coreForward(moves, left, lam, lim, lower, &states, maxStates)
-		if coreDebug != nil {
-			coreDebug("pass", len(moves), "G", G, "dlb", dlb, "lim", lim, "states", states, ok, choice != nil, bd)
-		}
 		if !ok {
 			return false
 		}
@@ -300,20 +298,25 @@ func (sr *search) coreForward(moves [][]coreMove, left []int, lam []float64, lim
 	}
 	cur := []coreState{{}}
 	var next []coreState
-	parent := make([][]int32, n)
-	move := make([][]int32, n)
-	index := make(map[coreKey]int32)
+	// parent state and move of every state, stage after stage
+	start := make([]int, n+1)
+	var parent, move []int32
+	var index coreIndex
 	for k := 0; k < n; k++ {
 		if sr.ctx.Err() != nil {
 			return 0, nil, false
 		}
 		next = next[:0]
-		clear(index)
-		var par, mvs []int32
+		index.reset()
+		start[k] = len(parent)
 		for si := range cur {
 			s := &cur[si]
 			for x := range moves[k] {
 				mv := &moves[k][x]
+				nc := s.cost + mv.rc
+				if nc >= lim {
+					break
+				}
 				var nu [coreMaxRows]int32
 				fits := true
 				for r := 0; r < nr; r++ {
@@ -326,29 +329,26 @@ func (sr *search) coreForward(moves [][]coreMove, left []int, lam []float64, lim
 				if !fits {
 					continue
 				}
-				nc := s.cost + mv.rc
 				if lower(k+1, &nu, nc) >= lim {
 					continue
 				}
-				kk := key(&nu)
-				if at, ok := index[kk]; ok {
+				at, found := index.find(key(&nu), int32(len(next)))
+				if found {
 					if nc < next[at].cost {
 						next[at].cost = nc
-						par[at], mvs[at] = int32(si), int32(x)
+						parent[start[k]+int(at)], move[start[k]+int(at)] = int32(si), int32(x)
 					}
 					continue
 				}
-				index[kk] = int32(len(next))
 				next = append(next, coreState{u: nu, cost: nc})
-				par = append(par, int32(si))
-				mvs = append(mvs, int32(x))
+				parent = append(parent, int32(si))
+				move = append(move, int32(x))
 			}
 		}
 		*states += len(next)
 		if *states > maxStates {
 			return 0, nil, false
 		}
-		parent[k], move[k] = par, mvs
 		cur, next = next, cur
 		if len(cur) == 0 {
 			return 0, nil, true
@@ -372,9 +372,62 @@ func (sr *search) coreForward(moves [][]coreMove, left []int, lam []float64, lim
 	choice = make([]int, n)
 	at := int32(bi)
 	for k := n - 1; k >= 0; k-- {
-		x := move[k][at]
+		x := move[start[k]+int(at)]
 		choice[k] = moves[k][x].o
-		at = parent[k][at]
+		at = parent[start[k]+int(at)]
 	}
 	return bd, choice, true
+}
+
+// coreIndex is an open-addressing hash table from state keys to indices in
+// a stage's state slice, reused across stages: an entry belongs to the
+// current stage when its stamp is the table's generation.
+type coreIndex struct {
+	keys  []coreKey
+	vals  []int32
+	stamp []uint32
+	gen   uint32
+	n     int
+}
+
+// reset empties the table.
+func (ix *coreIndex) reset() {
+	ix.gen++
+	ix.n = 0
+	if ix.keys == nil || ix.gen == 0 {
+		ix.grow(1 << 10)
+	}
+}
+
+func (ix *coreIndex) grow(size int) {
+	keys, vals, stamp, gen := ix.keys, ix.vals, ix.stamp, ix.gen
+	ix.keys = make([]coreKey, size)
+	ix.vals = make([]int32, size)
+	ix.stamp = make([]uint32, size)
+	ix.gen, ix.n = 1, 0
+	for i := range stamp {
+		if stamp[i] == gen {
+			ix.find(keys[i], vals[i])
+		}
+	}
+}
+
+// find returns the index stored for k, or stores v for it and returns v
+// with found false.
+func (ix *coreIndex) find(k coreKey, v int32) (int32, bool) {
+	if 2*(ix.n+1) > len(ix.vals) {
+		ix.grow(2 * len(ix.vals))
+	}
+	mask := uint64(len(ix.vals) - 1)
+	h := (k[0]*0x9E3779B97F4A7C15 ^ k[1]*0xC2B2AE3D27D4EB4F) >> 17
+	for i := h & mask; ; i = (i + 1) & mask {
+		if ix.stamp[i] != ix.gen {
+			ix.keys[i], ix.vals[i], ix.stamp[i] = k, v, ix.gen
+			ix.n++
+			return v, false
+		}
+		if ix.keys[i] == k {
+			return ix.vals[i], true
+		}
+	}
 }
