@@ -31,13 +31,14 @@ import (
 
 // coreDP limits: rows in a state key (16 bits of usage each), the states
 // the program may create before it gives up (leaving the search to the
-// other heuristics and branch and bound) and the size of its backward
-// tables.
+// other heuristics and branch and bound; a first attempt before the
+// costlier heuristics gets fewer) and the size of its backward tables.
 const (
-	coreMaxRows   = 8
-	coreMaxUsage  = 1<<16 - 1
-	coreMaxStates = 3_000_000
-	coreMaxCells  = 1 << 24 // entries of the backward programs' tables
+	coreMaxRows     = 8
+	coreMaxUsage    = 1<<16 - 1
+	coreMaxStates   = 2_000_000
+	coreFirstStates = 250_000
+	coreMaxCells    = 1 << 24 // entries of the backward programs' tables
 )
 
 type coreKey [2]uint64

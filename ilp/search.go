@@ -281,7 +281,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		return
 	}
 	// the exact core program, now with the heuristics' incumbent
-	if sr.coreDP(free, capv, lam, lp, coreMaxStates) {
+	if sr.coreDP(free, capv, lam, lp, coreFirstStates) {
 		return true
 	}
 	// the aggregate row (see keptRow) over the core: its bound, and its
