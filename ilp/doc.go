@@ -26,12 +26,23 @@
 //   - tightens it with knapsack dynamic programs that keep one type row exact
 //     while pricing the others, including, for every candidate of every
 //     job, the bound with that job forced onto it (forward and backward
-//     programs joined around the job);
+//     programs joined around the job); one more such row is the aggregate
+//     of the type rows (total GPUs), priced at the smallest type multiplier,
+//     which sees the parity of the total that no single row does;
+//   - settles the root, on almost every instance, with an exact dynamic
+//     program over the reduced-cost core: at multipliers λ every assignment
+//     has profit L(λ) − D with D = reduced costs + λ·unused capacity, so
+//     only D below the gap to the incumbent matters; the program's states
+//     are the vectors of row usage of the core jobs, pruned by backward
+//     one-row and aggregate-row programs that bound the cost of completing
+//     them, and its passes enumerate D from its lower bound (rounded up to
+//     the grid) upwards, so the first complete state found is optimal;
 //   - finds incumbents with a greedy by reduced cost, per-type knapsack
 //     coordinate descent, and knapsack programs that settle the type rows one
 //     at a time in every order, also at slightly perturbed multipliers to
 //     break the many ties of rounded values;
-//   - branches depth first, re-optimising the multipliers at every node, fixing
+//   - otherwise (the program's state budget exceeded) branches depth first,
+//     re-optimising the multipliers at every node, fixing
 //     jobs with a single admissible choice by reduced cost, and branching on
 //     the job with the fewest admissible choices;
 //   - restarts with doubling node budgets, alternating two branching
