@@ -206,30 +206,13 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 	if done() {
 		return
 	}
-	for _, t := range sr.keptRows(lam) {
-		if t < sr.m.nrows { // the aggregate row comes later, on the core
-			bound = math.Min(bound, sr.rowBound(free, capv, lam, t, nil))
-		}
-	}
-	if done() {
-		return
-	}
-	// from the Lagrangian maximisers (ties: fewer GPUs), repaired per type
-	lg := make([]int, len(free))
-	for k, i := range free {
-		lg[k] = sr.m.jobs[i].lagChoice(lam)
-	}
-	if sr.improveByType(free, capv, lg, 1, true) {
-		sr.offerFree(free, lg)
-	}
-	if done() {
-		return
-	}
-	// the rest works on the core only: jobs with more than one choice that
+	// Everything works on the core: jobs with more than one choice that
 	// could still beat the incumbent (by reduced cost at lam); the others
-	// keep their single choice
+	// keep their single choice (a bound over the core holds for every
+	// assignment that beats the incumbent, which is all a proof needs).
 	full, pos, core, left, ok := sr.coreOf(free, capv, lam, lp)
 	if !ok {
+		bound = math.Inf(-1) // nothing beats the incumbent
 		return
 	}
 	try := func(sd []int) float64 {
@@ -238,6 +221,36 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		}
 		sr.offerFree(free, full)
 		return sr.freeProfit(free, full) // comparable across cores
+	}
+	fixed := 0.0
+	for k, i := range free {
+		if full[k] >= 0 {
+			fixed += sr.m.jobs[i].opts[full[k]].p
+		}
+	}
+	allowed := sr.candidates(core, left, lam, lp)
+	for _, t := range sr.keptRows(lam) {
+		if t < sr.m.nrows { // the aggregate row comes later
+			bound = math.Min(bound, fixed+sr.rowBound(core, left, lam, t, allowed))
+		}
+	}
+	if done() {
+		return
+	}
+	// from the Lagrangian maximisers (ties: fewer GPUs), repaired per type
+	lg := make([]int, len(core))
+	for c, i := range core {
+		lg[c] = sr.m.jobs[i].lagChoice(lam)
+	}
+	if sr.improveByType(core, left, lg, 1, true) {
+		try(lg)
+	}
+	if done() {
+		return
+	}
+	if full, pos, core, left, ok = sr.coreOf(free, capv, lam, lp); !ok {
+		bound = math.Inf(-1)
+		return
 	}
 	var bestSD []int
 	bestP := math.Inf(-1)
@@ -377,6 +390,28 @@ func (sr *search) coreOf(free []int32, capv []int, lam []float64, lp float64) (f
 		}
 	}
 	return full, pos, core, left, true
+}
+
+// candidates lists, per job of core, the choices (options that fit capv,
+// and none) whose reduced cost at lam leaves them able to beat the
+// incumbent, given the bound lp at lam.
+func (sr *search) candidates(core []int32, capv []int, lam []float64, lp float64) [][]cand {
+	limit := lp - sr.target()
+	out := make([][]cand, len(core))
+	for c, i := range core {
+		j := &sr.m.jobs[i]
+		h, _ := j.best(lam)
+		if h < limit {
+			out[c] = append(out[c], cand{o: -1, rc: h})
+		}
+		for oi := range j.opts {
+			o := &j.opts[oi]
+			if rc := h - (o.p - j.groups[o.grp].price(lam)*float64(o.g)); rc < limit && sr.fits(capv, j, oi) {
+				out[c] = append(out[c], cand{o: oi, rc: rc})
+			}
+		}
+	}
+	return out
 }
 
 // freeProfit is the profit of a choice parallel to free.
