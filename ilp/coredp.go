@@ -97,24 +97,20 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64, ma
 		aggCap += left[t]
 	}
 
-	// admissible moves per core job
+	// admissible moves per core job (reduced costs clipped at 0: a
+	// rounding below it would break the programs' monotone costs)
 	n := len(core)
 	moves := make([][]coreMove, n)
-	for k, i := range core {
-		j := &m.jobs[i]
-		h, _ := j.best(lam)
-		if h < limit {
-			moves[k] = append(moves[k], coreMove{o: -1, rc: h})
-		}
-		for oi := range j.opts {
-			o := &j.opts[oi]
-			rc := math.Max(h-(o.p-j.groups[o.grp].price(lam)*float64(o.g)), 0)
-			if rc >= limit || !sr.fits(left, j, oi) {
-				continue
-			}
-			mv := coreMove{o: oi, rc: rc, agg: int32(o.g)}
-			for _, r := range j.groups[o.grp].rows {
-				mv.use[r] = int32(o.g)
+	for k, cs := range sr.candidates(core, left, lam, lp) {
+		j := &m.jobs[core[k]]
+		for _, c := range cs {
+			mv := coreMove{o: c.o, rc: math.Max(c.rc, 0)}
+			if c.o >= 0 {
+				o := &j.opts[c.o]
+				mv.agg = int32(o.g)
+				for _, r := range j.groups[o.grp].rows {
+					mv.use[r] = int32(o.g)
+				}
 			}
 			moves[k] = append(moves[k], mv)
 		}

@@ -356,27 +356,15 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 func (sr *search) coreOf(free []int32, capv []int, lam []float64, lp float64) (full, pos []int, core []int32, left []int, ok bool) {
 	full = make([]int, len(free))
 	left = append([]int(nil), capv...)
-	limit := lp - sr.target()
-	for k, i := range free {
-		j := &sr.m.jobs[i]
-		h, _ := j.best(lam)
-		var cs []int
-		if h < limit {
-			cs = append(cs, -1)
-		}
-		for oi := range j.opts {
-			o := &j.opts[oi]
-			if rc := h - (o.p - j.groups[o.grp].price(lam)*float64(o.g)); rc < limit && sr.fits(capv, j, oi) {
-				cs = append(cs, oi)
-			}
-		}
+	for k, cs := range sr.candidates(free, capv, lam, lp) {
+		i := free[k]
 		switch len(cs) {
 		case 0:
 			return nil, nil, nil, nil, false
 		case 1:
-			full[k] = cs[0]
-			if cs[0] >= 0 {
-				apply(left, j, cs[0], 1)
+			full[k] = cs[0].o
+			if cs[0].o >= 0 {
+				apply(left, &sr.m.jobs[i], cs[0].o, 1)
 			}
 		default:
 			full[k] = -1
@@ -394,7 +382,8 @@ func (sr *search) coreOf(free []int32, capv []int, lam []float64, lp float64) (f
 
 // candidates lists, per job of core, the choices (options that fit capv,
 // and none) whose reduced cost at lam leaves them able to beat the
-// incumbent, given the bound lp at lam.
+// incumbent, given the bound lp at lam; none comes first, then options in
+// index order.
 func (sr *search) candidates(core []int32, capv []int, lam []float64, lp float64) [][]cand {
 	limit := lp - sr.target()
 	out := make([][]cand, len(core))
