@@ -282,20 +282,11 @@ func (sr *search) pairBound(free []int32, capv []int, lam []float64, t1, t2 int)
 // they leave. It returns -Inf when no assignment can beat the incumbent,
 // and +Inf when every program is too large or ctx is done.
 func (sr *search) pairBounds(free []int32, capv []int, lam []float64, lp float64) float64 {
-	full, pos, core, left, ok := sr.coreOf(free, capv, lam, lp)
+	full, _, core, left, ok := sr.coreOf(free, capv, lam, lp)
 	if !ok {
 		return math.Inf(-1)
 	}
-	isCore := make([]bool, len(free))
-	for _, k := range pos {
-		isCore[k] = true
-	}
-	fixed := 0.0
-	for k, i := range free {
-		if !isCore[k] && full[k] >= 0 {
-			fixed += sr.m.jobs[i].opts[full[k]].p
-		}
-	}
+	fixed := sr.freeProfit(free, full) // core jobs are -1 in full
 	best := math.Inf(1)
 	nt := len(sr.m.types)
 	for t1 := 0; t1 < nt; t1++ {

@@ -222,12 +222,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		sr.offerFree(free, full)
 		return sr.freeProfit(free, full) // comparable across cores
 	}
-	fixed := 0.0
-	for k, i := range free {
-		if full[k] >= 0 {
-			fixed += sr.m.jobs[i].opts[full[k]].p
-		}
-	}
+	fixed := sr.freeProfit(free, full) // the non-core jobs' single choices
 	allowed := sr.candidates(core, left, lam, lp)
 	for _, t := range sr.keptRows(lam) {
 		if t < sr.m.nrows { // the aggregate row comes later
@@ -304,12 +299,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 	}
 	agg := sr.m.nrows
 	if slices.Contains(sr.keptRows(lam), agg) {
-		fixed := 0.0
-		for k, i := range free {
-			if full[k] >= 0 {
-				fixed += sr.m.jobs[i].opts[full[k]].p
-			}
-		}
+		fixed := sr.freeProfit(free, full)
 		cx, lx := sr.keptRow(left, lam, agg)
 		bound = math.Min(bound, fixed+sr.rowBound(core, cx, lx, agg, nil))
 		if done() {
