@@ -1,6 +1,9 @@
 package ilp
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // fastDecode decodes data into a jsonProblem without reflection, for the
 // plain JSON that WriteJSON and the recorded rounds use. It reports false
@@ -97,12 +100,28 @@ func (d *fastDecoder) key() string {
 	return k
 }
 
-// once fails if bit is already set in seen (a duplicate key) and sets it.
-func (d *fastDecoder) once(seen *uint, bit uint) {
-	if *seen&bit != 0 {
-		d.fail()
+// fields reads an object of a struct type: member reads the value of each
+// key and reports false for a key the struct does not have. A repeated key
+// fails (encoding/json would keep the last value; the slow path decides).
+func (d *fastDecoder) fields(member func(key string) bool) {
+	var seen [16]string // more keys than any struct has: some repeat
+	d.expect('{')
+	for n := 0; d.next(n, '}'); n++ {
+		k := d.key()
+		if n == len(seen) || slices.Contains(seen[:n], k) || !member(k) {
+			d.fail()
+			return
+		}
+		seen[n] = k
 	}
-	*seen |= bit
+}
+
+// array reads an array, calling elem for each element.
+func (d *fastDecoder) array(elem func()) {
+	d.expect('[')
+	for n := 0; d.next(n, ']'); n++ {
+		elem()
+	}
 }
 
 // str reads a string of printable ASCII without escapes.
@@ -240,147 +259,110 @@ func (d *fastDecoder) intMap() map[string]int {
 // strings reads an array of strings into a new, non-nil slice.
 func (d *fastDecoder) strings() []string {
 	a := []string{}
-	d.expect('[')
-	for n := 0; d.next(n, ']'); n++ {
-		a = append(a, d.str())
-	}
+	d.array(func() { a = append(a, d.str()) })
 	return a
 }
 
 // problem reads the top-level object.
 func (d *fastDecoder) problem() jsonProblem {
 	var jp jsonProblem
-	var seen uint
-	d.expect('{')
-	for n := 0; d.next(n, '}'); n++ {
-		switch d.key() {
+	d.fields(func(key string) bool {
+		switch key {
 		case "name":
-			d.once(&seen, 1<<0)
 			jp.Name = d.str()
 		case "optimum":
-			d.once(&seen, 1<<1)
 			v := d.float()
 			jp.Optimum = &v
 		case "sense":
-			d.once(&seen, 1<<2)
 			jp.Sense = d.str()
 		case "unallocated":
-			d.once(&seen, 1<<3)
 			v := d.float()
 			jp.Unallocated = &v
 		case "capacity":
-			d.once(&seen, 1<<4)
 			jp.Capacity = d.intMap()
 		case "reserved":
-			d.once(&seen, 1<<5)
 			jp.Reserved = d.intMap()
 		case "grid":
-			d.once(&seen, 1<<6)
 			jp.Grid = d.float()
 		case "jobs":
-			d.once(&seen, 1<<7)
 			jp.Jobs = []jsonJob{}
-			d.expect('[')
-			for k := 0; d.next(k, ']'); k++ {
-				jp.Jobs = append(jp.Jobs, d.job())
-			}
+			d.array(func() { jp.Jobs = append(jp.Jobs, d.job()) })
 		case "quotas":
-			d.once(&seen, 1<<8)
 			jp.Quotas = []jsonQuota{}
-			d.expect('[')
-			for k := 0; d.next(k, ']'); k++ {
-				jp.Quotas = append(jp.Quotas, d.quota())
-			}
+			d.array(func() { jp.Quotas = append(jp.Quotas, d.quota()) })
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return jp
 }
 
 // job reads one element of "jobs".
 func (d *fastDecoder) job() jsonJob {
 	var jj jsonJob
-	var seen uint
-	d.expect('{')
-	for n := 0; d.next(n, '}'); n++ {
-		switch d.key() {
+	d.fields(func(key string) bool {
+		switch key {
 		case "id":
-			d.once(&seen, 1<<0)
 			jj.ID = d.str()
 		case "options":
-			d.once(&seen, 1<<1)
 			// collect in the scratch slice, then copy into one exact-size
 			// (and, like encoding/json's, non-nil) slice
 			d.opts = d.opts[:0]
-			d.expect('[')
-			for k := 0; d.next(k, ']'); k++ {
-				d.opts = append(d.opts, d.option())
-			}
+			d.array(func() { d.opts = append(d.opts, d.option()) })
 			jj.Options = make([]jsonOption, len(d.opts))
 			copy(jj.Options, d.opts)
 		case "pin":
-			d.once(&seen, 1<<2)
 			v := d.int()
 			jj.Pin = &v
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return jj
 }
 
 // option reads one element of a job's "options".
 func (d *fastDecoder) option() jsonOption {
 	var o jsonOption
-	var seen uint
-	d.expect('{')
-	for n := 0; d.next(n, '}'); n++ {
-		switch d.key() {
+	d.fields(func(key string) bool {
+		switch key {
 		case "type":
-			d.once(&seen, 1<<0)
 			o.Type = d.str()
 		case "gpus":
-			d.once(&seen, 1<<1)
 			o.GPUs = d.int()
 		case "value":
-			d.once(&seen, 1<<2)
 			o.Value = d.float()
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return o
 }
 
 // quota reads one element of "quotas".
 func (d *fastDecoder) quota() jsonQuota {
 	var q jsonQuota
-	var seen uint
-	d.expect('{')
-	for n := 0; d.next(n, '}'); n++ {
-		switch d.key() {
+	d.fields(func(key string) bool {
+		switch key {
 		case "name":
-			d.once(&seen, 1<<0)
 			q.Name = d.str()
 		case "jobs":
-			d.once(&seen, 1<<1)
 			q.Jobs = d.strings()
 		case "all_jobs":
-			d.once(&seen, 1<<2)
 			q.AllJobs = d.bool()
 		case "type":
-			d.once(&seen, 1<<3)
 			q.Type = d.str()
 		case "min_gpus":
-			d.once(&seen, 1<<4)
 			q.MinGPUs = d.int()
 		case "limit":
-			d.once(&seen, 1<<5)
 			q.Limit = d.int()
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return q
 }
