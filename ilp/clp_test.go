@@ -20,10 +20,7 @@ import (
 // lagrangianBound is the pure-Go root bound in objective units.
 func lagrangianBound(p *Problem) float64 {
 	m := newModel(p)
-	free := make([]int32, len(m.jobs))
-	for i := range free {
-		free[i] = int32(i)
-	}
+	free := m.allJobs()
 	_, f := m.minimizeDual(free, m.cap, nil, 1e-10, 2000)
 	pins := append([]int(nil), m.pins...)
 	return p.Objective(pins) + m.sign*f

@@ -93,10 +93,7 @@ func TestCoreDPExact(t *testing.T) {
 		require.NoError(t, p.Validate())
 		m := newModel(p)
 		sr := newSearch(context.Background(), m, &Settings{})
-		free := make([]int32, len(m.jobs))
-		for i := range free {
-			free[i] = int32(i)
-		}
+		free := m.allJobs()
 		all := enumerate(m)
 		best := math.Inf(-1)
 		var feasible [][]int
@@ -145,10 +142,7 @@ func TestAggregateRowBound(t *testing.T) {
 		require.NoError(t, p.Validate())
 		m := newModel(p)
 		sr := newSearch(context.Background(), m, &Settings{})
-		free := make([]int32, len(m.jobs))
-		for i := range free {
-			free[i] = int32(i)
-		}
+		free := m.allJobs()
 		// any multipliers give valid bounds: the dual's and random ones
 		lam, f := m.minimizeDual(free, m.cap, nil, sr.dualTol, 300)
 		if it%2 == 1 {

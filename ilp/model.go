@@ -177,6 +177,15 @@ func newModel(p *Problem) *model {
 	return m
 }
 
+// allJobs lists every model job, the free set of the root.
+func (m *model) allJobs() []int32 {
+	free := make([]int32, len(m.jobs))
+	for i := range free {
+		free[i] = int32(i)
+	}
+	return free
+}
+
 // hull returns the indices (>= start) of opts[start:] on the upper concave
 // hull of {(0,0)} ∪ {(g, p)}; opts[start:] is sorted by g with p increasing.
 func hull(opts []mopt, start int) []int32 {

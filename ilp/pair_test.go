@@ -33,22 +33,10 @@ func TestPairImprove(t *testing.T) {
 		require.NoError(t, p.Validate())
 		m := newModel(p)
 		sr := newSearch(context.Background(), m, &Settings{})
-		free := make([]int32, len(m.jobs))
-		for i := range free {
-			free[i] = int32(i)
-		}
+		free := m.allJobs()
 		ta, tb := 0, 1 // rows of "a" and "b" (types are sorted)
 		// enumerate every choice of the model jobs
-		bestAB, all := -1.0, [][]int{{}}
-		for k := range m.jobs {
-			var next [][]int
-			for _, c := range all {
-				for o := -1; o < len(m.jobs[k].opts); o++ {
-					next = append(next, append(append([]int(nil), c...), o))
-				}
-			}
-			all = next
-		}
+		bestAB, all := -1.0, enumerate(m)
 		for _, c := range all {
 			onAB := true
 			for k, o := range c {
@@ -107,10 +95,7 @@ func TestPairHeuristicQuotas(t *testing.T) {
 		require.NoError(t, p.Validate())
 		m := newModel(p)
 		sr := newSearch(context.Background(), m, &Settings{})
-		free := make([]int32, len(m.jobs))
-		for i := range free {
-			free[i] = int32(i)
-		}
+		free := m.allJobs()
 		none := make([]int, len(free))
 		for k := range none {
 			none[k] = -1
@@ -152,20 +137,8 @@ func TestPairBound(t *testing.T) {
 		require.NoError(t, p.Validate())
 		m := newModel(p)
 		sr := newSearch(context.Background(), m, &Settings{})
-		free := make([]int32, len(m.jobs))
-		for i := range free {
-			free[i] = int32(i)
-		}
-		opt, all := 0.0, [][]int{{}}
-		for k := range m.jobs {
-			var next [][]int
-			for _, c := range all {
-				for o := -1; o < len(m.jobs[k].opts); o++ {
-					next = append(next, append(append([]int(nil), c...), o))
-				}
-			}
-			all = next
-		}
+		free := m.allJobs()
+		opt, all := 0.0, enumerate(m)
 		for _, c := range all {
 			if sr.fitsAll(free, m.cap, c) {
 				opt = max(opt, sr.profit(c))

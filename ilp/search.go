@@ -459,10 +459,7 @@ func (sr *search) run() {
 		sr.offer(ws)
 	}
 	sr.cur = none
-	free := make([]int32, n)
-	for i := range free {
-		free[i] = int32(i)
-	}
+	free := m.allJobs()
 	// A portfolio of restarts sharing the incumbent, alternating two
 	// branching strategies with doubling node budgets (so the total work is
 	// within a small factor of the better one's): candidate bounds from every
