@@ -591,28 +591,15 @@ func TestEvictionsMinimalBruteForce(t *testing.T) {
 		n := 2 + rng.IntN(2)
 		nodes := mkNodes("a", n, r)
 		// random kept single-node jobs at random free positions
-		free := map[GPU]bool{}
-		for _, nd := range nodes {
-			for i := 0; i < r; i++ {
-				free[GPU{nd.ID, i}] = true
-			}
-		}
+		free := allFree(nodes, r)
 		var reqs []Request
 		var items []int
 		for k := 0; k < 1+rng.IntN(4); k++ {
 			s := 1 << rng.IntN(bits.Len(uint(r)))
 			nd := nodes[rng.IntN(n)]
-			var cur []GPU
-			for i := 0; i < r && len(cur) < s; i++ {
-				if free[GPU{nd.ID, i}] && rng.IntN(3) > 0 {
-					cur = append(cur, GPU{nd.ID, i})
-				}
-			}
-			if len(cur) < s {
+			cur := occupy(rng, free, nd.ID, r, s)
+			if cur == nil {
 				continue
-			}
-			for _, g := range cur {
-				free[g] = false
 			}
 			items = append(items, s)
 			reqs = append(reqs, Request{Job: fmt.Sprintf("k%d", k), Type: "a", GPUs: s, Current: cur, Pinned: rng.IntN(4) == 0})
@@ -986,28 +973,15 @@ func TestRigidEvictionsBruteForce(t *testing.T) {
 		r := []int{4, 8}[rng.IntN(2)]
 		n := 2 + rng.IntN(2)
 		nodes := mkNodes("a", n, r)
-		free := map[GPU]bool{}
-		for _, nd := range nodes {
-			for i := 0; i < r; i++ {
-				free[GPU{nd.ID, i}] = true
-			}
-		}
+		free := allFree(nodes, r)
 		var reqs []Request
 		total := 0
 		for k := 0; k < 1+rng.IntN(4); k++ {
 			s := 1 + rng.IntN(r)
 			nd := nodes[rng.IntN(n)]
-			var cur []GPU
-			for i := 0; i < r && len(cur) < s; i++ {
-				if free[GPU{nd.ID, i}] && rng.IntN(3) > 0 {
-					cur = append(cur, GPU{nd.ID, i})
-				}
-			}
-			if len(cur) < s {
+			cur := occupy(rng, free, nd.ID, r, s)
+			if cur == nil {
 				continue
-			}
-			for _, g := range cur {
-				free[g] = false
 			}
 			total += s
 			reqs = append(reqs, Request{Job: fmt.Sprintf("k%d", k), Type: "a", GPUs: s, Current: cur})
@@ -1044,4 +1018,34 @@ func TestRigidEvictionsBruteForce(t *testing.T) {
 	t.Logf("%d cases, %d feasible, %d not fully placed, %d with more evictions than the minimum", cases, feasible, missed, worse)
 	assert.Zero(t, missed)
 	assert.LessOrEqual(t, worse, feasible/100)
+}
+
+// allFree marks every GPU of nodes (r GPUs each) free.
+func allFree(nodes []Node, r int) map[GPU]bool {
+	free := map[GPU]bool{}
+	for _, nd := range nodes {
+		for i := 0; i < r; i++ {
+			free[GPU{nd.ID, i}] = true
+		}
+	}
+	return free
+}
+
+// occupy picks s of the free GPUs of node (r GPUs), each free one taken
+// with probability 2/3 in index order, and marks them used; nil (nothing
+// marked) when fewer than s were picked.
+func occupy(rng *rand.Rand, free map[GPU]bool, node string, r, s int) []GPU {
+	var cur []GPU
+	for i := 0; i < r && len(cur) < s; i++ {
+		if free[GPU{node, i}] && rng.IntN(3) > 0 {
+			cur = append(cur, GPU{node, i})
+		}
+	}
+	if len(cur) < s {
+		return nil
+	}
+	for _, g := range cur {
+		free[g] = false
+	}
+	return cur
 }
