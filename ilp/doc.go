@@ -73,7 +73,7 @@
 //	 "jobs":[{"id":"j0","options":[{"type":"t4","gpus":1,"value":0.71}],"pin":0}]}
 //
 // with optional "reserved" (type → GPUs), "grid" (number), "quotas"
-// ([{"name","jobs":[ids],"all_jobs","type","min_gpus","limit"}], see Quota) and the recorded rounds' "name"
+// ([{"name","jobs":[ids],"all_jobs","type","types","min_gpus","limit"}], see Quota) and the recorded rounds' "name"
 // and "optimum"; any other key is an error. WriteLP writes CPLEX LP for cbc
 // and glpsol.
 //

@@ -77,7 +77,7 @@ func WriteLP(w io.Writer, p *Problem) error {
 	}
 	for q := range p.Quotas {
 		qu := &p.Quotas[q]
-		fmt.Fprintf(bw, "\\ quota %d = %q type %q min_gpus %d\n", q, sanitizeComment(qu.Name), sanitizeComment(qu.Type), qu.MinGPUs)
+		fmt.Fprintf(bw, "\\ quota %d = %q type %q min_gpus %d\n", q, sanitizeComment(qu.Name), sanitizeComment(quotaTypes(qu)), qu.MinGPUs)
 		line.start(fmt.Sprintf(" quota%d:", q))
 		n := 0
 		for _, i := range qu.members(len(p.Jobs)) {
@@ -178,4 +178,13 @@ func (l *lineWriter) end(suffix string) {
 	l.buf.WriteString("\n")
 	l.w.WriteString(l.buf.String())
 	l.buf.Reset()
+}
+
+// quotaTypes names the types a quota row covers for the LP file's comment:
+// Type, or Types joined with commas ("" for every type).
+func quotaTypes(q *Quota) string {
+	if q.Type != "" {
+		return q.Type
+	}
+	return strings.Join(q.Types, ",")
 }

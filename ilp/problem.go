@@ -86,8 +86,9 @@ type Job struct {
 	Pin int
 }
 
-// Quota is an extra capacity row: the GPUs of type Type (all types when Type
-// is "") used by the jobs it covers must not exceed Limit. It covers the jobs
+// Quota is an extra capacity row: the GPUs of type Type (of the types listed
+// in Types when Types is non-empty; of every type when both are empty) used
+// by the jobs it covers must not exceed Limit. It covers the jobs
 // listed in Jobs (indices into Problem.Jobs), or every job when AllJobs is
 // set (Jobs must then be empty); an empty Jobs list without AllJobs covers no
 // job, so the row always holds. When MinGPUs > 0, only options with at least
@@ -95,20 +96,37 @@ type Job struct {
 //
 // Per-queue quotas per type are expressed with Jobs; a placement limit such
 // as "configurations of type T with at least 16 GPUs together use at most 48
-// GPUs" is Quota{Type: "T", MinGPUs: 16, Limit: 48, AllJobs: true}.
+// GPUs" is Quota{Type: "T", MinGPUs: 16, Limit: 48, AllJobs: true}, and a
+// limit over a set of types (say the types that share one kind of node) is
+// Quota{Types: []string{"T1", "T2"}, ...}. Every row's coefficient is the
+// option's GPU count.
 type Quota struct {
 	Name    string // for messages and the LP file; may be empty
 	Jobs    []int  // indices into Problem.Jobs; duplicates are an error
 	AllJobs bool   // cover every job of the problem; Jobs must be empty
-	Type    string // a key of Problem.Capacity, or "" for every type
-	MinGPUs int    // >= 0; options with fewer GPUs do not count (0: all count)
-	Limit   int    // >= 0
+	Type    string // a key of Problem.Capacity, or "" for every type (or the types in Types)
+	// Types, when non-empty, restricts the row to options whose type is
+	// listed: keys of Problem.Capacity, each at most once. It is mutually
+	// exclusive with Type.
+	Types   []string
+	MinGPUs int // >= 0; options with fewer GPUs do not count (0: all count)
+	Limit   int // >= 0
 }
 
 // Counts reports whether option o (of a job the quota covers) counts toward
-// the quota: its type matches and it has at least MinGPUs GPUs.
+// the quota: its type matches (Type, or one of Types) and it has at least
+// MinGPUs GPUs.
 func (q *Quota) Counts(o Option) bool {
-	return (q.Type == "" || o.Type == q.Type) && o.GPUs >= q.MinGPUs
+	if o.GPUs < q.MinGPUs {
+		return false
+	}
+	switch {
+	case q.Type != "":
+		return o.Type == q.Type
+	case len(q.Types) > 0:
+		return slices.Contains(q.Types, o.Type)
+	}
+	return true
 }
 
 // members returns the indices of the jobs q covers in a problem of n jobs.
@@ -259,6 +277,17 @@ func (p *Problem) Validate() error {
 		if q.Type != "" {
 			if _, ok := p.Capacity[q.Type]; !ok {
 				return invalid(f+".type", "unknown GPU type %q", q.Type)
+			}
+			if len(q.Types) > 0 {
+				return invalid(f+".types", "must be empty when type is set (got %d types)", len(q.Types))
+			}
+		}
+		for k, t := range q.Types {
+			if _, ok := p.Capacity[t]; !ok {
+				return invalid(fmt.Sprintf("%s.types[%d]", f, k), "unknown GPU type %q", t)
+			}
+			if slices.Contains(q.Types[:k], t) {
+				return invalid(fmt.Sprintf("%s.types[%d]", f, k), "GPU type %q listed twice", t)
 			}
 		}
 		if q.Limit < 0 {

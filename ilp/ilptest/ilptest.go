@@ -159,7 +159,8 @@ func Generate(c Config) *ilp.Problem {
 // jobs with up to 4 options each over two or three types with small
 // capacities, random values (on a 0.01 grid when grid is set), random sense,
 // per-job Unallocated values, pins that hold, reservations and quota rows
-// (some over all jobs, some counting only options of at least MinGPUs GPUs).
+// (some over all jobs, some over one type or a set of types, some counting
+// only options of at least MinGPUs GPUs).
 func Small(rng *rand.Rand, maxJobs int, grid bool) *ilp.Problem {
 	types := []string{"a", "b", "c"}[:2+rng.IntN(2)]
 	p := &ilp.Problem{Capacity: map[string]int{}, Reserved: map[string]int{}}
@@ -211,6 +212,12 @@ func Small(rng *rand.Rand, maxJobs int, grid bool) *ilp.Problem {
 			qt = types[rng.IntN(len(types))]
 		}
 		quota := ilp.Quota{Name: fmt.Sprintf("q%d", q), Type: qt}
+		if qt == "" && rng.IntN(2) == 0 {
+			// a set of types (a permutation's prefix of at least one)
+			for _, k := range rng.Perm(len(types))[:1+rng.IntN(len(types))] {
+				quota.Types = append(quota.Types, types[k])
+			}
+		}
 		if rng.IntN(3) == 0 {
 			quota.MinGPUs = rng.IntN(5) // options with fewer GPUs do not count
 		}
