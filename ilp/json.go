@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Meta holds the documented keys of the JSON format that are not part of the
@@ -145,6 +147,9 @@ func ParseJSON(data []byte) (*Problem, Meta, error) {
 // trailing data. It accepts every input fastDecode accepts, with the same
 // result, and produces the error messages for the others.
 func decodeJSON(data []byte) (jsonProblem, error) {
+	if err := checkKeys(data); err != nil {
+		return jsonProblem{}, err
+	}
 	var jp jsonProblem
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -155,6 +160,88 @@ func decodeJSON(data []byte) (jsonProblem, error) {
 		return jsonProblem{}, invalid(lineOf(data, dec.InputOffset()), "unexpected data after the JSON object")
 	}
 	return jp, nil
+}
+
+// keySchema describes an object of the format for checkKeys: the exact
+// keys of a struct object (nil for a map, whose keys are data) and the
+// schemas of the values under them.
+type keySchema struct {
+	keys  []string              // nil: a map (type → GPUs)
+	child map[string]*keySchema // value schema per key (arrays: of their elements)
+}
+
+var (
+	mapSchema    = &keySchema{}
+	optionSchema = &keySchema{keys: []string{"type", "gpus", "value"}}
+	jobSchema    = &keySchema{keys: []string{"id", "options", "pin"}, child: map[string]*keySchema{"options": optionSchema}}
+	quotaSchema  = &keySchema{keys: []string{"name", "jobs", "all_jobs", "type", "types", "min_gpus", "limit"}}
+	topSchema    = &keySchema{
+		keys:  []string{"name", "optimum", "sense", "unallocated", "capacity", "reserved", "grid", "jobs", "quotas"},
+		child: map[string]*keySchema{"capacity": mapSchema, "reserved": mapSchema, "jobs": jobSchema, "quotas": quotaSchema},
+	}
+)
+
+// checkKeys rejects what encoding/json would silently accept: a key given
+// twice in one object (it keeps the last value) and a key of a struct
+// object whose case differs from the documented name (it matches keys
+// case-insensitively). The error names the line and the key. Malformed
+// JSON is left to the decoder, which reports it.
+func checkKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var walk func(sc *keySchema, depth int) (bool, error)
+	// walk reads one value; sc is its schema when it is an object (or an
+	// array of such objects), nil when its keys are not checked. The
+	// format nests four levels deep: deeper input is left to the decoder.
+	walk = func(sc *keySchema, depth int) (bool, error) {
+		tok, err := dec.Token()
+		if err != nil || depth > 8 {
+			return false, nil
+		}
+		switch tok {
+		case json.Delim('['):
+			for dec.More() {
+				if ok, err := walk(sc, depth+1); !ok || err != nil {
+					return ok, err
+				}
+			}
+			_, err := dec.Token()
+			return err == nil, nil
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				off := dec.InputOffset()
+				kt, err := dec.Token()
+				if err != nil {
+					return false, nil
+				}
+				k, _ := kt.(string)
+				if seen[k] {
+					return true, invalid(lineOf(data, off), "duplicate key %q", k)
+				}
+				seen[k] = true
+				var child *keySchema
+				if sc != nil && sc.keys != nil {
+					if !slices.Contains(sc.keys, k) {
+						for _, want := range sc.keys {
+							if strings.EqualFold(want, k) {
+								return true, invalid(lineOf(data, off), "key %q must be spelled %q (keys are case-sensitive)", k, want)
+							}
+						}
+					}
+					child = sc.child[k]
+				}
+				if ok, err := walk(child, depth+1); !ok || err != nil {
+					return ok, err
+				}
+			}
+			_, err := dec.Token()
+			return err == nil, nil
+		}
+		return true, nil
+	}
+	_, err := walk(topSchema, 0)
+	return err
 }
 
 // jsonError turns a decoding error into an InputError naming the line.

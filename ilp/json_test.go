@@ -178,3 +178,41 @@ func TestOnGrid(t *testing.T) {
 	p.Jobs[0].Options[0].Value = 0.123
 	assert.False(t, p.OnGrid(0.01))
 }
+
+// TestParseJSONKeys: keys that encoding/json would take silently (a
+// repeated key keeps its last value; a key is matched whatever its case)
+// are errors naming the key and line, in every object of the format, on
+// both the fast path and the encoding/json path.
+func TestParseJSONKeys(t *testing.T) {
+	const base = `{"sense":"min","unallocated":1.1,"capacity":{"t4":24,"a100":16},"grid":0.01,` +
+		`"jobs":[{"id":"j0","options":[{"type":"t4","gpus":1,"value":0.71}],"pin":0},{"id":"j1","options":[]}],` +
+		`"quotas":[{"name":"q","jobs":["j0"],"types":["t4"],"min_gpus":2,"limit":8}]}`
+	_, _, err := ilp.ParseJSON([]byte(base))
+	require.NoError(t, err)
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"duplicate top", `"sense":"min"`, `"sense":"min","sense":"max"`, `duplicate key "sense"`},
+		{"duplicate map", `{"t4":24,`, `{"t4":24,"t4":25,`, `duplicate key "t4"`},
+		{"duplicate job", `"id":"j0",`, `"id":"j0","id":"j9",`, `duplicate key "id"`},
+		{"duplicate option", `"gpus":1,`, `"gpus":1,"gpus":2,`, `duplicate key "gpus"`},
+		{"duplicate quota", `"limit":8`, `"limit":8,"limit":9`, `duplicate key "limit"`},
+		{"case top", `"sense"`, `"Sense"`, `key "Sense" must be spelled "sense"`},
+		{"case option", `"gpus"`, `"GPUs"`, `key "GPUs" must be spelled "gpus"`},
+		{"case job", `"pin"`, `"PIN"`, `key "PIN" must be spelled "pin"`},
+		{"case quota", `"min_gpus"`, `"Min_GPUs"`, `key "Min_GPUs" must be spelled "min_gpus"`},
+		{"case types", `"types"`, `"Types"`, `key "Types" must be spelled "types"`},
+		{"escaped duplicate", `"sense":"min"`, `"sense":"min","s\u0065nse":"max"`, `duplicate key "sense"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := strings.Replace(base, tc.old, tc.new, 1)
+			require.NotEqual(t, base, in)
+			_, _, err := ilp.ParseJSON([]byte(in))
+			require.ErrorIs(t, err, ilp.ErrInvalidInput)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), "line 1:")
+		})
+	}
+	// map keys are data: their case is kept, only repeats are errors
+	p, _, err := ilp.ParseJSON([]byte(strings.Replace(base, `"a100":16`, `"A100":16`, 1)))
+	require.NoError(t, err)
+	assert.Equal(t, 16, p.Capacity["A100"])
+}

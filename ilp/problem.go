@@ -71,7 +71,7 @@ func (s Sense) String() string {
 type Option struct {
 	Type  string  // GPU type; must be a key of Problem.Capacity
 	GPUs  int     // number of GPUs the option uses (> 0)
-	Value float64 // contribution to the objective when chosen (finite)
+	Value float64 // contribution to the objective when chosen (finite; see MaxValueSum)
 }
 
 // Job is one row of the allocation problem: the job takes at most one of its
@@ -79,7 +79,7 @@ type Option struct {
 type Job struct {
 	ID          string   // unique, non-empty
 	Options     []Option // may be empty: the job then stays unallocated
-	Unallocated float64  // contribution when the job gets no option (finite)
+	Unallocated float64  // contribution when the job gets no option (finite; see MaxValueSum)
 	// Pin forces the job onto Options[Pin] (a job in the middle of a
 	// checkpoint-restore, or a non-preemptible one). -1 means not pinned.
 	// Note that 0 pins the job to its first option.
@@ -147,31 +147,50 @@ func (q *Quota) members(n int) []int {
 // option's Value (or the job's Unallocated value).
 type Problem struct {
 	Sense    Sense
-	Capacity map[string]int // GPUs per type (>= 0)
+	Capacity map[string]int // GPUs per type (>= 0; the sum over types at most MaxGPUs)
 	Reserved map[string]int // GPUs per type withheld from this round (0 <= Reserved <= Capacity); may be nil
 	Jobs     []Job
 	Quotas   []Quota
 	// Grid, when positive, declares that every Value and Unallocated is an
 	// integer multiple of Grid (e.g. 0.01 for values rounded to two decimals),
-	// up to floating-point noise of at most 0.1% of a step (values stored in
-	// single precision qualify).
+	// up to floating-point noise of at most 0.1% of a step and 10^-6 of the
+	// value (values stored in single precision qualify).
 	// The solver then stops as soon as no solution can beat the incumbent by a
 	// whole grid step. Values off the grid are an input error. 0 means values
 	// are arbitrary.
 	Grid float64
 }
 
-// gridTol is the slack allowed when checking that a value lies on the grid,
-// relative to the grid step. Values recorded in single precision (such as the
-// published rounds, where 0.66 is stored as 0.6600000262) stay well inside it;
-// the solver accounts for the actual deviations when it uses the grid.
-const gridTol = 1e-3
+// gridTol and gridRelTol bound the slack allowed when checking that a value
+// lies on the grid: at most gridTol of a grid step and at most gridRelTol of
+// the value itself, so that the test means "a multiple of the step up to
+// floating-point noise" for every step, however large next to the values.
+// Values recorded in single precision (such as the published rounds, where
+// 0.66 is stored as 0.6600000262, a relative error below 2^-24) stay well
+// inside both; the solver accounts for the actual deviations when it uses
+// the grid.
+const (
+	gridTol    = 1e-3
+	gridRelTol = 1e-6
+)
+
+// MaxGPUs is the largest total capacity (the sum of Capacity over every
+// type) a Problem may declare. Every sum of GPU counts the solver forms
+// (usage of a row, capacity of the aggregate row, pinned GPUs) stays within
+// twice this, far from overflowing int, and is exact in float64.
+const MaxGPUs = 1 << 50
+
+// MaxValueSum bounds the sum over jobs of each job's largest |Value| or
+// |Unallocated|: within it every objective, profit and Lagrangian bound the
+// solver computes is finite.
+const MaxValueSum = 1e280
 
 func jobField(i int, id string) string { return fmt.Sprintf("jobs[%d] %q", i, id) }
 
-// onGrid reports whether v is within floating error of a multiple of grid.
+// onGrid reports whether v is within floating error of a multiple of grid
+// (see gridTol).
 func onGrid(v, grid float64) bool {
-	return gridDev(v, grid) <= gridTol*grid
+	return gridDev(v, grid) <= min(gridTol*grid, gridRelTol*math.Abs(v))
 }
 
 // OnGrid reports whether every Value and Unallocated of p lies on a grid of
@@ -195,9 +214,23 @@ func (p *Problem) OnGrid(step float64) bool {
 	return true
 }
 
-// gridDev is the distance from v to the nearest multiple of grid.
+// gridDev is the distance from v to the nearest multiple of grid (+Inf when
+// v/grid overflows).
 func gridDev(v, grid float64) float64 {
-	return math.Abs(v - math.Round(v/grid)*grid)
+	d := math.Abs(v - math.Round(v/grid)*grid)
+	if math.IsNaN(d) {
+		return math.Inf(1)
+	}
+	return d
+}
+
+// addCount returns a + b for non-negative counts, saturating at math.MaxInt
+// instead of wrapping around.
+func addCount(a, b int) int {
+	if b > math.MaxInt-a {
+		return math.MaxInt
+	}
+	return a + b
 }
 
 // Validate checks p against every documented rule and returns the first
@@ -214,12 +247,17 @@ func (p *Problem) Validate() error {
 		return invalid("grid", "must be a finite non-negative number, got %v", p.Grid)
 	}
 	types := slices.Sorted(maps.Keys(p.Capacity))
+	total := 0
 	for _, t := range types {
 		if t == "" {
 			return invalid("capacity", "empty GPU type name")
 		}
-		if c := p.Capacity[t]; c < 0 {
+		c := p.Capacity[t]
+		if c < 0 {
 			return invalid(fmt.Sprintf("capacity[%q]", t), "negative capacity %d", c)
+		}
+		if total = addCount(total, c); total > MaxGPUs {
+			return invalid(fmt.Sprintf("capacity[%q]", t), "capacity %d brings the total over every type above MaxGPUs (%d)", c, MaxGPUs)
 		}
 	}
 	for _, t := range slices.Sorted(maps.Keys(p.Reserved)) {
@@ -235,6 +273,8 @@ func (p *Problem) Validate() error {
 		}
 	}
 	ids := make(map[string]int, len(p.Jobs))
+	valueSum := 0.0 // Σ_j max(|Unallocated|, max |Value|)
+	lastType, lastKnown := "", false
 	for i := range p.Jobs {
 		j := &p.Jobs[i]
 		// Field names are built only for an error: this loop runs over
@@ -255,7 +295,12 @@ func (p *Problem) Validate() error {
 		}
 		for k, o := range j.Options {
 			of := func() string { return fmt.Sprintf("%s.options[%d]", f(), k) }
-			if _, ok := p.Capacity[o.Type]; !ok {
+			if o.Type != lastType || !lastKnown {
+				// consecutive options mostly share a type: one lookup
+				_, lastKnown = p.Capacity[o.Type]
+				lastType = o.Type
+			}
+			if !lastKnown {
 				return invalid(of()+".type", "unknown GPU type %q", o.Type)
 			}
 			if o.GPUs <= 0 {
@@ -267,6 +312,15 @@ func (p *Problem) Validate() error {
 			if p.Grid > 0 && !onGrid(o.Value, p.Grid) {
 				return invalid(of()+".value", "value %v is not on the declared grid %v", o.Value, p.Grid)
 			}
+		}
+		top := math.Abs(j.Unallocated)
+		for _, o := range j.Options {
+			if a := math.Abs(o.Value); a > top {
+				top = a
+			}
+		}
+		if valueSum += top; !(valueSum <= MaxValueSum) {
+			return invalid(f(), "values too large: the sum over jobs of the largest |value| exceeds MaxValueSum (%g), so objectives could overflow", MaxValueSum)
 		}
 		if j.Pin < -1 || j.Pin >= len(j.Options) {
 			return invalid(f()+".pin", "index %d out of range (job has %d options; -1 = not pinned)", j.Pin, len(j.Options))
@@ -318,7 +372,8 @@ func (p *Problem) checkPins() error {
 	used := make(map[string]int)
 	for _, j := range p.Jobs {
 		if j.Pin >= 0 {
-			used[j.Options[j.Pin].Type] += j.Options[j.Pin].GPUs
+			o := j.Options[j.Pin]
+			used[o.Type] = addCount(used[o.Type], o.GPUs)
 		}
 	}
 	for _, t := range slices.Sorted(maps.Keys(used)) {
@@ -326,7 +381,7 @@ func (p *Problem) checkPins() error {
 		if used[t] > avail {
 			return &InputError{
 				Field: fmt.Sprintf("capacity[%q]", t),
-				Msg:   fmt.Sprintf("pinned jobs need %d GPUs but only %d are available (%s)", used[t], avail, pinnedOn(p, &Quota{Type: t}, nil)),
+				Msg:   fmt.Sprintf("pinned jobs need %s GPUs but only %d are available (%s)", countStr(used[t]), avail, pinnedOn(p, &Quota{Type: t}, nil)),
 				Err:   ErrInfeasible,
 			}
 		}
@@ -336,18 +391,26 @@ func (p *Problem) checkPins() error {
 		for _, ji := range q.members(len(p.Jobs)) {
 			j := p.Jobs[ji]
 			if j.Pin >= 0 && q.Counts(j.Options[j.Pin]) {
-				u += j.Options[j.Pin].GPUs
+				u = addCount(u, j.Options[j.Pin].GPUs)
 			}
 		}
 		if u > q.Limit {
 			return &InputError{
 				Field: fmt.Sprintf("quotas[%d] %q", qi, q.Name),
-				Msg:   fmt.Sprintf("pinned jobs need %d GPUs but the limit is %d (%s)", u, q.Limit, pinnedOn(p, &q, q.members(len(p.Jobs)))),
+				Msg:   fmt.Sprintf("pinned jobs need %s GPUs but the limit is %d (%s)", countStr(u), q.Limit, pinnedOn(p, &q, q.members(len(p.Jobs)))),
 				Err:   ErrInfeasible,
 			}
 		}
 	}
 	return nil
+}
+
+// countStr prints a saturated sum of counts: "more than MaxInt" at the cap.
+func countStr(n int) string {
+	if n == math.MaxInt {
+		return fmt.Sprintf("more than %d", math.MaxInt-1)
+	}
+	return fmt.Sprint(n)
 }
 
 // pinnedOn lists (at most a few) pinned jobs whose pinned option counts
@@ -416,12 +479,14 @@ func (p *Problem) Check(assign []int) error {
 			return invalid(jobField(i, j.ID), "pinned to option %d but assigned %d", j.Pin, a)
 		}
 		if a >= 0 {
-			used[j.Options[a].Type] += j.Options[a].GPUs
+			if o := j.Options[a]; o.GPUs > 0 {
+				used[o.Type] = addCount(used[o.Type], o.GPUs)
+			}
 		}
 	}
 	for _, t := range slices.Sorted(maps.Keys(used)) {
 		if avail := p.Capacity[t] - p.Reserved[t]; used[t] > avail {
-			return invalid(fmt.Sprintf("capacity[%q]", t), "assignment uses %d GPUs, %d available", used[t], avail)
+			return invalid(fmt.Sprintf("capacity[%q]", t), "assignment uses %s GPUs, %d available", countStr(used[t]), avail)
 		}
 	}
 	for qi, q := range p.Quotas {
@@ -430,12 +495,12 @@ func (p *Problem) Check(assign []int) error {
 			if ji < 0 || ji >= len(p.Jobs) {
 				return invalid(fmt.Sprintf("quotas[%d] %q.jobs", qi, q.Name), "job index %d out of range [0,%d)", ji, len(p.Jobs))
 			}
-			if a := assign[ji]; a >= 0 && q.Counts(p.Jobs[ji].Options[a]) {
-				u += p.Jobs[ji].Options[a].GPUs
+			if a := assign[ji]; a >= 0 && q.Counts(p.Jobs[ji].Options[a]) && p.Jobs[ji].Options[a].GPUs > 0 {
+				u = addCount(u, p.Jobs[ji].Options[a].GPUs)
 			}
 		}
 		if u > q.Limit {
-			return invalid(fmt.Sprintf("quotas[%d] %q", qi, q.Name), "assignment uses %d GPUs, limit %d", u, q.Limit)
+			return invalid(fmt.Sprintf("quotas[%d] %q", qi, q.Name), "assignment uses %s GPUs, limit %d", countStr(u), q.Limit)
 		}
 	}
 	return nil
