@@ -74,6 +74,9 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64, ma
 			return false
 		}
 	}
+	if sr.clk.expired() {
+		return false
+	}
 	full, pos, core, left, ok := sr.coreOf(free, capv, lam, lp)
 	if !ok {
 		return true // every assignment is at most the target
@@ -129,7 +132,7 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64, ma
 			cells += (n + 1) * (left[r] + 1)
 		}
 	}
-	if cells > coreMaxCells {
+	if cells > coreMaxCells || !sr.clk.affords(4*cells) {
 		return false
 	}
 	// jobs whose moves differ most in GPUs first: the states then spread
@@ -199,6 +202,9 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64, ma
 		for k := n - 1; k >= 0; k-- {
 			for v := range nb {
 				nb[v] = math.Inf(1)
+			}
+			if sr.clk.tick(len(moves[k]) * W) {
+				return false
 			}
 			for x := range moves[k] {
 				mv := &moves[k][x]
@@ -300,7 +306,7 @@ func (sr *search) coreForward(moves [][]coreMove, left []int, lam []float64, lim
 	var parent, move []int32
 	var index coreIndex
 	for k := 0; k < n; k++ {
-		if sr.ctx.Err() != nil {
+		if sr.clk.expired() {
 			return 0, nil, false
 		}
 		next = next[:0]
@@ -308,6 +314,9 @@ func (sr *search) coreForward(moves [][]coreMove, left []int, lam []float64, lim
 		start[k] = len(parent)
 		for si := range cur {
 			s := &cur[si]
+			if sr.clk.tick(len(moves[k]) * (nr + 8)) {
+				return 0, nil, false
+			}
 			for x := range moves[k] {
 				mv := &moves[k][x]
 				nc := s.cost + mv.rc

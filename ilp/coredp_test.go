@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -92,7 +93,7 @@ func TestCoreDPExact(t *testing.T) {
 		p := randomCoreProblem(rng, it%2 == 0)
 		require.NoError(t, p.Validate())
 		m := newModel(p)
-		sr := newSearch(context.Background(), m, &Settings{})
+		sr := newSearch(newClock(context.Background(), time.Now(), 0), m, &Settings{})
 		free := m.allJobs()
 		all := enumerate(m)
 		best := math.Inf(-1)
@@ -141,7 +142,7 @@ func TestAggregateRowBound(t *testing.T) {
 		p := randomCoreProblem(rng, false)
 		require.NoError(t, p.Validate())
 		m := newModel(p)
-		sr := newSearch(context.Background(), m, &Settings{})
+		sr := newSearch(newClock(context.Background(), time.Now(), 0), m, &Settings{})
 		free := m.allJobs()
 		// any multipliers give valid bounds: the dual's and random ones
 		lam, f := m.minimizeDual(free, m.cap, nil, sr.dualTol, 300)

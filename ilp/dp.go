@@ -5,6 +5,19 @@ import (
 	"slices"
 )
 
+// dpMaxCells caps the tables of the knapsack programs (entries of a
+// (jobs+1)×(capacity+1) table, or of one row of capacity+1): a program
+// whose table would be larger is skipped (a heuristic finds nothing, a
+// bound falls back to the Lagrangian one), so their memory is bounded
+// whatever the capacity. 2^23 entries are 64 MB of float64.
+const dpMaxCells = 1 << 23
+
+// dpFits reports whether a table of rows × (C+1) entries stays within
+// dpMaxCells (checked without overflow).
+func dpFits(rows, C int) bool {
+	return C >= 0 && C < dpMaxCells && rows <= dpMaxCells/(C+1)
+}
+
 // improveByType is a primal heuristic: block coordinate descent over GPU
 // types. For one type t at a time, every free job may keep its current
 // choice if that is not of type t (no GPUs of t), stay unallocated, or take
@@ -42,7 +55,7 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 					}
 				}
 			}
-			if len(es) == 0 || C < 0 {
+			if len(es) == 0 || C < 0 || !dpFits(len(es), C) || !sr.clk.affords(4*len(es)*(C+1)) {
 				continue
 			}
 			// capacity of t used by jobs outside the program is zero: every
@@ -80,6 +93,11 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 					o := &j.opts[oi]
 					if !j.onType(oi, t) || o.p <= base || o.g > C {
 						continue // dp is non-decreasing: never better than base
+					}
+					if sr.clk.tick(C) {
+						// out of time: the choice so far (feasible unless
+						// it is still being repaired)
+						return !repair || sr.fitsAll(free, capv, choice)
 					}
 					for c := C; c >= o.g; c-- {
 						if v := dp[c-o.g] + o.p; v > next[c] {
@@ -165,12 +183,17 @@ func priced(j *mjob, o *mopt, lam []float64, t int) (v float64, usesT bool) {
 // for the other rows, an option not using t at its Lagrangian profit, or
 // none. Only the options listed in allowed (per free job; nil = all) count.
 // The bound is never weaker than the Lagrangian bound at lam and holds for
-// every assignment of the free jobs that uses allowed options only.
+// every assignment of the free jobs that uses allowed options only. It is
+// +Inf (no bound) when the row's table would exceed dpMaxCells or the time
+// is up.
 func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allowed [][]cand) float64 {
 	m := sr.m
 	C := capv[t]
 	if C < 0 {
 		return math.Inf(-1)
+	}
+	if !dpFits(1, C) {
+		return math.Inf(1) // no bound from this row
 	}
 	base := 0.0
 	for r := range capv {
@@ -231,6 +254,9 @@ func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allow
 			if gain <= 0 {
 				continue
 			}
+			if sr.clk.tick(C) {
+				return math.Inf(1) // out of time: no bound from this row
+			}
 			for c := it.g; c <= C; c++ {
 				if v := dp[c-it.g] + gain; v > next[c] {
 					next[c] = v
@@ -252,13 +278,23 @@ type mcItem struct {
 
 // mckp solves max Σ gains with at most one item per group and total size at
 // most C exactly by dynamic programming and returns, per group, the index of
-// the chosen item in its group (-1 for none).
+// the chosen item in its group (-1 for none). It picks nothing when its
+// table would exceed dpMaxCells or the time is up.
 func (sr *search) mckp(groups [][]mcItem, C int) []int {
 	picks := make([]int, len(groups))
 	for k := range picks {
 		picks[k] = -1
 	}
 	if C < 0 {
+		return picks
+	}
+	var rows []int // groups that take part
+	for k, g := range groups {
+		if len(g) > 0 {
+			rows = append(rows, k)
+		}
+	}
+	if !dpFits(len(rows), C) || !sr.clk.affords(4*len(rows)*(C+1)) {
 		return picks
 	}
 	if cap(sr.dpA) < C+1 {
@@ -269,15 +305,9 @@ func (sr *search) mckp(groups [][]mcItem, C int) []int {
 	for c := range dp {
 		dp[c] = 0
 	}
-	var rows []int // groups that take part
-	for k, g := range groups {
-		if len(g) > 0 {
-			rows = append(rows, k)
-		}
-	}
 	need := len(rows) * (C + 1)
 	if cap(sr.from) < need {
-		sr.from = make([]int16, need)
+		sr.from = make([]int32, need)
 	}
 	from := sr.from[:need]
 	for n, k := range rows {
@@ -286,11 +316,14 @@ func (sr *search) mckp(groups [][]mcItem, C int) []int {
 		for c := range fr {
 			fr[c] = -1
 		}
+		if sr.clk.tick(len(groups[k]) * (C + 1)) {
+			return picks // out of time: nothing picked
+		}
 		for ii, it := range groups[k] {
 			for c := it.g; c <= C; c++ {
 				if v := dp[c-it.g] + it.gain; v > next[c] {
 					next[c] = v
-					fr[c] = int16(ii)
+					fr[c] = int32(ii)
 				}
 			}
 		}
@@ -383,7 +416,9 @@ func (sr *search) seqDP(free []int32, capv []int, lam []float64, order []int) []
 // allowed[k][ci] it returns the same partial-Lagrangian bound with job k
 // forced onto that candidate (an option or none). It runs the knapsack
 // program forwards and backwards over the jobs and joins the two halves
-// around each job. The bounds exclude the profit of jobs outside free.
+// around each job. The bounds exclude the profit of jobs outside free. They
+// are +Inf (no bound) when the tables would exceed dpMaxCells, the clock
+// cannot afford building them or the time is up.
 func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, allowed [][]cand) [][]float64 {
 	m := sr.m
 	n := len(free)
@@ -416,6 +451,7 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 	for k, i := range free {
 		j := &m.jobs[i]
 		vals[k] = make([]cv, len(allowed[k]))
+		sr.clk.tick(8 * len(allowed[k])) // (the tables are sized below)
 		off := 0.0
 		for ci, c := range allowed[k] {
 			if c.o < 0 {
@@ -433,6 +469,16 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 		offs[k] = off
 		sumOff += off
 	}
+	if !dpFits(2*(n+1), C) || !sr.clk.affords(16*(n+1)*(C+1)) || sr.clk.expired() {
+		// the tables would be too large: no bound beyond the caller's
+		for k := range out {
+			out[k] = make([]float64, len(allowed[k]))
+			for ci := range out[k] {
+				out[k][ci] = math.Inf(1)
+			}
+		}
+		return out
+	}
 	W := C + 1
 	if cap(sr.fwd) < (n+1)*W {
 		sr.fwd = make([]float64, (n+1)*W)
@@ -442,6 +488,7 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 	Bk := sr.bwd[:(n+1)*W]
 	clear(F[:W])
 	clear(Bk[n*W:])
+	stopped := false
 	step := func(dst, src []float64, k int) {
 		copy(dst, src)
 		for _, x := range vals[k] {
@@ -451,6 +498,9 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 			gain := x.v - offs[k]
 			if gain <= 0 {
 				continue
+			}
+			if stopped = stopped || sr.clk.tick(C); stopped {
+				return
 			}
 			for c := x.g; c <= C; c++ {
 				if v := src[c-x.g] + gain; v > dst[c] {
@@ -465,6 +515,16 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 	for k := n - 1; k >= 0; k-- {
 		step(Bk[k*W:(k+1)*W], Bk[(k+1)*W:(k+2)*W], k)
 	}
+	if stopped {
+		// out of time: the tables are incomplete, no bound from them
+		for k := range out {
+			out[k] = make([]float64, len(allowed[k]))
+			for ci := range out[k] {
+				out[k][ci] = math.Inf(1)
+			}
+		}
+		return out
+	}
 	join := func(k, c int) float64 { // best of jobs ≠ k within c units
 		f, b := F[k*W:(k+1)*W], Bk[(k+1)*W:(k+2)*W]
 		best := math.Inf(-1)
@@ -477,6 +537,12 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 	}
 	for k := range free {
 		out[k] = make([]float64, len(allowed[k]))
+		if stopped = stopped || sr.clk.tick(len(allowed[k])*W); stopped {
+			for ci := range out[k] {
+				out[k][ci] = math.Inf(1) // out of time: no bound
+			}
+			continue
+		}
 		rest := base + sumOff - offs[k]
 		atC := math.NaN()
 		for ci, c := range allowed[k] {

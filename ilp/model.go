@@ -4,7 +4,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 )
 
 // model is the preprocessed problem the search works on, in "profit space":
@@ -58,108 +57,155 @@ func newModel(p *Problem) *model {
 	m.nrows = len(m.types) + len(p.Quotas)
 	typeRow := make(map[string]int, len(m.types))
 	m.cap = make([]int, m.nrows)
+	total := 0 // at most MaxGPUs (Validate)
 	for r, t := range m.types {
 		typeRow[t] = r
 		m.cap[r] = p.Capacity[t] - p.Reserved[t]
+		total += m.cap[r]
 	}
 	// quota rows each job belongs to
-	jobQuotas := make(map[int][]int)
+	jobQuotas := make([][]int, len(p.Jobs))
 	for qi := range p.Quotas {
 		q := &p.Quotas[qi]
-		m.cap[len(m.types)+qi] = q.Limit
+		// a limit above the total capacity cannot bind; clamping it keeps
+		// every sum of a row's usage far from overflowing
+		m.cap[len(m.types)+qi] = min(q.Limit, total)
 		for _, ji := range q.members(len(p.Jobs)) {
 			jobQuotas[ji] = append(jobQuotas[ji], qi)
 		}
 	}
-	// rowsOf lists the coupling rows option o of job ji uses: its type row
-	// first, then the quota rows it counts toward.
-	rowsOf := func(ji int, o Option) []int32 {
-		rows := []int32{int32(typeRow[o.Type])}
+	// rowsOf appends to buf[:0] the coupling rows option o (of type row tr)
+	// of job ji uses: its type row first, then the quota rows it counts
+	// toward.
+	rowsOf := func(buf []int32, ji int, o Option, tr int) []int32 {
+		buf = append(buf[:0], int32(tr))
 		for _, qi := range jobQuotas[ji] {
 			if p.Quotas[qi].Counts(o) {
-				rows = append(rows, int32(len(m.types)+qi))
+				buf = append(buf, int32(len(m.types)+qi))
 			}
 		}
-		return rows
+		return buf
 	}
+	var rowBuf, rowBuf2 []int32
 	m.pins = make([]int, len(p.Jobs))
 	for i, j := range p.Jobs {
 		m.pins[i] = -1
 		if j.Pin >= 0 {
 			m.pins[i] = j.Pin
 			o := j.Options[j.Pin]
-			for _, r := range rowsOf(i, o) {
+			rowBuf = rowsOf(rowBuf, i, o, typeRow[o.Type])
+			for _, r := range rowBuf {
 				m.cap[r] -= o.GPUs
 			}
 		}
 	}
+	// candidate options of one job, with their type row
+	type candOpt struct {
+		mopt
+		tr int
+	}
+	var cands []candOpt
+	lastType, lastRow := "", -1
+	// the model's options and row lists live in a few large arenas (most
+	// of the cost of building a model of many jobs is allocation)
+	nopts := 0
+	for _, j := range p.Jobs {
+		if j.Pin < 0 {
+			nopts += len(j.Options)
+		}
+	}
+	optArena := make([]mopt, 0, nopts)
+	var i32 int32Arena
+	var stack []int32
 	for i, j := range p.Jobs {
 		if j.Pin >= 0 {
 			continue
 		}
-		// group candidate options by type, drop useless and dominated ones
-		byType := make(map[string][]mopt)
+		// candidates: positive profit and fit alone; then, per type, drop
+		// dominated ones
+		cands = cands[:0]
 		for k, o := range j.Options {
 			pr := m.sign * (o.Value - j.Unallocated)
 			if !(pr > 0) {
 				continue
 			}
+			if o.Type != lastType || lastRow < 0 {
+				lastType, lastRow = o.Type, typeRow[o.Type]
+			}
+			if o.GPUs > m.cap[lastRow] {
+				continue
+			}
 			fits := true
-			for _, r := range rowsOf(i, o) {
-				if o.GPUs > m.cap[r] {
-					fits = false
+			if len(jobQuotas[i]) > 0 {
+				rowBuf = rowsOf(rowBuf, i, o, lastRow)
+				for _, r := range rowBuf[1:] {
+					if o.GPUs > m.cap[r] {
+						fits = false
+					}
 				}
 			}
 			if fits {
-				byType[o.Type] = append(byType[o.Type], mopt{k: k, p: pr, g: o.GPUs})
+				cands = append(cands, candOpt{mopt{k: k, p: pr, g: o.GPUs}, lastRow})
 			}
 		}
-		if len(byType) == 0 {
+		if len(cands) == 0 {
 			continue
 		}
-		mj := mjob{orig: i}
-		for _, t := range m.types {
-			os := byType[t]
-			if len(os) == 0 {
-				continue
+		slices.SortFunc(cands, func(a, b candOpt) int {
+			switch {
+			case a.tr != b.tr:
+				return a.tr - b.tr
+			case a.g != b.g:
+				return a.g - b.g
+			case a.p != b.p:
+				if a.p > b.p {
+					return -1
+				}
+				return 1
 			}
-			sort.Slice(os, func(a, b int) bool {
-				if os[a].g != os[b].g {
-					return os[a].g < os[b].g
-				}
-				if os[a].p != os[b].p {
-					return os[a].p > os[b].p
-				}
-				return os[a].k < os[b].k
-			})
+			return a.k - b.k
+		})
+		ntypes := 1
+		for a := 1; a < len(cands); a++ {
+			if cands[a].tr != cands[a-1].tr {
+				ntypes++
+			}
+		}
+		mj := mjob{orig: i, opts: optArena[len(optArena):len(optArena):len(optArena)+len(cands)], groups: make([]group, 0, ntypes)}
+		optArena = optArena[:len(optArena)+len(cands)]
+		for a := 0; a < len(cands); {
+			tr := cands[a].tr
 			// An option dominated by a smaller one of the same type is never
 			// needed: the smaller one uses no more of every row (a quota with
 			// MinGPUs counts larger options only).
-			var kept []mopt
+			start := len(mj.opts)
 			best := math.Inf(-1)
-			for _, o := range os {
-				if o.p > best {
+			for ; a < len(cands) && cands[a].tr == tr; a++ {
+				if o := cands[a].mopt; o.p > best {
 					best = o.p
-					kept = append(kept, o)
+					mj.opts = append(mj.opts, o)
 				}
 			}
 			// Options of one type use the same rows except for MinGPUs
 			// thresholds, so the row sets form contiguous runs by GPUs: one
 			// group per run.
-			for a := 0; a < len(kept); {
-				rows := rowsOf(i, j.Options[kept[a].k])
-				b := a + 1
-				for b < len(kept) && slices.Equal(rows, rowsOf(i, j.Options[kept[b].k])) {
-					b++
+			for x := start; x < len(mj.opts); {
+				rowBuf = rowsOf(rowBuf, i, j.Options[mj.opts[x].k], tr)
+				y := x + 1
+				for y < len(mj.opts) {
+					if rowBuf2 = rowsOf(rowBuf2, i, j.Options[mj.opts[y].k], tr); !slices.Equal(rowBuf, rowBuf2) {
+						break
+					}
+					y++
 				}
 				gi := len(mj.groups)
-				start := len(mj.opts)
-				for _, o := range kept[a:b] {
-					o.grp = gi
-					mj.opts = append(mj.opts, o)
+				for z := x; z < y; z++ {
+					mj.opts[z].grp = gi
 				}
-				mj.groups = append(mj.groups, group{rows: rows, hull: hull(mj.opts, start)})
-				a = b
+				var h []int32
+				h, stack = hull(mj.opts[:y], x, stack)
+				mj.groups = append(mj.groups, group{rows: i32.clone(rowBuf), hull: i32.clone(h)})
+				x = y
 			}
 		}
 		m.jobs = append(m.jobs, mj)
@@ -186,10 +232,26 @@ func (m *model) allJobs() []int32 {
 	return free
 }
 
+// int32Arena hands out small int32 slices from large shared chunks.
+type int32Arena struct{ buf []int32 }
+
+// clone returns a copy of s in the arena (nil for an empty s).
+func (a *int32Arena) clone(s []int32) []int32 {
+	if len(s) == 0 {
+		return nil
+	}
+	if len(a.buf)+len(s) > cap(a.buf) {
+		a.buf = make([]int32, 0, max(1<<14, len(s)))
+	}
+	n := len(a.buf)
+	a.buf = append(a.buf, s...)
+	return a.buf[n : n+len(s) : n+len(s)]
+}
+
 // hull returns the indices (>= start) of opts[start:] on the upper concave
 // hull of {(0,0)} ∪ {(g, p)}; opts[start:] is sorted by g with p increasing.
-func hull(opts []mopt, start int) []int32 {
-	var h []int32
+// The result aliases buf (scratch, returned for reuse).
+func hull(opts []mopt, start int, buf []int32) (h, scratch []int32) {
 	// points with the origin as implicit first point
 	px := func(i int32) (float64, float64) {
 		if i < 0 {
@@ -197,7 +259,7 @@ func hull(opts []mopt, start int) []int32 {
 		}
 		return float64(opts[i].g), opts[i].p
 	}
-	stack := []int32{-1}
+	stack := append(buf[:0], -1)
 	for i := start; i < len(opts); i++ {
 		x3, y3 := px(int32(i))
 		for len(stack) >= 2 {
@@ -212,8 +274,7 @@ func hull(opts []mopt, start int) []int32 {
 		}
 		stack = append(stack, int32(i))
 	}
-	h = append(h, stack[1:]...)
-	return h
+	return stack[1:], stack
 }
 
 // onType reports whether option oi of j uses type row t.
@@ -292,6 +353,13 @@ func (m *model) dual(jobs []int32, capv []int, lam []float64, sg []float64) floa
 // (indeed every fractional) solution; the method stops when the cutting-plane
 // model proves f(λ) within tol of the minimum, or after maxIter evaluations.
 func (m *model) minimizeDual(jobs []int32, capv []int, lam0 []float64, tol float64, maxIter int) ([]float64, float64) {
+	return m.minimizeDualUntil(jobs, capv, lam0, tol, maxIter, nil)
+}
+
+// minimizeDualUntil is minimizeDual that also stops, with the best λ so
+// far, as soon as stop (when non-nil) reports true; it evaluates the dual
+// at least once.
+func (m *model) minimizeDualUntil(jobs []int32, capv []int, lam0 []float64, tol float64, maxIter int, stop func() bool) ([]float64, float64) {
 	var act []int
 	for r := 0; r < m.nrows; r++ {
 		if m.ub[r] > 0 {
@@ -299,14 +367,15 @@ func (m *model) minimizeDual(jobs []int32, capv []int, lam0 []float64, tol float
 		}
 	}
 	eval := func(lam, sg []float64) float64 { return m.dual(jobs, capv, lam, sg) }
-	return m.minimizeFn(eval, act, lam0, tol, maxIter)
+	return m.minimizeFn(eval, act, lam0, tol, maxIter, stop)
 }
 
 // minimizeFn minimises a convex piecewise-linear function of the
 // multipliers (given with a subgradient by eval) over the rows in act, within
 // [0, ub]; the other multipliers stay at their lam0 values (0 when lam0 is
-// nil). It is the box-step cutting-plane method described at minimizeDual.
-func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0 []float64, tol float64, maxIter int) ([]float64, float64) {
+// nil). It is the box-step cutting-plane method described at minimizeDual;
+// stop (when non-nil) ends it early.
+func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0 []float64, tol float64, maxIter int, stop func() bool) ([]float64, float64) {
 	n := m.nrows
 	center := make([]float64, n)
 	if lam0 != nil {
@@ -345,6 +414,9 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0
 	hi := make([]float64, n)
 	na := len(act)
 	for it := 0; it < maxIter; it++ {
+		if stop != nil && stop() {
+			break
+		}
 		// master: variables y_a = λ_a − lo_a (a in act) and t = θ − θlo
 		thLo := math.Inf(-1)
 		for r := range lo {

@@ -2,9 +2,22 @@ package ilp
 
 import "math"
 
-// pairStates caps the work of pairImprove: states (products of the two
-// residual capacities) times the jobs in the program.
-const pairStates = 30_000_000
+// pairStates caps the work of pairImprove and pairBound: states (products
+// of the two residual capacities) times the jobs in the program;
+// pairMaxStates caps the states alone, which bounds the programs' tables.
+const (
+	pairStates    = 30_000_000
+	pairMaxStates = 1 << 21
+)
+
+// pairSize returns the states of a two-row program over capacities C1 and
+// C2, or false when they exceed pairMaxStates (checked without overflow).
+func pairSize(C1, C2 int) (int, bool) {
+	if C1 >= pairMaxStates || C2 >= pairMaxStates || (C1+1)*(C2+1) > pairMaxStates {
+		return 0, false
+	}
+	return (C1 + 1) * (C2 + 1), true
+}
 
 // pairImprove re-optimises the choices of the free jobs (parallel to free,
 // improved in place) on two type rows t1 and t2 at once, exactly: every job
@@ -22,7 +35,10 @@ func (sr *search) pairImprove(free []int32, capv []int, choice []int, t1, t2 int
 		return false
 	}
 	W := C2 + 1
-	S := (C1 + 1) * W
+	S, ok := pairSize(C1, C2)
+	if !ok {
+		return false
+	}
 	type item struct {
 		g1, g2 int
 		p      float64
@@ -61,7 +77,7 @@ func (sr *search) pairImprove(free []int32, capv []int, choice []int, t1, t2 int
 		bases = append(bases, base)
 	}
 	n := len(ks)
-	if n == 0 || S*n > pairStates {
+	if n == 0 || S*n > pairStates || !sr.clk.affords(16*S+n*S) {
 		return false
 	}
 	// old counts the profit of every job whose choice is on t1 or t2 (all of
@@ -75,7 +91,7 @@ func (sr *search) pairImprove(free []int32, capv []int, choice []int, t1, t2 int
 		}
 	}
 	for x := 0; x < n; x++ {
-		if sr.ctx.Err() != nil {
+		if sr.clk.expired() {
 			return false
 		}
 		base := bases[x]
@@ -88,6 +104,9 @@ func (sr *search) pairImprove(free []int32, capv []int, choice []int, t1, t2 int
 				continue
 			}
 			tag := int8(ii + 1)
+			if sr.clk.tick(S) {
+				return false
+			}
 			for c1 := it.g1; c1 <= C1; c1++ {
 				src := dp[(c1-it.g1)*W : (c1-it.g1)*W+W]
 				dst := next[c1*W : c1*W+W]
@@ -129,7 +148,7 @@ func (sr *search) pairImprove(free []int32, capv []int, choice []int, t1, t2 int
 // repeating while it improves.
 func (sr *search) pairHeuristic(free []int32, capv []int, lam []float64, lp float64) {
 	nt := len(sr.m.types)
-	for round := 0; round < 4 && sr.hasBest && lp > sr.target() && sr.ctx.Err() == nil; round++ {
+	for round := 0; round < 4 && sr.hasBest && lp > sr.target() && !sr.clk.expired(); round++ {
 		full, pos, core, left, ok := sr.coreOf(free, capv, lam, lp)
 		if !ok || len(core) == 0 {
 			return
@@ -157,7 +176,7 @@ func (sr *search) pairHeuristic(free []int32, capv []int, lam []float64, lp floa
 		improved := false
 		for t1 := 0; t1 < nt; t1++ {
 			for t2 := t1 + 1; t2 < nt; t2++ {
-				if sr.ctx.Err() != nil {
+				if sr.clk.expired() {
 					return
 				}
 				try := append([]int(nil), inc...)
@@ -199,8 +218,8 @@ func (sr *search) pairBound(free []int32, capv []int, lam []float64, t1, t2 int)
 		return 0, true // no assignment fits: any bound holds
 	}
 	W := C2 + 1
-	S := (C1 + 1) * W
-	if S*len(free) > pairStates {
+	S, ok := pairSize(C1, C2)
+	if !ok || S*len(free) > pairStates || !sr.clk.affords(16*S) {
 		return 0, false
 	}
 	bound = 0
@@ -217,7 +236,7 @@ func (sr *search) pairBound(free []int32, capv []int, lam []float64, t1, t2 int)
 	}
 	var its []item
 	for _, i := range free {
-		if sr.ctx.Err() != nil {
+		if sr.clk.expired() {
 			return 0, false
 		}
 		j := &m.jobs[i]
@@ -261,6 +280,9 @@ func (sr *search) pairBound(free []int32, capv []int, lam []float64, t1, t2 int)
 			if it.v <= base {
 				continue
 			}
+			if sr.clk.tick(S) {
+				return 0, false
+			}
 			for c1 := it.g1; c1 <= C1; c1++ {
 				src := dp[(c1-it.g1)*W : (c1-it.g1)*W+W]
 				dst := next[c1*W : c1*W+W]
@@ -291,7 +313,7 @@ func (sr *search) pairBounds(free []int32, capv []int, lam []float64, lp float64
 	nt := len(sr.m.types)
 	for t1 := 0; t1 < nt; t1++ {
 		for t2 := t1 + 1; t2 < nt; t2++ {
-			if sr.ctx.Err() != nil {
+			if sr.clk.expired() {
 				return best
 			}
 			if b, ok := sr.pairBound(core, left, lam, t1, t2); ok {

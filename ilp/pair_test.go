@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -32,7 +33,7 @@ func TestPairImprove(t *testing.T) {
 		}
 		require.NoError(t, p.Validate())
 		m := newModel(p)
-		sr := newSearch(context.Background(), m, &Settings{})
+		sr := newSearch(newClock(context.Background(), time.Now(), 0), m, &Settings{})
 		free := m.allJobs()
 		ta, tb := 0, 1 // rows of "a" and "b" (types are sorted)
 		// enumerate every choice of the model jobs
@@ -94,7 +95,7 @@ func TestPairHeuristicQuotas(t *testing.T) {
 		p.Quotas = []Quota{{Name: "big", AllJobs: true, Type: types[rng.IntN(3)], MinGPUs: 1 + rng.IntN(5), Limit: rng.IntN(6)}}
 		require.NoError(t, p.Validate())
 		m := newModel(p)
-		sr := newSearch(context.Background(), m, &Settings{})
+		sr := newSearch(newClock(context.Background(), time.Now(), 0), m, &Settings{})
 		free := m.allJobs()
 		none := make([]int, len(free))
 		for k := range none {
@@ -136,7 +137,7 @@ func TestPairBound(t *testing.T) {
 		}
 		require.NoError(t, p.Validate())
 		m := newModel(p)
-		sr := newSearch(context.Background(), m, &Settings{})
+		sr := newSearch(newClock(context.Background(), time.Now(), 0), m, &Settings{})
 		free := m.allJobs()
 		opt, all := 0.0, enumerate(m)
 		for _, c := range all {

@@ -2,7 +2,6 @@ package ilp
 
 import (
 	"cmp"
-	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -15,7 +14,7 @@ import (
 // (reduced-cost fixing), and branches on the most ambiguous remaining job,
 // children in increasing reduced cost.
 type search struct {
-	ctx context.Context
+	clk *clock
 	m   *model
 	set *Settings
 
@@ -24,6 +23,7 @@ type search struct {
 	eqTol   float64 // profit differences below eqTol are ties
 	dualTol float64 // accuracy asked of the dual at each node
 
+	warm    []int // Settings.WarmStart as a model choice, nil when unusable
 	best    []int // incumbent per model job: index into opts, -1 none
 	bestP   float64
 	hasBest bool
@@ -51,7 +51,7 @@ type search struct {
 	rng   *rand.Rand
 
 	dpA, dpB []float64 // scratch for the knapsack programs
-	from     []int16
+	from     []int32
 	fwd, bwd []float64
 }
 
@@ -61,13 +61,15 @@ type cand struct {
 	rc float64
 }
 
-func newSearch(ctx context.Context, m *model, set *Settings) *search {
-	sr := &search{ctx: ctx, m: m, set: set, open: math.Inf(-1), root: math.Inf(1), diveDepth: 3, allRowsDepth: 1 << 30}
+func newSearch(clk *clock, m *model, set *Settings) *search {
+	sr := &search{clk: clk, m: m, set: set, open: math.Inf(-1), root: math.Inf(1), diveDepth: 3, allRowsDepth: 1 << 30}
 	scale := 1.0
 	for _, j := range m.p.Jobs {
 		scale = math.Max(scale, math.Abs(j.Unallocated))
 		for _, o := range j.Options {
-			scale = math.Max(scale, math.Abs(o.Value))
+			if a := math.Abs(o.Value); a > scale {
+				scale = a
+			}
 		}
 	}
 	sr.eqTol = 1e-12 * scale * float64(1+len(m.p.Jobs))
@@ -201,7 +203,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 	bound := lp
 	// stop when proven, or when the caller's time is up (the root still
 	// reports its bound and the incumbent so far)
-	done := func() bool { return bound <= sr.target() || sr.ctx.Err() != nil }
+	done := func() bool { return bound <= sr.target() || sr.clk.expired() }
 	defer func() { settled = settled || bound <= sr.target() }()
 	if done() {
 		return
@@ -455,8 +457,8 @@ func (sr *search) run() {
 		none[i] = -1
 	}
 	sr.offer(none)
-	if ws := sr.warmStart(); ws != nil {
-		sr.offer(ws)
+	if sr.warm = sr.warmStart(); sr.warm != nil {
+		sr.offer(sr.warm)
 	}
 	sr.cur = none
 	free := m.allJobs()
@@ -508,8 +510,8 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	sr.nodes++
 	// the root always computes its bound, so a stopped search still has one
 	// (checked at every node: a node of a large problem can take
-	// milliseconds, and ctx.Err is cheap next to it)
-	if depth > 0 && sr.ctx.Err() != nil {
+	// milliseconds, and a look at the clock is cheap next to it)
+	if depth > 0 && sr.clk.expired() {
 		sr.stop, sr.hardStop = true, true
 	}
 	if depth > 0 && sr.set.MaxNodes > 0 && sr.nodes > sr.set.MaxNodes {
@@ -530,18 +532,40 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	if depth == 0 {
 		iters = 300
 	}
-	lam, f := m.minimizeDual(free, capv, lam0, sr.dualTol, iters)
+	// the first root's bound and incumbent are essential (see clock):
+	// they may run a little past the deadline
+	first := depth == 0 && sr.nodes == 1
+	stop := sr.clk.expired
+	if first {
+		stop = sr.clk.essentialOver
+	}
+	lam, f := m.minimizeDualUntil(free, capv, lam0, sr.dualTol, iters, stop)
 	bound := math.Min(P+f, est)
 	if depth == 0 {
-		sr.root = bound
+		sr.root = math.Min(sr.root, bound)
 	}
 	if bound <= sr.target() {
 		return
 	}
+	if first {
+		sr.offerFree(free, sr.quickGreedy(free, capv, lam, nil))
+		if sr.warm != nil { // free is every model job
+			sr.offerFree(free, sr.quickGreedy(free, capv, lam, sr.warm))
+		}
+		if bound <= sr.target() {
+			return
+		}
+	}
+	if sr.clk.expired() {
+		sr.stop, sr.hardStop = true, true
+		sr.open = math.Max(sr.open, bound)
+		return
+	}
 	// primal heuristic: greedy completion at the node's multipliers
 	if depth < 4 || sr.nodes%8 == 0 {
-		g := sr.greedy(free, capv, lam)
-		sr.offerFree(free, g)
+		if sr.clk.affords(64 * sr.optionCount(free)) { // it sorts every option
+			sr.offerFree(free, sr.greedy(free, capv, lam))
+		}
 		if depth == 0 && sr.pairs {
 			sr.pairHeuristic(free, capv, lam, P+f)
 			// two type rows exact: often proves what the first pass could not
@@ -592,6 +616,13 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	}
 	for _, i := range free {
 		j := &m.jobs[i]
+		if sr.clk.tick(8 * len(j.opts)) {
+			// out of time: this node stays open at its bound
+			undo()
+			sr.stop, sr.hardStop = true, true
+			sr.open = math.Max(sr.open, bound)
+			return
+		}
 		h, _ := j.best(lam)
 		cs := make([]cand, 0, 4)
 		if h < limit {
@@ -622,7 +653,7 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 			sr.cur[i] = c.o
 			fixed = append(fixed, i)
 		default:
-			sort.SliceStable(cs, func(a, b int) bool { return cs[a].rc < cs[b].rc })
+			slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(a.rc, b.rc) })
 			branch = append(branch, amb{i: i, cs: cs, second: cs[1].rc})
 		}
 	}
@@ -682,6 +713,12 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 				}
 			}
 		}
+	}
+	if sr.clk.expired() {
+		undo()
+		sr.stop, sr.hardStop = true, true
+		sr.open = math.Max(sr.open, bound)
+		return
 	}
 	// candidates that cannot beat the incumbent go; the node bound is the
 	// smallest over jobs of the best candidate bound
@@ -817,6 +854,64 @@ func (sr *search) greedy(free []int32, capv []int, lam []float64) []int {
 		if !changed {
 			break
 		}
+	}
+	return choice
+}
+
+// optionCount is the number of options of the free jobs.
+func (sr *search) optionCount(free []int32) int {
+	n := 0
+	for _, i := range free {
+		n += len(sr.m.jobs[i].opts)
+	}
+	return n
+}
+
+// quickGreedy is the incumbent of last resort, linear in the options but
+// for one sort of the jobs: it starts from start (a choice parallel to free
+// that fits capv; nil = every job unallocated), lets every unassigned job,
+// in decreasing order of its best Lagrangian profit at lam, take the option
+// of least reduced cost that still fits, then upgrades any job whose more
+// profitable option fits. Started from a warm start, it keeps the previous
+// allocations and starts queued jobs on the capacity left.
+func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []int) []int {
+	m := sr.m
+	choice := make([]int, len(free))
+	left := append([]int(nil), capv...)
+	type entry struct {
+		k int
+		h float64
+	}
+	var order []entry
+	for k, i := range free {
+		choice[k] = -1
+		j := &m.jobs[i]
+		if start != nil && start[k] >= 0 {
+			choice[k] = start[k]
+			apply(left, j, start[k], 1)
+			continue
+		}
+		h, _ := j.best(lam)
+		order = append(order, entry{k, h})
+	}
+	slices.SortStableFunc(order, func(a, b entry) int { return cmp.Compare(b.h, a.h) })
+	for _, e := range order {
+		j := &m.jobs[free[e.k]]
+		bo, brc := -1, math.Inf(1)
+		for oi := range j.opts {
+			o := &j.opts[oi]
+			rc := e.h - (o.p - j.groups[o.grp].price(lam)*float64(o.g))
+			if (rc < brc || rc == brc && o.p > j.opts[bo].p) && sr.fits(left, j, oi) {
+				bo, brc = oi, rc
+			}
+		}
+		if bo >= 0 {
+			choice[e.k] = bo
+			apply(left, j, bo, 1)
+		}
+	}
+	for k, i := range free {
+		choice[k] = sr.upgrade(left, &m.jobs[i], choice[k])
 	}
 	return choice
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 )
 
 // Status says how good a Solution is.
@@ -67,17 +68,67 @@ type Settings struct {
 	// MaxNodes stops the search after this many branch-and-bound nodes
 	// (0 = no limit); the result is then Feasible unless already proven.
 	MaxNodes int
+	// TimeLimit, when positive, is a deadline TimeLimit after the call,
+	// with the same contract as a context deadline (the earlier of the two
+	// applies). 0 means none; negative is an error.
+	TimeLimit time.Duration
+}
+
+// validate checks every field of s.
+func (s *Settings) validate() error {
+	if math.IsNaN(s.Tolerance) || math.IsInf(s.Tolerance, 0) || s.Tolerance < 0 {
+		return invalid("settings.tolerance", "must be a finite non-negative number, got %v", s.Tolerance)
+	}
+	if s.MaxNodes < 0 {
+		return invalid("settings.maxNodes", "must be >= 0, got %d", s.MaxNodes)
+	}
+	if s.TimeLimit < 0 {
+		return invalid("settings.timeLimit", "must be >= 0, got %v", s.TimeLimit)
+	}
+	return nil
 }
 
 // Solve finds an optimal assignment of p. It is exact: with Status Optimal no
 // assignment has a better objective (beyond the grid step or tolerance). It
-// is deterministic, honours ctx (on cancellation or deadline it returns the
-// best assignment found so far with a proven Bound and Status Feasible, and a
-// nil error), never returns an assignment that breaks a constraint, and does
-// not modify p. Invalid input returns an error wrapping ErrInvalidInput;
-// pins that cannot all hold return Status Infeasible and an error wrapping
-// ErrInfeasible.
+// never returns an assignment that breaks a constraint and does not modify
+// p. Invalid input (including Settings) returns an error wrapping
+// ErrInvalidInput; pins that cannot all hold return Status Infeasible and an
+// error wrapping ErrInfeasible.
+//
+// # Deadlines
+//
+// With a deadline D (the context's, or Settings.TimeLimit), Solve returns
+// within Slack(D) = max(2 ms, 10% of D) after D, whatever the input, with
+// the best assignment found, a proven Bound and Status Feasible unless it
+// proved optimality before D (it is never Optimal unless proven). Every
+// step whose work grows with the capacity or the number of jobs looks at
+// the clock at least every ~50 µs of work, and the knapsack programs'
+// tables are capped (dpMaxCells) before they are built, so memory is bounded
+// by the input's size and constants, never by capacity × jobs. The
+// allowance covers the essential work that follows a deadline that has
+// already passed: the Lagrangian bound at the root (its cutting-plane
+// iterations run for at most a quarter of the allowance) and a greedy
+// incumbent at least as good as the warm start (Settings.WarmStart with the
+// queued jobs started greedily on the capacity it leaves) and as the greedy
+// completion of the pins. Validating and preprocessing p are linear in its
+// size and not interruptible: on the order of 10-20 ms per 100,000 options
+// (benchmark the deadline program under ilp/ilptest/deadline), which the
+// contract assumes is small next to D.
+//
+// Cancellation (ctx.Done without a deadline) stops the search the same way,
+// with the bound of a single dual evaluation if it comes before the root's.
+//
+// Without a deadline or TimeLimit the search runs until it proves the
+// optimum, which on the hardest instances of thousands of jobs can take
+// minutes: hosts should always pass one (a round's deadline), or bound the
+// search with MaxNodes.
+//
+// Solve is deterministic when it finishes (Optimal, or stopped by
+// MaxNodes): the same input gives the same Solution. A solve stopped by a
+// deadline returns what it had found by then, which depends on the
+// machine's speed.
 func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
+	start := time.Now()
 	if err := p.Validate(); err != nil {
 		if e, ok := err.(*InputError); ok && e.Err == ErrInfeasible {
 			return Solution{Status: Infeasible, Bound: math.NaN(), Objective: math.NaN()}, err
@@ -87,17 +138,14 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 	if s == nil {
 		s = &Settings{}
 	}
-	if math.IsNaN(s.Tolerance) || s.Tolerance < 0 {
-		return Solution{}, invalid("settings.tolerance", "must be a non-negative number, got %v", s.Tolerance)
-	}
-	if s.MaxNodes < 0 {
-		return Solution{}, invalid("settings.maxNodes", "must be >= 0, got %d", s.MaxNodes)
+	if err := s.validate(); err != nil {
+		return Solution{}, err
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	m := newModel(p)
-	sr := newSearch(ctx, m, s)
+	sr := newSearch(newClock(ctx, start, s.TimeLimit), m, s)
 	sr.run()
 	return sr.solution(), nil
 }

@@ -1,0 +1,93 @@
+package ilp
+
+import (
+	"context"
+	"time"
+)
+
+// clock decides when the search stops: at the deadline (the context's, or
+// Settings.TimeLimit's when earlier) or on cancellation. The search looks at
+// it between steps and, through tick, inside every program whose work
+// grows with capacity × jobs, so that no step runs long past the deadline.
+//
+// The root's dual bound and the first incumbents are essential: without
+// them a stopped search has nothing useful to return. They may run until
+// the essential time, a quarter of the contract's allowance after the
+// deadline (or after the search starts when the deadline has already
+// passed); the rest of the allowance covers building the Solution.
+type clock struct {
+	ctx       context.Context
+	deadline  time.Time // zero: none
+	essential time.Time // zero: none
+	work      int       // work units (about a nanosecond each) since the last look
+	stopped   bool
+}
+
+// tickWork is the work between two looks at the time: about 50 µs.
+const tickWork = 1 << 16
+
+// Slack returns the deadline contract's allowance for a deadline d after
+// the call: Solve returns within Slack(d) after its deadline (see Solve).
+func Slack(d time.Duration) time.Duration {
+	return max(2*time.Millisecond, d/10)
+}
+
+func newClock(ctx context.Context, start time.Time, limit time.Duration) *clock {
+	c := &clock{ctx: ctx}
+	if d, ok := ctx.Deadline(); ok {
+		c.deadline = d
+	}
+	if limit > 0 && (c.deadline.IsZero() || start.Add(limit).Before(c.deadline)) {
+		c.deadline = start.Add(limit)
+	}
+	if !c.deadline.IsZero() {
+		// from the deadline, or from now (after validating and building
+		// the model) when it has passed
+		from := c.deadline
+		if now := time.Now(); from.Before(now) {
+			from = now
+		}
+		c.essential = from.Add(Slack(c.deadline.Sub(start)) / 4)
+	}
+	return c
+}
+
+// expired reports whether the search must stop (and from then on keeps
+// reporting it).
+func (c *clock) expired() bool {
+	if !c.stopped && (c.ctx.Err() != nil || !c.deadline.IsZero() && !time.Now().Before(c.deadline)) {
+		c.stopped = true
+	}
+	return c.stopped
+}
+
+// tick accounts for n units of work and reports whether the search must
+// stop, looking at the time once every tickWork units.
+func (c *clock) tick(n int) bool {
+	if c.stopped {
+		return true
+	}
+	if c.work += n; c.work < tickWork {
+		return false
+	}
+	c.work = 0
+	return c.expired()
+}
+
+// essentialOver reports whether even essential work must stop: the context
+// is cancelled or the essential time has passed.
+func (c *clock) essentialOver() bool {
+	return c.ctx.Err() == context.Canceled || !c.essential.IsZero() && !time.Now().Before(c.essential)
+}
+
+// affords reports whether work that cannot be interrupted, of about n
+// nanoseconds (the knapsack programs count a nanosecond per byte of the
+// tables they allocate and clear), fits in the time left before the
+// deadline. Such work is sized before it starts: it is skipped when the
+// clock cannot afford it.
+func (c *clock) affords(n int) bool {
+	if c.stopped {
+		return false
+	}
+	return c.deadline.IsZero() || time.Duration(n) < time.Until(c.deadline)
+}

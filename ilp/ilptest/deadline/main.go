@@ -1,0 +1,162 @@
+// Command deadline measures ilp.Solve's deadline contract on the hard
+// corpus (ilptest.HardCorpus, generated from its seeds): per deadline, the
+// overshoot past the deadline (p50, p99, max over every solve), the
+// relative gap (objective − bound)/|bound| (median and max over the
+// instances), the share of instances within the gap target, and the peak
+// heap during the solves.
+//
+//	go run ./ilp/ilptest/deadline -deadlines 5ms,20ms,100ms,1s -reps 3
+//
+// The contract: Solve returns within max(2 ms, 10% of D) after a deadline
+// D. Timing is wall-clock on a possibly shared machine; the program prints
+// the load average it ran under.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sia-sched/sia/ilp"
+	"github.com/sia-sched/sia/ilp/ilptest"
+)
+
+func main() {
+	dls := flag.String("deadlines", "5ms,20ms,100ms,1s", "deadlines")
+	reps := flag.Int("reps", 3, "solves per instance and deadline")
+	only := flag.String("only", "", "run the instances whose name contains this")
+	target := flag.Float64("gap", 1e-3, "relative gap target")
+	verbose := flag.Bool("v", false, "one line per solve")
+	flag.Parse()
+	var deadlines []time.Duration
+	for _, f := range strings.Split(*dls, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil || d <= 0 {
+			fmt.Fprintln(os.Stderr, "deadline: bad -deadlines:", f)
+			os.Exit(2)
+		}
+		deadlines = append(deadlines, d)
+	}
+	if *reps < 1 || *reps > 100 {
+		fmt.Fprintln(os.Stderr, "deadline: -reps must be in [1,100]")
+		os.Exit(2)
+	}
+	var probs []*ilp.Problem
+	var names []string
+	for _, c := range ilptest.HardCorpus() {
+		if !strings.Contains(c.Name(), *only) {
+			continue
+		}
+		p := ilptest.Hard(c)
+		if err := p.Validate(); err != nil {
+			fmt.Fprintln(os.Stderr, "deadline:", c.Name(), err)
+			os.Exit(1)
+		}
+		probs = append(probs, p)
+		names = append(names, c.Name())
+	}
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("load average: %s", load)
+	}
+	fmt.Printf("corpus: %d instances, %d solves per deadline, GOMAXPROCS %d\n\n", len(probs), len(probs)**reps, runtime.GOMAXPROCS(0))
+	fmt.Println("| deadline | overshoot p50 | p99 | max | contract | gap median | gap max | within target | optimal | peak heap |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	for _, d := range deadlines {
+		var over []time.Duration
+		var gaps []float64
+		optimal, within := 0, 0
+		var peak uint64
+		for pi, p := range probs {
+			worst := 0.0
+			for r := 0; r < *reps; r++ {
+				runtime.GC()
+				base := heapBytes()
+				stop := make(chan struct{})
+				var pk atomic.Uint64
+				go sampleHeap(stop, &pk)
+				ctx, cancel := context.WithTimeout(context.Background(), d)
+				dl, _ := ctx.Deadline()
+				sol, err := ilp.Solve(ctx, p, nil)
+				end := time.Now()
+				cancel()
+				close(stop)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "deadline:", names[pi], err)
+					os.Exit(1)
+				}
+				if err := p.Check(sol.Assignment); err != nil {
+					fmt.Fprintln(os.Stderr, "deadline: infeasible plan:", names[pi], err)
+					os.Exit(1)
+				}
+				o := max(end.Sub(dl), 0)
+				if sol.Status == ilp.Optimal {
+					optimal++
+					o = 0 // returned before the deadline
+				}
+				over = append(over, o)
+				g := sol.Gap() / math.Abs(sol.Bound)
+				worst = math.Max(worst, g)
+				if pk.Load() > base {
+					peak = max(peak, pk.Load()-base)
+				}
+				if *verbose {
+					fmt.Printf("  %-28s %6v  %-8v over %8v  gap %.2e  nodes %d\n", names[pi], d, sol.Status, o.Round(10*time.Microsecond), g, sol.Nodes)
+				}
+			}
+			gaps = append(gaps, worst)
+			if worst <= *target {
+				within++
+			}
+		}
+		slices.Sort(over)
+		slices.Sort(gaps)
+		contract := max(2*time.Millisecond, d/10)
+		ok := "met"
+		if over[len(over)-1] > contract {
+			ok = fmt.Sprintf("missed (> %v)", contract)
+		}
+		fmt.Printf("| %v | %v | %v | %v | %s | %.2e | %.2e | %d/%d | %d/%d | %.1f MB |\n", d,
+			q(over, 0.5), q(over, 0.99), over[len(over)-1], ok,
+			gaps[len(gaps)/2], gaps[len(gaps)-1], within, len(gaps), optimal, len(over), float64(peak)/(1<<20))
+	}
+}
+
+// q is the nearest-rank quantile of a sorted slice.
+func q(s []time.Duration, f float64) time.Duration {
+	i := int(math.Ceil(f*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)].Round(10 * time.Microsecond)
+}
+
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+func heapBytes() uint64 {
+	metrics.Read(heapSample)
+	return heapSample[0].Value.Uint64()
+}
+
+// sampleHeap records the largest live-and-unswept heap seen every 250 µs
+// until stop is closed.
+func sampleHeap(stop chan struct{}, peak *atomic.Uint64) {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	t := time.NewTicker(250 * time.Microsecond)
+	defer t.Stop()
+	for {
+		metrics.Read(s)
+		if v := s[0].Value.Uint64(); v > peak.Load() {
+			peak.Store(v)
+		}
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
