@@ -171,7 +171,7 @@ func newModel(p *Problem) *model {
 				ntypes++
 			}
 		}
-		mj := mjob{orig: i, opts: optArena[len(optArena):len(optArena):len(optArena)+len(cands)], groups: make([]group, 0, ntypes)}
+		mj := mjob{orig: i, opts: optArena[len(optArena) : len(optArena) : len(optArena)+len(cands)], groups: make([]group, 0, ntypes)}
 		optArena = optArena[:len(optArena)+len(cands)]
 		for a := 0; a < len(cands); {
 			tr := cands[a].tr
