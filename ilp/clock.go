@@ -91,3 +91,13 @@ func (c *clock) affords(n int) bool {
 	}
 	return c.deadline.IsZero() || time.Duration(n) < time.Until(c.deadline)
 }
+
+// short reports whether less than d is left before a deadline that has not
+// passed yet.
+func (c *clock) short(d time.Duration) bool {
+	if c.deadline.IsZero() {
+		return false
+	}
+	left := time.Until(c.deadline)
+	return left > 0 && left < d
+}

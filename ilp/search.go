@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"time"
 )
 
 // search is the branch-and-bound state. Every node re-optimises the
@@ -224,30 +225,40 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		sr.offerFree(free, full)
 		return sr.freeProfit(free, full) // comparable across cores
 	}
-	fixed := sr.freeProfit(free, full) // the non-core jobs' single choices
-	allowed := sr.candidates(core, left, lam, lp)
-	for _, t := range sr.keptRows(lam) {
-		if t < sr.m.nrows { // the aggregate row comes later
-			bound = math.Min(bound, fixed+sr.rowBound(core, left, lam, t, allowed))
+	// the one-row bounds and the repaired Lagrangian maximisers; under a
+	// deadline they come after the sequential programs, which find most
+	// incumbents
+	boundsAndRepair := func() {
+		fixed := sr.freeProfit(free, full) // the non-core jobs' single choices
+		allowed := sr.candidates(core, left, lam, lp)
+		for _, t := range sr.keptRows(lam) {
+			if t < sr.m.nrows { // the aggregate row comes later
+				bound = math.Min(bound, fixed+sr.rowBound(core, left, lam, t, allowed))
+			}
+		}
+		if done() {
+			return
+		}
+		// from the Lagrangian maximisers (ties: fewer GPUs), repaired per type
+		lg := make([]int, len(core))
+		for c, i := range core {
+			lg[c] = sr.m.jobs[i].lagChoice(lam)
+		}
+		if sr.improveByType(core, left, lg, 1, true) {
+			try(lg)
+		}
+		if done() {
+			return
+		}
+		if full, pos, core, left, ok = sr.coreOf(free, capv, lam, lp); !ok {
+			bound = math.Inf(-1)
 		}
 	}
-	if done() {
-		return
-	}
-	// from the Lagrangian maximisers (ties: fewer GPUs), repaired per type
-	lg := make([]int, len(core))
-	for c, i := range core {
-		lg[c] = sr.m.jobs[i].lagChoice(lam)
-	}
-	if sr.improveByType(core, left, lg, 1, true) {
-		try(lg)
-	}
-	if done() {
-		return
-	}
-	if full, pos, core, left, ok = sr.coreOf(free, capv, lam, lp); !ok {
-		bound = math.Inf(-1)
-		return
+	underDeadline := !sr.clk.deadline.IsZero()
+	if !underDeadline {
+		if boundsAndRepair(); done() || !ok {
+			return
+		}
 	}
 	var bestSD []int
 	bestP := math.Inf(-1)
@@ -282,6 +293,15 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		}
 		if profits[oi] > bestP {
 			bestSD, bestP = sd, profits[oi]
+		}
+	}
+	if underDeadline {
+		before := len(core)
+		if boundsAndRepair(); done() || !ok {
+			return
+		}
+		if len(core) != before {
+			bestSD = nil // of another core
 		}
 	}
 	if bestSD != nil && sr.improveByType(core, left, bestSD, 3, false) {
@@ -537,7 +557,13 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	first := depth == 0 && sr.nodes == 1
 	stop := sr.clk.expired
 	if first {
-		stop = sr.clk.essentialOver
+		// leave the greedy heuristics below their time before the deadline
+		// (quickGreedy, from the warm start too, then marginalGreedy)
+		reserve := time.Duration(greedyNanos * 5 * sr.optionCount(free))
+		if sr.warm != nil {
+			reserve += time.Duration(greedyNanos * sr.optionCount(free))
+		}
+		stop = func() bool { return sr.clk.essentialOver() || sr.clk.short(reserve) }
 	}
 	lam, f := m.minimizeDualUntil(free, capv, lam0, sr.dualTol, iters, stop)
 	bound := math.Min(P+f, est)
@@ -549,6 +575,9 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	}
 	if first {
 		sr.offerFree(free, sr.quickGreedy(free, capv, lam, nil))
+		if sr.clk.affords(greedyNanos * 4 * sr.optionCount(free)) {
+			sr.offerFree(free, sr.marginalGreedy(free, capv, lam))
+		}
 		if sr.warm != nil { // free is every model job
 			sr.offerFree(free, sr.quickGreedy(free, capv, lam, sr.warm))
 		}
@@ -857,6 +886,10 @@ func (sr *search) greedy(free []int32, capv []int, lam []float64) []int {
 	}
 	return choice
 }
+
+// greedyNanos is about the time quickGreedy takes per option, in
+// nanoseconds, with a margin for a loaded machine.
+const greedyNanos = 40
 
 // optionCount is the number of options of the free jobs.
 func (sr *search) optionCount(free []int32) int {
