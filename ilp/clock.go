@@ -11,10 +11,11 @@ import (
 // grows with capacity × jobs, so that no step runs long past the deadline.
 //
 // The root's dual bound and the first incumbents are essential: without
-// them a stopped search has nothing useful to return. They may run until
-// the essential time, a quarter of the contract's allowance after the
-// deadline (or after the search starts when the deadline has already
-// passed); the rest of the allowance covers building the Solution.
+// them a stopped search has nothing useful to return. Before a deadline,
+// the root's dual stops early enough to leave the greedy heuristics their
+// time; when the deadline has already passed as the search starts, the
+// dual may use a quarter of the contract's allowance, the rest covering
+// the greedy incumbent and building the Solution.
 type clock struct {
 	ctx       context.Context
 	deadline  time.Time // zero: none
@@ -41,13 +42,13 @@ func newClock(ctx context.Context, start time.Time, limit time.Duration) *clock 
 		c.deadline = start.Add(limit)
 	}
 	if !c.deadline.IsZero() {
-		// from the deadline, or from now (after validating and building
-		// the model) when it has passed
-		from := c.deadline
-		if now := time.Now(); from.Before(now) {
-			from = now
+		// only a deadline that has passed by the time the search starts
+		// (after validating and building the model) leaves the essential
+		// work part of the allowance; otherwise it ends at the deadline
+		c.essential = c.deadline
+		if now := time.Now(); c.deadline.Before(now) {
+			c.essential = now.Add(Slack(c.deadline.Sub(start)) / 4)
 		}
-		c.essential = from.Add(Slack(c.deadline.Sub(start)) / 4)
 	}
 	return c
 }

@@ -74,13 +74,33 @@ func newModel(p *Problem) *model {
 			jobQuotas[ji] = append(jobQuotas[ji], qi)
 		}
 	}
+	// typeQuotas[tr] lists the quotas of the current job (jobQuotas) that
+	// count options of type row tr, whatever their size; stamp[tr] says
+	// for which job it was computed
+	typeQuotas := make([][]int, len(m.types))
+	stamp := make([]int, len(m.types))
+	for tr := range stamp {
+		stamp[tr] = -1
+	}
 	// rowsOf appends to buf[:0] the coupling rows option o (of type row tr)
 	// of job ji uses: its type row first, then the quota rows it counts
 	// toward.
 	rowsOf := func(buf []int32, ji int, o Option, tr int) []int32 {
 		buf = append(buf[:0], int32(tr))
-		for _, qi := range jobQuotas[ji] {
-			if p.Quotas[qi].Counts(o) {
+		if len(jobQuotas[ji]) == 0 {
+			return buf
+		}
+		if stamp[tr] != ji {
+			stamp[tr] = ji
+			typeQuotas[tr] = typeQuotas[tr][:0]
+			for _, qi := range jobQuotas[ji] {
+				if p.Quotas[qi].countsType(o.Type) {
+					typeQuotas[tr] = append(typeQuotas[tr], qi)
+				}
+			}
+		}
+		for _, qi := range typeQuotas[tr] {
+			if o.GPUs >= p.Quotas[qi].MinGPUs {
 				buf = append(buf, int32(len(m.types)+qi))
 			}
 		}

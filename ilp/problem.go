@@ -117,14 +117,17 @@ type Quota struct {
 // the quota: its type matches (Type, or one of Types) and it has at least
 // MinGPUs GPUs.
 func (q *Quota) Counts(o Option) bool {
-	if o.GPUs < q.MinGPUs {
-		return false
-	}
+	return o.GPUs >= q.MinGPUs && q.countsType(o.Type)
+}
+
+// countsType reports whether options of type t count toward the quota
+// (when large enough; see Counts).
+func (q *Quota) countsType(t string) bool {
 	switch {
 	case q.Type != "":
-		return o.Type == q.Type
+		return t == q.Type
 	case len(q.Types) > 0:
-		return slices.Contains(q.Types, o.Type)
+		return slices.Contains(q.Types, t)
 	}
 	return true
 }

@@ -888,8 +888,8 @@ func (sr *search) greedy(free []int32, capv []int, lam []float64) []int {
 }
 
 // greedyNanos is about the time quickGreedy takes per option, in
-// nanoseconds, with a margin for a loaded machine.
-const greedyNanos = 40
+// nanoseconds, with a margin of three for a loaded machine.
+const greedyNanos = 100
 
 // optionCount is the number of options of the free jobs.
 func (sr *search) optionCount(free []int32) int {
@@ -927,7 +927,7 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 		h, _ := j.best(lam)
 		order = append(order, entry{k, h})
 	}
-	slices.SortStableFunc(order, func(a, b entry) int { return cmp.Compare(b.h, a.h) })
+	slices.SortFunc(order, func(a, b entry) int { return cmp.Or(cmp.Compare(b.h, a.h), a.k-b.k) })
 	for _, e := range order {
 		j := &m.jobs[free[e.k]]
 		bo, brc := -1, math.Inf(1)

@@ -20,9 +20,12 @@ const (
 	Feasible
 	// Infeasible: the pins cannot all hold; there is no assignment.
 	Infeasible
+	// Unsolved: Solve returned an error for invalid input; there is no
+	// assignment, and Objective and Bound are NaN.
+	Unsolved
 )
 
-// String returns "optimal", "feasible" or "infeasible".
+// String returns "optimal", "feasible", "infeasible" or "unsolved".
 func (s Status) String() string {
 	switch s {
 	case Optimal:
@@ -31,6 +34,8 @@ func (s Status) String() string {
 		return "feasible"
 	case Infeasible:
 		return "infeasible"
+	case Unsolved:
+		return "unsolved"
 	}
 	return fmt.Sprintf("Status(%d)", int(s))
 }
@@ -88,6 +93,9 @@ func (s *Settings) validate() error {
 	return nil
 }
 
+// unsolved is the Solution that comes with an input error.
+var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN()}
+
 // Solve finds an optimal assignment of p. It is exact: with Status Optimal no
 // assignment has a better objective (beyond the grid step or tolerance). It
 // never returns an assignment that breaks a constraint and does not modify
@@ -133,13 +141,13 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 		if e, ok := err.(*InputError); ok && e.Err == ErrInfeasible {
 			return Solution{Status: Infeasible, Bound: math.NaN(), Objective: math.NaN()}, err
 		}
-		return Solution{}, err
+		return unsolved, err
 	}
 	if s == nil {
 		s = &Settings{}
 	}
 	if err := s.validate(); err != nil {
-		return Solution{}, err
+		return unsolved, err
 	}
 	if ctx == nil {
 		ctx = context.Background()
