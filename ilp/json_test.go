@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -146,22 +147,43 @@ func FuzzParseJSON(f *testing.F) {
 	f.Add([]byte(`{"sense":"max","unallocated":-1,"capacity":{"a":3},"jobs":[{"id":"x","options":[{"type":"a","gpus":2,"value":1.5}]}],"quotas":[{"name":"q","jobs":["x"],"limit":1}]}`))
 	f.Add([]byte(`{"sense":"min","unallocated":1,"grid":0.01,"capacity":{"a":1},"reserved":{"a":1},"jobs":[]}`))
 	f.Add([]byte("\xff\xfe"))
+	f.Add([]byte(`{"sense":"min","Sense":"max","unallocated":1,"capacity":{},"jobs":[]}`))
+	f.Add([]byte(`{"sense":"min","unallocated":1,"capacity":{"a":1,"a":2},"jobs":[]}`))
+	f.Add([]byte(`{"sense":"max","unallocated":0,"capacity":{"a":4,"b":4},"jobs":[{"id":"x","options":[{"type":"a","gpus":2,"value":1}]}],"quotas":[{"name":"q","all_jobs":true,"types":["a","b"],"limit":2}]}`))
+	f.Add([]byte(`{"sense":"min","unallocated":1,"grid":1000,"capacity":{"a":1},"jobs":[{"id":"x","options":[{"type":"a","gpus":1,"value":0.2}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, _, err := ilp.ParseJSON(data)
+		p, meta, err := ilp.ParseJSON(data)
 		if err != nil {
 			if !errors.Is(err, ilp.ErrInvalidInput) && !errors.Is(err, ilp.ErrInfeasible) {
 				t.Fatalf("unclassified error %v", err)
 			}
+			var ie *ilp.InputError
+			if !errors.As(err, &ie) && !strings.Contains(err.Error(), "reading") {
+				t.Fatalf("untyped error %v", err)
+			}
 			return
 		}
-		// every accepted problem solves to a feasible assignment and writes
-		// back to JSON and LP
+		// every accepted problem is valid, solves to a feasible assignment
+		// with the Solution invariants, and writes back to JSON (reading
+		// the same problem) and LP
+		if err := p.Validate(); err != nil {
+			t.Fatalf("accepted an invalid problem: %v", err)
+		}
 		sol, err := solveSmall(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := p.Check(sol.Assignment); err != nil {
+		checkSolution(t, p, sol)
+		var buf bytes.Buffer
+		if err := ilp.WriteJSON(&buf, p, meta); err != nil {
 			t.Fatal(err)
+		}
+		q, meta2, err := ilp.ParseJSON(buf.Bytes())
+		if err != nil {
+			t.Fatalf("written problem not read back: %v\n%s", err, buf.Bytes())
+		}
+		if !reflect.DeepEqual(p, q) || meta.Name != meta2.Name {
+			t.Fatalf("round trip changed the problem")
 		}
 		if err := ilp.WriteLP(&bytes.Buffer{}, p); err != nil {
 			t.Fatal(err)
