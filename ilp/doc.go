@@ -37,7 +37,10 @@
 //     one-row and aggregate-row programs that bound the cost of completing
 //     them, and its passes enumerate D from its lower bound (rounded up to
 //     the grid) upwards, so the first complete state found is optimal;
-//   - finds incumbents with a greedy by reduced cost, per-type knapsack
+//   - finds incumbents with a greedy by reduced cost (and a linear-time one
+//     that also completes the warm start), a greedy that hands each type's
+//     capacity out by marginal profit per GPU to the jobs whose Lagrangian
+//     choice is on that type, per-type knapsack
 //     coordinate descent, and knapsack programs that settle the type rows one
 //     at a time in every order, also at slightly perturbed multipliers to
 //     break the many ties of rounded values;
@@ -59,8 +62,32 @@
 // When Problem.Grid declares that values lie on a grid (0.01 for Sia's
 // rounded values), the search stops as soon as no solution can beat the
 // incumbent by a whole step, allowing for the values' floating-point
-// deviation from the grid. Solve honours its context: on cancellation or
-// deadline it returns the incumbent, Status Feasible and a proven Bound.
+// deviation from the grid.
+//
+// # Deadlines and limits
+//
+// Solve honours its context's deadline (and Settings.TimeLimit) with a
+// contract: it returns within Slack(D) = max(2 ms, 10% of D) after the
+// deadline, with the incumbent, Status Feasible and a proven Bound (see
+// Solve for what the allowance covers). Every program whose work grows with
+// capacity × jobs looks at the clock every ~50 µs of work and is sized
+// before it allocates its tables (at most dpMaxCells entries, and no more
+// than the time left can fill), so memory stays bounded by the input and
+// small constants whatever the capacity. Even with a deadline that has
+// already passed, the result is at least the greedy completion of the pins
+// and of Settings.WarmStart: running jobs keep their allocations and queued
+// jobs start on the free GPUs. Without a deadline the search runs to
+// optimality; Settings.MaxNodes and TimeLimit bound it.
+//
+// # Numbers
+//
+// Validate rejects every input whose arithmetic could go wrong: capacities
+// whose total exceeds MaxGPUs, values whose sum could overflow
+// (MaxValueSum), grids that are not finite and positive or that values do
+// not lie on (a test relative to both the step and the value); sums of
+// pinned or assigned GPUs saturate instead of wrapping. Solve validates
+// Settings the same way. An error comes with Status Unsolved (or
+// Infeasible for pins that cannot hold), never Optimal.
 // Settings.WarmStart seeds the incumbent with the previous round's
 // assignment.
 //
@@ -73,9 +100,10 @@
 //	 "jobs":[{"id":"j0","options":[{"type":"t4","gpus":1,"value":0.71}],"pin":0}]}
 //
 // with optional "reserved" (type → GPUs), "grid" (number), "quotas"
-// ([{"name","jobs":[ids],"all_jobs","type","types","min_gpus","limit"}], see Quota) and the recorded rounds' "name"
-// and "optimum"; any other key is an error. WriteLP writes CPLEX LP for cbc
-// and glpsol.
+// ([{"name","jobs":[ids],"all_jobs","type","types","min_gpus","limit"}],
+// see Quota) and the recorded rounds' "name" and "optimum"; any other key,
+// a key given twice and a key spelled in another case are errors. WriteLP
+// writes CPLEX LP for cbc and glpsol.
 //
 // # CLP
 //

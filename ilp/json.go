@@ -63,7 +63,9 @@ type jsonQuota struct {
 }
 
 // ReadJSON reads one problem in the JSON format of examples/solve (see the
-// package documentation) and validates it. Unknown keys are rejected, except
+// package documentation) and validates it. Unknown keys, keys given twice
+// in one object and keys spelled in another case are rejected (encoding/json
+// alone would take the last value, and match keys case-insensitively), except
 // the documented "name" and "optimum" of recorded rounds, returned in Meta.
 // Errors wrap ErrInvalidInput (or ErrInfeasible for pins that cannot hold)
 // and name the line, job or field.
