@@ -18,6 +18,7 @@ import (
 // the greedy incumbent and building the Solution.
 type clock struct {
 	ctx       context.Context
+	started   time.Time // when the search started
 	deadline  time.Time // zero: none
 	essential time.Time // zero: none
 	work      int       // work units (about a nanosecond each) since the last look
@@ -34,7 +35,7 @@ func Slack(d time.Duration) time.Duration {
 }
 
 func newClock(ctx context.Context, start time.Time, limit time.Duration) *clock {
-	c := &clock{ctx: ctx}
+	c := &clock{ctx: ctx, started: time.Now()}
 	if d, ok := ctx.Deadline(); ok {
 		c.deadline = d
 	}

@@ -225,7 +225,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		sr.offerFree(free, full)
 		return sr.freeProfit(free, full) // comparable across cores
 	}
-	// the one-row bounds and the repaired Lagrangian maximisers; under a
+	// the one-row bounds and the repaired Lagrangian maximisers; under a tight
 	// deadline they come after the sequential programs, which find most
 	// incumbents
 	boundsAndRepair := func() {
@@ -254,7 +254,9 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 			bound = math.Inf(-1)
 		}
 	}
-	underDeadline := !sr.clk.deadline.IsZero()
+	// (a deadline is tight when the time left is less than twenty times
+	// what the search took so far, the root's dual included)
+	underDeadline := sr.clk.short(20 * time.Since(sr.clk.started))
 	if !underDeadline {
 		if boundsAndRepair(); done() || !ok {
 			return
