@@ -24,8 +24,8 @@ type Meta struct {
 //	 "jobs":[{"id":"j0","options":[{"type":"t4","gpus":1,"value":0.71}],"pin":0}]}
 //
 // plus optional "name", "optimum", "reserved" (map type → GPUs), "grid"
-// (number) and "quotas" ([{"name","jobs":[ids],"all_jobs","type","min_gpus",
-// "limit"}]; see Quota).
+// (number) and "quotas" ([{"name","jobs":[ids],"all_jobs","type","types",
+// "min_gpus","limit"}]; see Quota).
 type jsonProblem struct {
 	Name        string         `json:"name,omitempty"`
 	Optimum     *float64       `json:"optimum,omitempty"`
@@ -55,6 +55,7 @@ type jsonQuota struct {
 	Jobs    []string `json:"jobs"`
 	AllJobs bool     `json:"all_jobs,omitempty"`
 	Type    string   `json:"type,omitempty"`
+	Types   []string `json:"types,omitempty"`
 	MinGPUs int      `json:"min_gpus,omitempty"`
 	Limit   int      `json:"limit"`
 }
@@ -124,7 +125,7 @@ func ParseJSON(data []byte) (*Problem, Meta, error) {
 		p.Jobs[i] = job
 	}
 	for qi, q := range jp.Quotas {
-		qq := Quota{Name: q.Name, Type: q.Type, Limit: q.Limit, MinGPUs: q.MinGPUs, AllJobs: q.AllJobs}
+		qq := Quota{Name: q.Name, Type: q.Type, Types: q.Types, Limit: q.Limit, MinGPUs: q.MinGPUs, AllJobs: q.AllJobs}
 		for _, id := range q.Jobs {
 			ji, ok := ids[id]
 			if !ok {
@@ -229,7 +230,7 @@ func WriteJSON(w io.Writer, p *Problem, meta Meta) error {
 		jp.Jobs[i] = jj
 	}
 	for _, q := range p.Quotas {
-		jq := jsonQuota{Name: q.Name, Type: q.Type, Limit: q.Limit, MinGPUs: q.MinGPUs, AllJobs: q.AllJobs, Jobs: []string{}}
+		jq := jsonQuota{Name: q.Name, Type: q.Type, Types: q.Types, Limit: q.Limit, MinGPUs: q.MinGPUs, AllJobs: q.AllJobs, Jobs: []string{}}
 		idx := append([]int(nil), q.Jobs...)
 		sort.Ints(idx)
 		for _, ji := range idx {

@@ -355,6 +355,8 @@ func (d *fastDecoder) quota() jsonQuota {
 			q.AllJobs = d.bool()
 		case "type":
 			q.Type = d.str()
+		case "types":
+			q.Types = d.strings()
 		case "min_gpus":
 			q.MinGPUs = d.int()
 		case "limit":

@@ -86,8 +86,9 @@ type Job struct {
 	Pin int
 }
 
-// Quota is an extra capacity row: the GPUs of type Type (all types when Type
-// is "") used by the jobs it covers must not exceed Limit. It covers the jobs
+// Quota is an extra capacity row: the GPUs of type Type (of the types listed
+// in Types when Types is not empty; of all types when both are empty) used by
+// the jobs it covers must not exceed Limit. It covers the jobs
 // listed in Jobs (indices into Problem.Jobs), or every job when AllJobs is
 // set (Jobs must then be empty); an empty Jobs list without AllJobs covers no
 // job, so the row always holds. When MinGPUs > 0, only options with at least
@@ -100,14 +101,22 @@ type Quota struct {
 	Name    string // for messages and the LP file; may be empty
 	Jobs    []int  // indices into Problem.Jobs; duplicates are an error
 	AllJobs bool   // cover every job of the problem; Jobs must be empty
-	Type    string // a key of Problem.Capacity, or "" for every type
-	MinGPUs int    // >= 0; options with fewer GPUs do not count (0: all count)
-	Limit   int    // >= 0
+	Type    string // a key of Problem.Capacity, or "" for every type (or for Types)
+	// Types, when not empty, is a set of keys of Problem.Capacity (Type
+	// must then be ""): the row counts the options of any of them, each
+	// with coefficient GPUs (a per-GPU-type quota over several capacity
+	// rows, e.g. the pools of one GPU type).
+	Types   []string
+	MinGPUs int // >= 0; options with fewer GPUs do not count (0: all count)
+	Limit   int // >= 0
 }
 
 // Counts reports whether option o (of a job the quota covers) counts toward
 // the quota: its type matches and it has at least MinGPUs GPUs.
 func (q *Quota) Counts(o Option) bool {
+	if len(q.Types) > 0 {
+		return o.GPUs >= q.MinGPUs && slices.Contains(q.Types, o.Type)
+	}
 	return (q.Type == "" || o.Type == q.Type) && o.GPUs >= q.MinGPUs
 }
 
@@ -259,6 +268,17 @@ func (p *Problem) Validate() error {
 		if q.Type != "" {
 			if _, ok := p.Capacity[q.Type]; !ok {
 				return invalid(f+".type", "unknown GPU type %q", q.Type)
+			}
+		}
+		if len(q.Types) > 0 && q.Type != "" {
+			return invalid(f+".types", "must be empty when type is set (type %q)", q.Type)
+		}
+		for ti, t := range q.Types {
+			if _, ok := p.Capacity[t]; !ok {
+				return invalid(f+".types", "unknown GPU type %q", t)
+			}
+			if slices.Contains(q.Types[:ti], t) {
+				return invalid(f+".types", "type %q listed twice", t)
 			}
 		}
 		if q.Limit < 0 {
