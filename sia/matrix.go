@@ -22,7 +22,8 @@ type Entry struct {
 	// Charge is the GPUs the entry counts against its pool's capacity
 	// (configset.Set.Charge): Config.GPUs, or more for a rigid count that
 	// is no configuration (5 GPUs of a 6-GPU node count 6), which keeps
-	// every allocation placeable. Zero means Config.GPUs.
+	// every allocation placeable. A pinned entry is charged its GPUs (the
+	// job holds exactly those). Zero means Config.GPUs.
 	Charge int
 	// Choice is the predicted best batch size and its goodput (raw
 	// samples/s × efficiency) from the job's model; zero for entries without
@@ -574,6 +575,9 @@ func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs, se
 	if row.Current >= 0 && (j.State.Restoring || j.NonPreemptible) {
 		row.Pin = row.Current
 		es[row.Current].Dropped = false
+		// A pinned job holds exactly its GPUs: charging it more (an
+		// off-chain rigid count) could make pins that fit look infeasible.
+		es[row.Current].Charge = es[row.Current].Config.GPUs
 	}
 	markDominated(row, sense)
 }

@@ -280,3 +280,195 @@ func TestRoundKeepsJobWhoseResizeCannotBePlaced(t *testing.T) {
 		assert.Equal(t, sia.Keep, d.Action, id)
 	}
 }
+
+// TestRoundShapesPinnedBruteForce is TestRoundShapesProperty with jobs in a
+// checkpoint-restore (pinned to their GPUs, which may fragment the nodes):
+// whenever a job the solver allocated is left unplaced, an exhaustive search
+// confirms that its pool's allocation (by the evaluated shapes, pinned jobs
+// where they are) cannot be packed; and a running job left unplaced could
+// not have kept its GPUs.
+func TestRoundShapesPinnedBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 27))
+	o := &sia.Options{NoScaleUpCap: true}
+	s, err := sia.New(o)
+	require.NoError(t, err)
+	unplaced, kept, rounds := 0, 0, 0
+	for iter := 0; iter < 150; iter++ {
+		var nodes []sia.Node
+		for p := 0; p < 1+rng.IntN(2); p++ {
+			nodes = append(nodes, nodesOf(fmt.Sprintf("x%d_", p), "x", 1+rng.IntN(3), 1+(iter+5*p)%16)...)
+		}
+		capacity := 0
+		for _, n := range nodes {
+			capacity += n.GPUs
+		}
+		var jobs []sia.Job
+		for k := 0; k < 2+rng.IntN(5); k++ {
+			m := shapeModel{speed: map[string]float64{"x": 0.5 + rng.Float64()}, gain: 0.5 + 0.5*rng.Float64(), cross: 0.7 + 0.3*rng.Float64()}
+			j := sia.Job{ID: fmt.Sprintf("j%d", k), Submitted: shapesT0, Models: m}
+			if rng.IntN(3) == 0 {
+				j.Kind, j.GPUs = sia.Rigid, 1+rng.IntN(capacity)
+			}
+			jobs = append(jobs, j)
+		}
+		// pinned jobs (restoring) on random free GPUs fragment the nodes
+		taken := map[sia.GPU]bool{}
+		for k := 0; k < 1+rng.IntN(3); k++ {
+			nd := nodes[rng.IntN(len(nodes))]
+			g := 1 + rng.IntN(min(2, nd.GPUs))
+			var pl []sia.GPU
+			for _, idx := range rng.Perm(nd.GPUs) {
+				if gp := (sia.GPU{Node: nd.ID, Index: idx}); !taken[gp] && len(pl) < g {
+					pl = append(pl, gp)
+				}
+			}
+			if len(pl) < g {
+				continue
+			}
+			for _, gp := range pl {
+				taken[gp] = true
+			}
+			jobs = append(jobs, sia.Job{ID: fmt.Sprintf("p%d", k), Kind: sia.Rigid, GPUs: g, Submitted: shapesT0,
+				Models: shapeModel{speed: map[string]float64{"x": 1}, gain: 1, cross: 1},
+				State:  sia.JobState{Restoring: true, Current: sia.Allocation{Type: "x", Nodes: 1, GPUs: g, Placement: pl}}})
+		}
+		snap := sia.Snapshot{Cluster: sia.Cluster{Nodes: nodes}, Jobs: jobs}
+		for r := 0; r < 3; r++ {
+			snap.Now = shapesT0.Add(time.Duration(r+1) * time.Hour)
+			for i := range snap.Jobs {
+				if snap.Jobs[i].ID[0] == 'j' && rng.IntN(3) == 0 { // new demands: jobs change their bounds
+					snap.Jobs[i].MaxGPUs = rng.IntN(capacity + 1)
+				}
+			}
+			plan, err := s.Round(context.Background(), snap)
+			require.NoError(t, err)
+			checkShapes(t, snap, plan)
+			rounds++
+			if len(plan.Unplaced) > 0 {
+				unplaced += len(plan.Unplaced)
+				m, err := sia.BuildMatrix(&snap, o)
+				require.NoError(t, err)
+				sol, err := sia.Solve(context.Background(), m, o)
+				require.NoError(t, err)
+				lay, err := sia.Place(&snap, m, sol)
+				require.NoError(t, err)
+				require.Equal(t, plan.Unplaced, lay.Unplaced)
+				require.False(t, packable(snap, m, sol), "iter %d round %d: placement left %v unplaced, but the allocation packs", iter, r, plan.Unplaced)
+				for _, id := range plan.Unplaced {
+					for i := range snap.Jobs {
+						if snap.Jobs[i].ID == id && snap.Jobs[i].State.Current.Running() {
+							d := plan.Decisions[i]
+							assert.Equal(t, sia.Preempt, d.Action)
+						}
+					}
+				}
+			}
+			kept += countKept(t, snap, o)
+			for i, d := range plan.Decisions {
+				if snap.Jobs[i].ID[0] == 'j' {
+					snap.Jobs[i].State.Current = d.Allocation
+				}
+			}
+		}
+	}
+	t.Logf("%d rounds, %d unplaced (all confirmed unpackable), %d running jobs kept in place", rounds, unplaced, kept)
+}
+
+// packable reports whether the solution's allocation can be placed, each job
+// by its entry's shape in its entry's pool, pinned jobs on their current
+// GPUs, others anywhere (exhaustive search).
+func packable(snap sia.Snapshot, m *sia.Matrix, sol sia.Solution) bool {
+	size := map[string]int{}
+	for _, n := range snap.Cluster.Nodes {
+		size[n.ID] = n.GPUs
+	}
+	free := map[string]int{}
+	for _, n := range snap.Cluster.Nodes {
+		free[n.ID] = n.GPUs
+	}
+	type job struct {
+		parts []int
+		r     int
+	}
+	var movable []job
+	for i, c := range sol.Choice {
+		if c < 0 {
+			continue
+		}
+		row := &m.Rows[i]
+		e := row.Entries[c]
+		if c == row.Pin {
+			for _, g := range snap.Jobs[i].State.Current.Placement {
+				free[g.Node]--
+			}
+			continue
+		}
+		r := e.Config.NodeGPUs
+		if r == 0 {
+			for _, n := range snap.Cluster.Nodes {
+				if n.Type == e.Config.Type {
+					r = n.GPUs
+				}
+			}
+		}
+		parts := placement.Shape(e.Config.GPUs, r)
+		if len(parts) != e.Config.Nodes { // an even split over the entry's nodes
+			parts = parts[:0]
+			for k := 0; k < e.Config.Nodes; k++ {
+				parts = append(parts, e.Config.GPUs/e.Config.Nodes+min(1, max(0, e.Config.GPUs%e.Config.Nodes-k)))
+			}
+		}
+		movable = append(movable, job{parts, r})
+	}
+	ids := make([]string, 0, len(snap.Cluster.Nodes))
+	for _, n := range snap.Cluster.Nodes {
+		ids = append(ids, n.ID)
+	}
+	var rec func(j, p int, used map[string]bool) bool
+	rec = func(j, p int, used map[string]bool) bool {
+		if j == len(movable) {
+			return true
+		}
+		if p == len(movable[j].parts) {
+			return rec(j+1, 0, map[string]bool{})
+		}
+		sz := movable[j].parts[p]
+		for _, id := range ids {
+			if used[id] || size[id] != movable[j].r || free[id] < sz {
+				continue
+			}
+			free[id] -= sz
+			used[id] = true
+			ok := rec(j, p+1, used)
+			delete(used, id)
+			free[id] += sz
+			if ok {
+				return true
+			}
+		}
+		return false
+	}
+	return rec(0, 0, map[string]bool{})
+}
+
+// countKept returns how many jobs the round keeps in place because their new
+// allocation could not be placed (Layout.Kept), checking that each keeps its
+// current GPUs.
+func countKept(t *testing.T, snap sia.Snapshot, o *sia.Options) int {
+	t.Helper()
+	m, err := sia.BuildMatrix(&snap, o)
+	require.NoError(t, err)
+	sol, err := sia.Solve(context.Background(), m, o)
+	require.NoError(t, err)
+	lay, err := sia.Place(&snap, m, sol)
+	require.NoError(t, err)
+	for _, id := range lay.Kept {
+		for i := range snap.Jobs {
+			if snap.Jobs[i].ID == id {
+				require.Equal(t, snap.Jobs[i].State.Current.Placement, lay.GPUs[i], id)
+				require.Equal(t, m.Rows[i].Current, lay.Choice[i], id)
+			}
+		}
+	}
+	return len(lay.Kept)
+}
