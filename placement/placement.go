@@ -672,7 +672,9 @@ func (p *problem) repack(pk poolKey, jobs []int, unplaced int, pack func(rest []
 	return unplaced
 }
 
-// exactBudget bounds the search steps of one exact packing.
+// exactBudget bounds the work of one exact packing: the node visits of its
+// search (about a millisecond), so that a large pool costs no more than a
+// small one.
 const exactBudget = 1 << 17
 
 // exact places the jobs of pool pk (none of them placed, the pool's other
@@ -680,7 +682,7 @@ const exactBudget = 1 << 17
 // job by its shape with its parts on distinct nodes; a job's parts try the
 // nodes of its current GPUs first, then best fit; nodes with the same free
 // count are tried once per part. It places all jobs and returns 0 when the
-// search finds a packing within exactBudget steps, else it places nothing and
+// search finds a packing within exactBudget node visits, else it places nothing and
 // returns len(jobs). Within a node, a job re-takes its own current GPUs where
 // they are free.
 func (p *problem) exact(pk poolKey, jobs []int) int {
@@ -728,7 +730,7 @@ func (p *problem) exact(pk poolKey, jobs []int) int {
 		if i == len(parts) {
 			return true
 		}
-		if steps++; steps > exactBudget {
+		if steps += len(nodes); steps > exactBudget {
 			return false
 		}
 		pt := parts[i]
