@@ -188,13 +188,20 @@ func Chain(r int) []int {
 // fit the pool's capacity can be placed, each configuration in its shape
 // (one node, or whole distinct nodes): place them largest first (see Chain).
 // A type with nodes of several sizes has one pool per size, so an allocator
-// needs one capacity row per pool (Pools) and no other placement row. Nodes
-// of two sizes are not pooled even when one size divides the other (8 and
-// 4): single-node sizes would still pack exactly, but a configuration of
-// whole nodes of one size needs that size's nodes, which per-pool rows are
-// needed to count anyway, and a placed single-node job sits on a node of one
-// size, so splitting the type into pools loses no placement of the offered
-// shapes.
+// needs one capacity row per pool (Pools) and no other placement row.
+//
+// Nodes of two sizes are not pooled even when their chains nest (8- and
+// 4-GPU nodes: 1, 2, 4 ⊂ 1, 2, 4, 8). Single-node sizes alone would pack
+// exactly into such a shared pool with two rows — all GPUs ≤ 4·N4 + 8·N8,
+// and the GPUs of configurations of 8 or more ≤ 8·N8 (rows over MinGPUs) —
+// because after the 8s every free space is a multiple of 4. But the
+// multi-node configurations of whole 4-GPU nodes, (n, 4n), break it: their
+// parts must lie on distinct nodes, and with GPU coefficients no row can
+// tell two 4-GPU parts on the halves of one 8-GPU node from parts on two
+// nodes. Separate pools are exact and lose no placement of the offered
+// shapes (a placed single-node job sits on a node of one size, so every
+// placement is a choice of pool per job); the cost is that a single-node
+// configuration appears once per pool in the allocation problem.
 //
 // Types keep the order of their first appearance in groups, and the pools of
 // a type the order of the first appearance of their size. Errors (wrapping

@@ -201,9 +201,11 @@ func (cl *cluster) currentConfig(cur Allocation) configset.Config {
 //     strong-scaling jobs take the cluster's configurations within
 //     [MinGPUs, MaxGPUs], at most Options.MaxGPUsPerJob, in multiples of the
 //     replica size P, and (adaptive jobs) at most ScaleUpFactor ×
-//     PeakReplicas replicas; rigid jobs take one configuration per type at
-//     their fixed count (nodes = ⌈GPUs / GPUs per node⌉); the job's current
-//     configuration is always an entry;
+//     PeakReplicas replicas; rigid jobs take one configuration per pool at
+//     their fixed count (whole nodes plus the remainder on one more node,
+//     configset.Set.Fixed, charged as configset.Set.Charge); the job's
+//     current configuration is always an entry (see "Node shapes" in the
+//     package documentation for pools and charges);
 //   - the entry's goodput is the model's best batch size for that
 //     configuration (strong-scaling and rigid jobs at their fixed batch);
 //     configurations without a feasible batch size are removed (or get the
