@@ -114,6 +114,20 @@ type Matrix struct {
 	Partial bool
 }
 
+// TypeCapacity returns the GPUs of GPU type t: the sum of its pools'
+// capacities.
+func (m *Matrix) TypeCapacity(t string) int {
+	ps, ok := m.Pools[t]
+	if !ok {
+		return m.Capacity[t]
+	}
+	n := 0
+	for _, p := range ps {
+		n += m.Capacity[p]
+	}
+	return n
+}
+
 // Options returns the number of entries offered to the solver.
 func (m *Matrix) Options() int {
 	n := 0
@@ -427,7 +441,10 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 		curSeen := false
 		noModelDone := false
 		for _, c := range cands {
-			e := Entry{Config: c, Replicas: c.GPUs / p, Charge: cl.set.Charge(c), Source: src, Restart: 1}
+			e := Entry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: src, Restart: 1}
+			if j.Kind == Rigid {
+				e.Charge = cl.set.Charge(c) // the configurations of the set charge their GPUs
+			}
 			e.Current = isCur(c)
 			curSeen = curSeen || e.Current
 			switch {

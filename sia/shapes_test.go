@@ -472,3 +472,13 @@ func countKept(t *testing.T, snap sia.Snapshot, o *sia.Options) int {
 	}
 	return len(lay.Kept)
 }
+
+func TestMatrixTypeCapacity(t *testing.T) {
+	snap := sia.Snapshot{Now: shapesT0, Cluster: sia.Cluster{Nodes: append(append(nodesOf("e", "x", 1, 8), nodesOf("s", "x", 2, 6)...), nodesOf("t", "y", 2, 4)...)}}
+	m, err := sia.BuildMatrix(&snap, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 20, m.TypeCapacity("x"))
+	assert.Equal(t, 8, m.TypeCapacity("y"))
+	assert.Zero(t, m.TypeCapacity("z"))
+	assert.Equal(t, map[string]int{"x/8": 8, "x/6": 12, "y": 8}, m.Capacity)
+}
