@@ -208,6 +208,13 @@ func (cl *cluster) currentConfig(cur Allocation) configset.Config {
 	return c
 }
 
+// holds reports whether c's pool can hold its shape: 1 ≤ Nodes ≤ the pool's
+// nodes and Nodes ≤ GPUs ≤ Nodes × GPUs per node.
+func (cl *cluster) holds(c configset.Config) bool {
+	p, ok := cl.set.Pool(c.Pool())
+	return ok && c.Nodes >= 1 && c.Nodes <= p.Nodes && c.Nodes <= c.GPUs && c.GPUs <= c.Nodes*p.GPUsPerNode
+}
+
 // BuildMatrix builds the restart-discounted goodput matrix of a snapshot
 // (design.md §5, artifact-sia §4.2–4.6):
 //
@@ -483,10 +490,11 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 		if j.Kind == Rigid {
 			inBounds = cur.GPUs == j.GPUs
 		}
-		if cur.Running() && cur.Type == t && !curSeen && (inBounds || pinned) {
+		if cur.Running() && cur.Type == t && !curSeen && ((inBounds && cl.holds(curCfg)) || pinned) {
 			// The current shape is outside the offered set (host-chosen,
 			// or since excluded): keep it as an option so the job can stay,
-			// unless it breaks the job's bounds (then only a pin keeps it).
+			// unless it breaks the job's bounds or its pool cannot hold the
+			// shape (then only a pin keeps it).
 			c := curCfg
 			e := Entry{Config: c, Replicas: max(1, c.GPUs/p), Charge: cl.set.Charge(c), Source: src, Restart: 1, Current: true}
 			if src != bootstrap.None {

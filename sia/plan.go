@@ -172,10 +172,13 @@ func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 
 func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 	nodes := make([]placement.Node, len(snap.Cluster.Nodes))
-	sizes := map[string]int{} // type -> largest node
+	pools := map[configset.Config]int{} // {Type, NodeGPUs} -> nodes, also {Type, 0} -> all nodes of the type
+	sizes := map[string]int{}           // type -> largest node
 	for i, n := range snap.Cluster.Nodes {
 		nodes[i] = placement.Node{ID: n.ID, Type: n.Type, GPUs: n.GPUs}
 		sizes[n.Type] = max(sizes[n.Type], n.GPUs)
+		pools[configset.Config{Type: n.Type, NodeGPUs: n.GPUs}]++
+		pools[configset.Config{Type: n.Type}]++
 	}
 	reqs := make([]placement.Request, 0, len(snap.Jobs))
 	for i := range snap.Jobs {
@@ -184,7 +187,7 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 		if c := sol.Choice[i]; c >= 0 {
 			e := &m.Rows[i].Entries[c]
 			r.Type, r.GPUs = e.Config.Type, e.Config.GPUs
-			r.NodeGPUs, r.Nodes = placeShape(e.Config, sizes)
+			r.NodeGPUs, r.Nodes = placeShape(e.Config, sizes, pools)
 			// A job pinned to its current configuration is never evicted
 			// to make room for others.
 			r.Pinned = c == m.Rows[i].Pin
@@ -256,13 +259,14 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 
 // placeShape returns the pool (NodeGPUs) and node count a configuration is
 // placed with; the node count is left to placement (0) when it cannot hold
-// the GPUs on nodes of the pool's size (a host-chosen current shape).
-func placeShape(c configset.Config, sizes map[string]int) (nodeGPUs, nodes int) {
+// the GPUs on nodes of the pool's size, or the pool has fewer nodes (a
+// host-chosen current shape).
+func placeShape(c configset.Config, sizes map[string]int, pools map[configset.Config]int) (nodeGPUs, nodes int) {
 	r := c.NodeGPUs
 	if r == 0 {
 		r = sizes[c.Type]
 	}
-	if c.Nodes < 1 || c.Nodes > c.GPUs || r <= 0 || ceilDiv(c.GPUs, c.Nodes) > r {
+	if c.Nodes < 1 || c.Nodes > c.GPUs || r <= 0 || ceilDiv(c.GPUs, c.Nodes) > r || c.Nodes > pools[configset.Config{Type: c.Type, NodeGPUs: c.NodeGPUs}] {
 		return c.NodeGPUs, 0
 	}
 	return c.NodeGPUs, c.Nodes
