@@ -337,7 +337,8 @@ func keepUnplaced(snap *Snapshot, m *Matrix, sol Solution, out *Layout, owner ma
 
 // rowsHold reports whether the placed jobs (GPUs non-nil, plus job extra)
 // with the given entries meet the matrix's pool capacities, reservations and
-// quotas, each entry counted with its Charge.
+// quotas, each entry counted with its Charge (job extra, which keeps the
+// GPUs it holds, with its GPUs).
 func rowsHold(m *Matrix, p *ilp.Problem, choice []int, gpus [][]GPU, extra int) bool {
 	pool := map[string]int{}
 	quota := make([]int, len(p.Quotas))
@@ -347,6 +348,9 @@ func rowsHold(m *Matrix, p *ilp.Problem, choice []int, gpus [][]GPU, extra int) 
 		}
 		e := &m.Rows[i].Entries[c]
 		o := ilp.Option{Type: e.Config.Pool(), GPUs: e.charge()}
+		if i == extra {
+			o.GPUs = e.Config.GPUs // it keeps exactly the GPUs it holds
+		}
 		pool[o.Type] += o.GPUs
 		for q := range p.Quotas {
 			qu := &p.Quotas[q]
