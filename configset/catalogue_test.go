@@ -24,7 +24,7 @@ func TestCatalogueNew(t *testing.T) {
 		names  []string
 	}{
 		{"empty type", []NodeGroup{ok, {Type: "", GPUsPerNode: 4, Nodes: 1}}, 1, "Type", []string{"node group 1", "empty type name"}},
-		{"duplicate type", []NodeGroup{ok, {Type: "t4", GPUsPerNode: 4, Nodes: 1}, {Type: "a100", GPUsPerNode: 4, Nodes: 1}}, 2, "Type", []string{"node group 2", `"a100"`, "also node group 0"}},
+		{"pool name is a type", []NodeGroup{ok, {Type: "a100/4", GPUsPerNode: 4, Nodes: 1}, {Type: "a100", GPUsPerNode: 4, Nodes: 1}}, 1, "Type", []string{"node group 1", `"a100/4"`, "pool of the 4-GPU nodes"}},
 		{"zero GPUsPerNode", []NodeGroup{{Type: "t4", GPUsPerNode: 0, Nodes: 1}}, 0, "GPUsPerNode", []string{`"t4"`, "GPUsPerNode", "got 0"}},
 		{"negative GPUsPerNode", []NodeGroup{{Type: "t4", GPUsPerNode: -4, Nodes: 1}}, 0, "GPUsPerNode", []string{`"t4"`, "got -4"}},
 		{"MinInt GPUsPerNode", []NodeGroup{{Type: "t4", GPUsPerNode: math.MinInt, Nodes: 1}}, 0, "GPUsPerNode", []string{`"t4"`}},
@@ -126,15 +126,18 @@ func TestCatalogueQueries(t *testing.T) {
 		assert.Zero(t, s.Capacity(typ))
 		assert.Zero(t, s.GPUsPerNode(typ))
 		assert.Zero(t, s.Nodes(typ))
-		assert.Nil(t, s.VirtualNodes(typ))
-		assert.Nil(t, s.SizeLimits(typ))
+		assert.Nil(t, s.PoolsOf(typ))
+		assert.Nil(t, s.Fixed(typ, 1))
 	}
-	for _, c := range []Config{{}, {Type: "a"}, {Type: "a", Nodes: 1, GPUs: 3}, {Type: "a", Nodes: -1, GPUs: -4}, {Type: "a", Nodes: 2, GPUs: 12}, {Type: "zz", Nodes: 1, GPUs: 1}} {
+	for _, c := range []Config{{}, {Type: "a"}, {Type: "a", Nodes: 1, GPUs: 3}, {Type: "a", Nodes: -1, GPUs: -4}, {Type: "a", Nodes: 2, GPUs: 8}, {Type: "a", Nodes: 1, GPUs: 4}, {Type: "zz", Nodes: 1, GPUs: 1}} {
 		_, ok := s.Index(c)
 		assert.False(t, ok, "%v", c)
 	}
 	for _, g := range []int{0, -1, math.MinInt} {
-		assert.Nil(t, VirtualNodes(g))
+		assert.Nil(t, Chain(g))
+		assert.Nil(t, s.Fixed("a", g))
 	}
-	assert.Equal(t, 63, len(VirtualNodes(math.MaxInt)))
+	assert.Nil(t, Chain(MaxGPUsPerNode+1))
+	assert.Nil(t, Chain(math.MaxInt))
+
 }

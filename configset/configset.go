@@ -3,7 +3,6 @@ package configset
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"slices"
 	"strconv"
 )
@@ -51,26 +50,47 @@ const (
 )
 
 // NodeGroup is a set of identical nodes: Nodes machines with GPUsPerNode GPUs
-// of type Type each. Type is an opaque, host-chosen name.
+// of type Type each. Type is an opaque, host-chosen name. Several groups may
+// share a type: groups of one type and size are merged, and a type with nodes
+// of several sizes gets one pool per size (see Pool).
 type NodeGroup struct {
 	Type        string
 	GPUsPerNode int
 	Nodes       int
 }
 
-// Config is a configuration (n, r, t): GPUs GPUs of type Type spread over
-// Nodes nodes. For a type whose GPUs per node is not a power of two, Nodes
-// counts physical nodes, each contributing its largest virtual node (see
-// VirtualNodes and New).
+// Config is a configuration (n, r, t): GPUs GPUs of type Type on Nodes nodes.
+// A configuration lies in one pool (the nodes of its type with one GPU count,
+// see Pool): NodeGPUs is that pool's GPUs per node when the type has nodes of
+// several sizes, and 0 when all nodes of the type have the same size (then
+// the pool is the type). A configuration of one node has GPUs ≤ NodeGPUs; one
+// of several nodes takes Nodes−1 whole nodes and the rest on one more node
+// (all whole nodes for every configuration in Configs).
 type Config struct {
-	Type  string
-	Nodes int
-	GPUs  int
+	Type     string
+	Nodes    int
+	GPUs     int
+	NodeGPUs int
 }
 
-// String formats c as in the paper: (nodes,GPUs,type).
+// Pool returns the name of the configuration's pool: Type when NodeGPUs is 0,
+// else Type + "/" + NodeGPUs (for example "a100/6").
+func (c Config) Pool() string {
+	if c.NodeGPUs == 0 {
+		return c.Type
+	}
+	return PoolName(c.Type, c.NodeGPUs)
+}
+
+// PoolName returns the name of the pool of the nodes of type t with r GPUs
+// each, for a type with nodes of several sizes: t + "/" + r.
+func PoolName(t string, r int) string { return t + "/" + strconv.Itoa(r) }
+
+// String formats c as in the paper: (nodes,GPUs,type), with the pool's node
+// size after the type when the type has nodes of several sizes:
+// (1,2,a100/6).
 func (c Config) String() string {
-	return "(" + strconv.Itoa(c.Nodes) + "," + strconv.Itoa(c.GPUs) + "," + c.Type + ")"
+	return "(" + strconv.Itoa(c.Nodes) + "," + strconv.Itoa(c.GPUs) + "," + c.Pool() + ")"
 }
 
 // Options tunes New. A nil *Options means the defaults (no caps).
@@ -84,23 +104,26 @@ type Options struct {
 	MaxNodes int
 }
 
-// SizeLimit is a placement constraint beyond per-type capacity that exists
-// only for types whose GPUs per node is not a power of two: the configurations
-// of type Type with at least MinGPUs GPUs together may use at most Limit GPUs.
-// See Set.SizeLimits.
-type SizeLimit struct {
-	Type    string
-	MinGPUs int
-	Limit   int
+// Pool is a uniform set of nodes: the Nodes nodes of type Type with
+// GPUsPerNode GPUs each. Every configuration lies in one pool, and an
+// allocator keeps one capacity row per pool (named Name; Name is Type when
+// the type has nodes of one size). Chain is the pool's single-node
+// configuration sizes (see Chain).
+type Pool struct {
+	Name        string
+	Type        string
+	GPUsPerNode int
+	Nodes       int
+	Chain       []int
 }
 
+// Capacity returns the pool's GPUs (nodes × GPUs per node).
+func (p Pool) Capacity() int { return p.Nodes * p.GPUsPerNode }
+
 type typeInfo struct {
-	name        string
-	gpusPerNode int
-	nodes       int
-	vnodes      []int
-	configs     []Config
-	limits      []SizeLimit
+	name    string
+	pools   []int // indices into Set.pools, in first-appearance order of the node size
+	configs []Config
 }
 
 // Set is the immutable set of valid configurations of a cluster. It is safe
@@ -108,54 +131,84 @@ type typeInfo struct {
 type Set struct {
 	types   []typeInfo
 	index   map[string]int // type -> position in types
+	pools   []Pool
+	pindex  map[string]int // pool name -> position in pools
 	configs []Config
 	offset  []int // offset[i] = index in configs of the first config of types[i]
 }
 
-// VirtualNodes splits a node of gpusPerNode GPUs into virtual nodes whose
-// sizes are distinct powers of two summing to gpusPerNode, largest first (the
-// binary decomposition): 8 → [8], 6 → [4 2], 12 → [8 4], 7 → [4 2 1]. It
-// returns nil for gpusPerNode ≤ 0.
-func VirtualNodes(gpusPerNode int) []int {
-	if gpusPerNode <= 0 {
+// Chain returns the single-node configuration sizes of a node with r GPUs, a
+// divisible chain (each size divides the next) from 1 to r: the prime factors
+// of r in ascending order, multiplied in one at a time. For r a power of two
+// this is the paper's 1, 2, 4, …, r (§3.1); 6 → [1 2 6], 12 → [1 2 4 12],
+// 10 → [1 2 10], 9 → [1 3 9], 5 → [1 5]. It returns nil for r ≤ 0 and for
+// r > MaxGPUsPerNode.
+//
+// Why a chain: if item sizes form a divisible chain and every bin's capacity
+// is a multiple of each item size, packing the items largest first into any
+// bin with room never fails while the items' total fits the bins' total
+// (every free space stays a multiple of the next item's size). So per-pool
+// capacity alone makes an allocation of chain sizes placeable, exactly.
+func Chain(r int) []int {
+	if r <= 0 || r > MaxGPUsPerNode {
 		return nil
 	}
-	out := make([]int, 0, bits.OnesCount(uint(gpusPerNode)))
-	for b := bits.Len(uint(gpusPerNode)) - 1; b >= 0; b-- {
-		if gpusPerNode&(1<<b) != 0 {
-			out = append(out, 1<<b)
+	out := []int{1}
+	c, rest := 1, r
+	for f := 2; rest > 1; {
+		if f*f > rest {
+			f = rest // rest is prime
 		}
+		if rest%f == 0 {
+			c *= f
+			rest /= f
+			out = append(out, c)
+			continue
+		}
+		f++
 	}
 	return out
 }
 
 // New builds the configuration set of a cluster made of the given node groups.
 //
-// For a type with R GPUs per node and N nodes, let V be its largest virtual
-// node, the largest power of two ≤ R (V = R when R is a power of two). The
-// type offers
+// The nodes of one type with one GPU count R form a pool (groups of the same
+// type and size are merged). A pool of N nodes offers
 //
-//	{(1,1), (1,2), (1,4), …, (1,V)} ∪ {(n, n·V) : 2 ≤ n ≤ N}
+//	{(1, c) : c in Chain(R)} ∪ {(n, n·R) : 2 ≤ n ≤ N}
 //
-// that is, powers of two inside one (virtual) node and, beyond, whole largest
-// virtual nodes, one per physical node. When R is a power of two this is the
-// paper's set. For R = 6 the node is virtual 4 + 2: single-node 1, 2, 4 and
-// multi-node (n, 4n); for R = 12 (8 + 4): single-node 1 … 8 and (n, 8n).
-// Configurations above opts.MaxGPUs GPUs or opts.MaxNodes nodes are dropped.
+// that is, a divisible chain of sizes inside one node and whole nodes beyond.
+// When R is a power of two this is the paper's set (§3.1: powers of two
+// within a node, whole nodes across nodes). For R = 6 the single-node sizes
+// are 1, 2 and 6, for R = 12 they are 1, 2, 4 and 12; multi-node
+// configurations are whole nodes in every case. Configurations above
+// opts.MaxGPUs GPUs or opts.MaxNodes nodes are dropped.
 //
-// With these shapes every multiset of configurations of one type whose GPUs
-// fit the type's capacity can be placed so that no configuration is split
-// across nodes beyond its shape and no two multi-node configurations share a
-// (virtual) node — when R is a power of two. When R is not a power of two,
-// per-type capacity is not enough (three (1,4) jobs do not fit two 6-GPU
-// nodes); SizeLimits gives the extra constraints that make it so.
+// With these shapes every multiset of configurations of one pool whose GPUs
+// fit the pool's capacity can be placed, each configuration in its shape
+// (one node, or whole distinct nodes): place them largest first (see Chain).
+// A type with nodes of several sizes has one pool per size, so an allocator
+// needs one capacity row per pool (Pools) and no other placement row.
 //
-// Types keep the order of their first appearance in groups. Errors (wrapping
+// Nodes of two sizes are not pooled even when their chains nest (8- and
+// 4-GPU nodes: 1, 2, 4 ⊂ 1, 2, 4, 8). Single-node sizes alone would pack
+// exactly into such a shared pool with two rows — all GPUs ≤ 4·N4 + 8·N8,
+// and the GPUs of configurations of 8 or more ≤ 8·N8 (rows over MinGPUs) —
+// because after the 8s every free space is a multiple of 4. But the
+// multi-node configurations of whole 4-GPU nodes, (n, 4n), break it: their
+// parts must lie on distinct nodes, and with GPU coefficients no row can
+// tell two 4-GPU parts on the halves of one 8-GPU node from parts on two
+// nodes. Separate pools are exact and lose no placement of the offered
+// shapes (a placed single-node job sits on a node of one size, so every
+// placement is a choice of pool per job); the cost is that a single-node
+// configuration appears once per pool in the allocation problem.
+//
+// Types keep the order of their first appearance in groups, and the pools of
+// a type the order of the first appearance of their size. Errors (wrapping
 // ErrInvalidInput, as *GroupError) for an empty type name, GPUsPerNode
-// outside [1, MaxGPUsPerNode], Nodes outside [1, MaxNodesPerGroup], and a
-// type that appears in two groups (use distinct type names for nodes of one
-// GPU model with different GPUs per node); and (as *FilterError) for
-// negative options.
+// outside [1, MaxGPUsPerNode], Nodes outside [1, MaxNodesPerGroup] (also
+// after merging), and a pool name that is also a type name; and (as
+// *FilterError) for negative options.
 func New(groups []NodeGroup, opts *Options) (*Set, error) {
 	var o Options
 	if opts != nil {
@@ -167,7 +220,12 @@ func New(groups []NodeGroup, opts *Options) (*Set, error) {
 	if o.MaxNodes < 0 {
 		return nil, &FilterError{Field: "Options.MaxNodes", Reason: fmt.Sprintf("must be ≥ 0 (0 = no cap), got %d", o.MaxNodes)}
 	}
-	s := &Set{index: make(map[string]int, len(groups))}
+	s := &Set{index: make(map[string]int, len(groups)), pindex: map[string]int{}}
+	type key struct {
+		t string
+		r int
+	}
+	where := map[key]int{} // (type, size) -> index in s.pools
 	for i, g := range groups {
 		switch {
 		case g.Type == "":
@@ -177,12 +235,43 @@ func New(groups []NodeGroup, opts *Options) (*Set, error) {
 		case g.Nodes <= 0 || g.Nodes > MaxNodesPerGroup:
 			return nil, &GroupError{Index: i, Type: g.Type, Field: "Nodes", Reason: fmt.Sprintf("must be in [1, %d], got %d", MaxNodesPerGroup, g.Nodes)}
 		}
-		if j, dup := s.index[g.Type]; dup {
-			return nil, &GroupError{Index: i, Type: g.Type, Field: "Type",
-				Reason: fmt.Sprintf("duplicate type (also node group %d); give node groups of different sizes distinct type names", j)}
+		ti, ok := s.index[g.Type]
+		if !ok {
+			ti = len(s.types)
+			s.index[g.Type] = ti
+			s.types = append(s.types, typeInfo{name: g.Type})
 		}
-		s.index[g.Type] = len(s.types)
-		s.types = append(s.types, buildType(g, o))
+		k := key{g.Type, g.GPUsPerNode}
+		if pi, ok := where[k]; ok {
+			if s.pools[pi].Nodes+g.Nodes > MaxNodesPerGroup {
+				return nil, &GroupError{Index: i, Type: g.Type, Field: "Nodes", Reason: fmt.Sprintf("the type's %d-GPU nodes total more than %d", g.GPUsPerNode, MaxNodesPerGroup)}
+			}
+			s.pools[pi].Nodes += g.Nodes
+			continue
+		}
+		where[k] = len(s.pools)
+		s.types[ti].pools = append(s.types[ti].pools, len(s.pools))
+		s.pools = append(s.pools, Pool{Type: g.Type, GPUsPerNode: g.GPUsPerNode, Nodes: g.Nodes, Chain: Chain(g.GPUsPerNode)})
+	}
+	for ti := range s.types {
+		t := &s.types[ti]
+		for _, pi := range t.pools {
+			p := &s.pools[pi]
+			p.Name = p.Type
+			if len(t.pools) > 1 {
+				p.Name = PoolName(p.Type, p.GPUsPerNode)
+				if _, clash := s.index[p.Name]; clash {
+					return nil, &GroupError{Index: slices.IndexFunc(groups, func(g NodeGroup) bool { return g.Type == p.Name }), Type: p.Name, Field: "Type",
+						Reason: fmt.Sprintf("is also the name of the pool of the %d-GPU nodes of type %q", p.GPUsPerNode, p.Type)}
+				}
+			}
+			s.pindex[p.Name] = pi
+			nodeGPUs := 0
+			if len(t.pools) > 1 {
+				nodeGPUs = p.GPUsPerNode
+			}
+			t.configs = append(t.configs, poolConfigs(*p, nodeGPUs, o)...)
+		}
 	}
 	for _, t := range s.types {
 		s.offset = append(s.offset, len(s.configs))
@@ -191,37 +280,24 @@ func New(groups []NodeGroup, opts *Options) (*Set, error) {
 	return s, nil
 }
 
-func buildType(g NodeGroup, o Options) typeInfo {
-	vn := VirtualNodes(g.GPUsPerNode)
-	t := typeInfo{name: g.Type, gpusPerNode: g.GPUsPerNode, nodes: g.Nodes, vnodes: vn}
-	v := vn[0]
+// poolConfigs lists the configurations of pool p by GPUs ascending.
+func poolConfigs(p Pool, nodeGPUs int, o Options) []Config {
 	fits := func(nodes, gpus int) bool {
 		return (o.MaxGPUs == 0 || gpus <= o.MaxGPUs) && (o.MaxNodes == 0 || nodes <= o.MaxNodes)
 	}
-	for r := 1; r <= v; r *= 2 {
-		if fits(1, r) {
-			t.configs = append(t.configs, Config{Type: g.Type, Nodes: 1, GPUs: r})
+	var out []Config
+	for _, c := range p.Chain {
+		if fits(1, c) {
+			out = append(out, Config{Type: p.Type, Nodes: 1, GPUs: c, NodeGPUs: nodeGPUs})
 		}
 	}
-	for n := 2; n <= g.Nodes; n++ {
-		if !fits(n, n*v) {
+	for n := 2; n <= p.Nodes; n++ {
+		if !fits(n, n*p.GPUsPerNode) {
 			break
 		}
-		t.configs = append(t.configs, Config{Type: g.Type, Nodes: n, GPUs: n * v})
+		out = append(out, Config{Type: p.Type, Nodes: n, GPUs: n * p.GPUsPerNode, NodeGPUs: nodeGPUs})
 	}
-	// Divisible bin packing: items and bins are powers of two, so a multiset
-	// of items fits iff for every size s the items of size ≥ s total at most
-	// the bins of size ≥ s. Only sizes above the smallest virtual node give
-	// constraints tighter than capacity.
-	for i := len(vn) - 1; i >= 1; i-- {
-		// sizes in (vn[i], vn[i-1]] share one bound: bins ≥ 2·vn[i]
-		sum := 0
-		for _, b := range vn[:i] {
-			sum += b
-		}
-		t.limits = append(t.limits, SizeLimit{Type: g.Type, MinGPUs: 2 * vn[i], Limit: sum * g.Nodes})
-	}
-	return t
+	return out
 }
 
 // Types returns the GPU types in first-appearance order of the node groups.
@@ -233,9 +309,50 @@ func (s *Set) Types() []string {
 	return out
 }
 
-// Configs returns all configurations: by type order, then by GPUs ascending.
-// The position of a configuration in this slice is its global index (see
-// Index). The caller may modify the returned slice.
+// Pools returns the pools: by type order, then by first appearance of their
+// node size. The caller may modify the returned slice.
+func (s *Set) Pools() []Pool {
+	out := make([]Pool, 0, len(s.pools))
+	for _, t := range s.types {
+		for _, pi := range t.pools {
+			p := s.pools[pi]
+			p.Chain = slices.Clone(p.Chain)
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// PoolsOf returns the pools of type t (see Pools), or nil for an unknown type.
+func (s *Set) PoolsOf(t string) []Pool {
+	i, ok := s.index[t]
+	if !ok {
+		return nil
+	}
+	out := make([]Pool, 0, len(s.types[i].pools))
+	for _, pi := range s.types[i].pools {
+		p := s.pools[pi]
+		p.Chain = slices.Clone(p.Chain)
+		out = append(out, p)
+	}
+	return out
+}
+
+// Pool returns the pool named name (see Config.Pool), and false if there is
+// none.
+func (s *Set) Pool(name string) (Pool, bool) {
+	pi, ok := s.pindex[name]
+	if !ok {
+		return Pool{}, false
+	}
+	p := s.pools[pi]
+	p.Chain = slices.Clone(p.Chain)
+	return p, true
+}
+
+// Configs returns all configurations: by type order, then by pool order, then
+// by GPUs ascending. The position of a configuration in this slice is its
+// global index (see Index). The caller may modify the returned slice.
 func (s *Set) Configs() []Config {
 	return append([]Config(nil), s.configs...)
 }
@@ -257,8 +374,8 @@ func (s *Set) Index(c Config) (int, bool) {
 	return 0, false
 }
 
-// ByType returns the configurations of type t by GPUs ascending, or nil for an
-// unknown type.
+// ByType returns the configurations of type t by pool, then GPUs ascending,
+// or nil for an unknown type.
 func (s *Set) ByType(t string) []Config {
 	i, ok := s.index[t]
 	if !ok {
@@ -267,64 +384,101 @@ func (s *Set) ByType(t string) []Config {
 	return append([]Config(nil), s.types[i].configs...)
 }
 
-// Capacity returns the total GPUs of type t (nodes × GPUs per node), or 0 for
-// an unknown type.
+// Fixed returns the shapes of a job of a fixed GPU count g (a rigid job) on
+// type t: one configuration per pool of t whose capacity holds g, in pool
+// order. On nodes of R GPUs the shape is one node when g ≤ R, else ⌈g/R⌉
+// nodes: ⌊g/R⌋ whole nodes and the remainder g mod R on one more node (12 on
+// 8-GPU nodes is (2,12): 8 + 4). The result may contain configurations that
+// are not in Configs (g not a chain size); such a configuration blocks more
+// GPUs of its pool than it uses (see Charge). Options' caps do not apply.
+func (s *Set) Fixed(t string, g int) []Config {
+	i, ok := s.index[t]
+	if !ok || g <= 0 {
+		return nil
+	}
+	var out []Config
+	for _, pi := range s.types[i].pools {
+		p := &s.pools[pi]
+		if g > p.Capacity() {
+			continue
+		}
+		c := Config{Type: t, Nodes: (g + p.GPUsPerNode - 1) / p.GPUsPerNode, GPUs: g}
+		if len(s.types[i].pools) > 1 {
+			c.NodeGPUs = p.GPUsPerNode
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Charge returns the GPUs of its pool that configuration c blocks: its whole
+// nodes plus, for the part on its last node, the smallest chain size that
+// holds it (see Chain). It equals c.GPUs for every configuration in Configs.
+// An allocator that charges each configuration this many GPUs against its
+// pool's capacity gets only placeable allocations: a part of p GPUs, with c
+// the smallest chain size ≥ p, behaves like an item of size c in the
+// largest-first packing (it is placed after the items of size c and before
+// the smaller ones, and leaves at least the room an item of size c would).
+// It returns c.GPUs for a configuration whose pool is unknown or whose shape
+// does not fit the pool's nodes.
+func (s *Set) Charge(c Config) int {
+	pi, ok := s.pindex[c.Pool()]
+	if !ok || c.GPUs <= 0 {
+		return c.GPUs
+	}
+	r := s.pools[pi].GPUsPerNode
+	whole, rest := c.GPUs/r, c.GPUs%r
+	if rest == 0 {
+		return c.GPUs
+	}
+	for _, k := range s.pools[pi].Chain {
+		if k >= rest {
+			return whole*r + k
+		}
+	}
+	return c.GPUs
+}
+
+// Capacity returns the total GPUs of type t (over its pools), or 0 for an
+// unknown type.
 func (s *Set) Capacity(t string) int {
 	i, ok := s.index[t]
 	if !ok {
 		return 0
 	}
-	return s.types[i].nodes * s.types[i].gpusPerNode
+	n := 0
+	for _, pi := range s.types[i].pools {
+		n += s.pools[pi].Capacity()
+	}
+	return n
 }
 
-// GPUsPerNode returns the GPUs per physical node of type t, or 0 for an unknown
-// type.
+// GPUsPerNode returns the GPUs per node of type t (the largest, for a type
+// with nodes of several sizes), or 0 for an unknown type.
 func (s *Set) GPUsPerNode(t string) int {
 	i, ok := s.index[t]
 	if !ok {
 		return 0
 	}
-	return s.types[i].gpusPerNode
+	r := 0
+	for _, pi := range s.types[i].pools {
+		r = max(r, s.pools[pi].GPUsPerNode)
+	}
+	return r
 }
 
-// Nodes returns the number of physical nodes of type t, or 0 for an unknown
-// type.
+// Nodes returns the number of nodes of type t (over its pools), or 0 for an
+// unknown type.
 func (s *Set) Nodes(t string) int {
 	i, ok := s.index[t]
 	if !ok {
 		return 0
 	}
-	return s.types[i].nodes
-}
-
-// VirtualNodes returns the virtual node sizes of one physical node of type t,
-// largest first (see the package function VirtualNodes), or nil for an
-// unknown type.
-func (s *Set) VirtualNodes(t string) []int {
-	i, ok := s.index[t]
-	if !ok {
-		return nil
+	n := 0
+	for _, pi := range s.types[i].pools {
+		n += s.pools[pi].Nodes
 	}
-	return append([]int(nil), s.types[i].vnodes...)
-}
-
-// SizeLimits returns the constraints, beyond per-type capacity, that a
-// multiset of configurations of type t must meet to be placeable (each
-// configuration on one virtual node or on whole largest virtual nodes of
-// distinct physical nodes). It is empty when GPUs per node is a power of two.
-// For 6-GPU nodes (virtual 4 + 2) and N nodes it is {MinGPUs 4, Limit 4N}:
-// configurations of 4 GPUs or more fit only the 4-GPU virtual nodes. For
-// 7-GPU nodes (4 + 2 + 1) it is {MinGPUs 2, Limit 6N}, {MinGPUs 4, Limit 4N}.
-// Capacity plus these limits is necessary and sufficient (divisible bin
-// packing: items and bins are powers of two). An allocator with only per-type
-// capacity rows may still produce an unplaceable allocation for such types;
-// the placement step then reports the jobs it cannot place.
-func (s *Set) SizeLimits(t string) []SizeLimit {
-	i, ok := s.index[t]
-	if !ok {
-		return nil
-	}
-	return append([]SizeLimit(nil), s.types[i].limits...)
+	return n
 }
 
 // JobFilter restricts the configurations a job may use. Zero values mean

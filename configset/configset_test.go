@@ -16,61 +16,112 @@ import (
 func TestRunningExample(t *testing.T) {
 	s, err := New([]NodeGroup{{Type: "A", GPUsPerNode: 2, Nodes: 1}, {Type: "B", GPUsPerNode: 4, Nodes: 1}}, nil)
 	require.NoError(t, err)
-	want := []Config{{"A", 1, 1}, {"A", 1, 2}, {"B", 1, 1}, {"B", 1, 2}, {"B", 1, 4}}
+	want := []Config{{"A", 1, 1, 0}, {"A", 1, 2, 0}, {"B", 1, 1, 0}, {"B", 1, 2, 0}, {"B", 1, 4, 0}}
 	assert.Equal(t, want, s.Configs())
 	assert.Equal(t, []string{"A", "B"}, s.Types())
 	assert.Equal(t, 2, s.Capacity("A"))
 	assert.Equal(t, 4, s.Capacity("B"))
 	assert.Equal(t, 0, s.Capacity("C"))
-	assert.Empty(t, s.SizeLimits("A"))
-	assert.Empty(t, s.SizeLimits("B"))
 }
 
-func TestVirtualNodes(t *testing.T) {
+func TestChain(t *testing.T) {
 	for _, tc := range []struct {
 		r    int
 		want []int
 	}{
-		{0, nil}, {-3, nil}, {1, []int{1}}, {2, []int{2}}, {3, []int{2, 1}}, {4, []int{4}},
-		{6, []int{4, 2}}, {7, []int{4, 2, 1}}, {8, []int{8}}, {10, []int{8, 2}},
-		{12, []int{8, 4}}, {16, []int{16}}, {20, []int{16, 4}},
+		{0, nil}, {-3, nil}, {1, []int{1}}, {2, []int{1, 2}}, {3, []int{1, 3}}, {4, []int{1, 2, 4}},
+		{5, []int{1, 5}}, {6, []int{1, 2, 6}}, {7, []int{1, 7}}, {8, []int{1, 2, 4, 8}}, {9, []int{1, 3, 9}},
+		{10, []int{1, 2, 10}}, {12, []int{1, 2, 4, 12}}, {15, []int{1, 3, 15}}, {16, []int{1, 2, 4, 8, 16}},
+		{18, []int{1, 2, 6, 18}}, {20, []int{1, 2, 4, 20}},
 	} {
 		t.Run(fmt.Sprint(tc.r), func(t *testing.T) {
-			assert.Equal(t, tc.want, VirtualNodes(tc.r))
+			assert.Equal(t, tc.want, Chain(tc.r))
 		})
 	}
-	// property: distinct powers of two, strictly decreasing, summing to r
-	for r := 1; r <= 1000; r++ {
-		v := VirtualNodes(r)
-		sum := 0
-		for i, x := range v {
-			require.Equal(t, 1, bits.OnesCount(uint(x)), "r=%d", r)
-			if i > 0 {
-				require.Less(t, x, v[i-1], "r=%d", r)
-			}
-			sum += x
+	// property: starts at 1, ends at r, each element divides the next, and
+	// for r a power of two it is every power of two up to r (paper §3.1)
+	for r := 1; r <= MaxGPUsPerNode; r++ {
+		c := Chain(r)
+		require.Equal(t, 1, c[0], "r=%d", r)
+		require.Equal(t, r, c[len(c)-1], "r=%d", r)
+		for i := 1; i < len(c); i++ {
+			require.Zero(t, c[i]%c[i-1], "r=%d", r)
+			require.Greater(t, c[i], c[i-1], "r=%d", r)
 		}
-		require.Equal(t, r, sum)
+		if bits.OnesCount(uint(r)) == 1 {
+			require.Len(t, c, bits.Len(uint(r)), "r=%d", r)
+		}
 	}
 }
 
+// TestNonPowerOfTwoNodes: nodes of 6 and 12 GPUs offer the divisible chain of
+// their size in one node and whole nodes beyond. (Before pools, they were
+// split into power-of-two virtual nodes, 6 → 4 + 2 and 12 → 8 + 4, which
+// stranded the 2 and 4 GPUs for multi-node jobs and needed size-limit rows.)
 func TestNonPowerOfTwoNodes(t *testing.T) {
 	s, err := New([]NodeGroup{{Type: "six", GPUsPerNode: 6, Nodes: 3}, {Type: "twelve", GPUsPerNode: 12, Nodes: 2}}, nil)
 	require.NoError(t, err)
-	assert.Equal(t, []Config{{"six", 1, 1}, {"six", 1, 2}, {"six", 1, 4}, {"six", 2, 8}, {"six", 3, 12}}, s.ByType("six"))
-	assert.Equal(t, []Config{{"twelve", 1, 1}, {"twelve", 1, 2}, {"twelve", 1, 4}, {"twelve", 1, 8}, {"twelve", 2, 16}}, s.ByType("twelve"))
-	assert.Equal(t, []int{4, 2}, s.VirtualNodes("six"))
-	assert.Equal(t, []int{8, 4}, s.VirtualNodes("twelve"))
+	assert.Equal(t, []Config{{"six", 1, 1, 0}, {"six", 1, 2, 0}, {"six", 1, 6, 0}, {"six", 2, 12, 0}, {"six", 3, 18, 0}}, s.ByType("six"))
+	assert.Equal(t, []Config{{"twelve", 1, 1, 0}, {"twelve", 1, 2, 0}, {"twelve", 1, 4, 0}, {"twelve", 1, 12, 0}, {"twelve", 2, 24, 0}}, s.ByType("twelve"))
+	assert.Equal(t, []Pool{{Name: "six", Type: "six", GPUsPerNode: 6, Nodes: 3, Chain: []int{1, 2, 6}}}, s.PoolsOf("six"))
 	assert.Equal(t, 18, s.Capacity("six"))
 	assert.Equal(t, 24, s.Capacity("twelve"))
 	assert.Equal(t, 6, s.GPUsPerNode("six"))
 	assert.Equal(t, 3, s.Nodes("six"))
-	assert.Equal(t, []SizeLimit{{"six", 4, 12}}, s.SizeLimits("six"))
-	assert.Equal(t, []SizeLimit{{"twelve", 8, 16}}, s.SizeLimits("twelve"))
+	// rigid counts: whole nodes plus a remainder on one more node, charged
+	// the remainder's chain size
+	assert.Equal(t, []Config{{"six", 3, 18, 0}}, s.Fixed("six", 18))
+	assert.Equal(t, []Config{{"six", 2, 9, 0}}, s.Fixed("six", 9))
+	assert.Empty(t, s.Fixed("six", 19))
+	assert.Equal(t, 12, s.Charge(Config{"six", 2, 9, 0}))
+	assert.Equal(t, 6, s.Charge(Config{"six", 1, 5, 0}))
+	assert.Equal(t, 2, s.Charge(Config{"six", 1, 2, 0}))
+	assert.Equal(t, 16, s.Charge(Config{"twelve", 2, 15, 0}))
+}
 
-	s7, err := New([]NodeGroup{{Type: "seven", GPUsPerNode: 7, Nodes: 2}}, nil)
+// TestMixedNodeSizes: a type with nodes of several sizes has one pool per
+// size; configurations carry the pool's node size; groups of one type and
+// size merge.
+func TestMixedNodeSizes(t *testing.T) {
+	s, err := New([]NodeGroup{
+		{Type: "a100", GPUsPerNode: 8, Nodes: 1}, {Type: "t4", GPUsPerNode: 4, Nodes: 2},
+		{Type: "a100", GPUsPerNode: 6, Nodes: 2}, {Type: "a100", GPUsPerNode: 8, Nodes: 1},
+	}, nil)
 	require.NoError(t, err)
-	assert.Equal(t, []SizeLimit{{"seven", 2, 12}, {"seven", 4, 8}}, s7.SizeLimits("seven"))
+	assert.Equal(t, []string{"a100", "t4"}, s.Types())
+	assert.Equal(t, []Pool{
+		{Name: "a100/8", Type: "a100", GPUsPerNode: 8, Nodes: 2, Chain: []int{1, 2, 4, 8}},
+		{Name: "a100/6", Type: "a100", GPUsPerNode: 6, Nodes: 2, Chain: []int{1, 2, 6}},
+		{Name: "t4", Type: "t4", GPUsPerNode: 4, Nodes: 2, Chain: []int{1, 2, 4}},
+	}, s.Pools())
+	assert.Equal(t, []Config{
+		{"a100", 1, 1, 8}, {"a100", 1, 2, 8}, {"a100", 1, 4, 8}, {"a100", 1, 8, 8}, {"a100", 2, 16, 8},
+		{"a100", 1, 1, 6}, {"a100", 1, 2, 6}, {"a100", 1, 6, 6}, {"a100", 2, 12, 6},
+	}, s.ByType("a100"))
+	assert.Equal(t, 28, s.Capacity("a100"))
+	assert.Equal(t, 4, s.Nodes("a100"))
+	assert.Equal(t, 8, s.GPUsPerNode("a100"))
+	assert.Equal(t, "(1,6,a100/6)", Config{"a100", 1, 6, 6}.String())
+	assert.Equal(t, "a100/6", Config{"a100", 1, 6, 6}.Pool())
+	assert.Equal(t, "t4", Config{"t4", 1, 4, 0}.Pool())
+	p, ok := s.Pool("a100/6")
+	require.True(t, ok)
+	assert.Equal(t, 12, p.Capacity())
+	_, ok = s.Pool("a100")
+	assert.False(t, ok)
+	assert.Equal(t, []Config{{"a100", 2, 12, 8}, {"a100", 2, 12, 6}}, s.Fixed("a100", 12))
+	assert.Equal(t, []Config{{"a100", 2, 14, 8}}, s.Fixed("a100", 14))
+	i, ok := s.Index(Config{"a100", 1, 6, 6})
+	require.True(t, ok)
+	assert.Equal(t, 7, i)
+	_, ok = s.Index(Config{"a100", 1, 6, 0})
+	assert.False(t, ok)
+	// a pool name that is also a type name is an error
+	_, err = New([]NodeGroup{{Type: "x", GPUsPerNode: 8, Nodes: 1}, {Type: "x", GPUsPerNode: 4, Nodes: 1}, {Type: "x/4", GPUsPerNode: 4, Nodes: 1}}, nil)
+	var ge *GroupError
+	require.ErrorAs(t, err, &ge)
+	assert.Equal(t, 2, ge.Index)
+	assert.Contains(t, err.Error(), "pool")
 }
 
 func TestDefaultHeterogeneousCluster(t *testing.T) {
@@ -86,18 +137,18 @@ func TestDefaultHeterogeneousCluster(t *testing.T) {
 	assert.Len(t, s.ByType("a100"), 5)
 	assert.Len(t, s.ByType("rtx"), 6)
 	// artifact-sia §3.1 indices 0-7, 8-12, 13-18
-	assert.Equal(t, Config{"t4", 6, 24}, cs[7])
-	assert.Equal(t, Config{"a100", 1, 1}, cs[8])
-	assert.Equal(t, Config{"a100", 2, 16}, cs[12])
-	assert.Equal(t, Config{"rtx", 3, 24}, cs[18])
+	assert.Equal(t, Config{"t4", 6, 24, 0}, cs[7])
+	assert.Equal(t, Config{"a100", 1, 1, 0}, cs[8])
+	assert.Equal(t, Config{"a100", 2, 16, 0}, cs[12])
+	assert.Equal(t, Config{"rtx", 3, 24, 0}, cs[18])
 	for i, c := range cs {
 		j, ok := s.Index(c)
 		require.True(t, ok)
 		assert.Equal(t, i, j)
 	}
-	_, ok := s.Index(Config{"t4", 1, 3})
+	_, ok := s.Index(Config{"t4", 1, 3, 0})
 	assert.False(t, ok)
-	_, ok = s.Index(Config{"nope", 1, 1})
+	_, ok = s.Index(Config{"nope", 1, 1, 0})
 	assert.False(t, ok)
 	assert.Equal(t, 64, s.Capacity("t4")+s.Capacity("a100")+s.Capacity("rtx"))
 }
@@ -108,7 +159,7 @@ func TestCaps(t *testing.T) {
 	require.NoError(t, err)
 	// 4-GPU table of the artifact: (1,1),(1,2),(1,4),(2,8)…(16,64) — 18 entries
 	require.Len(t, s.Configs(), 18)
-	assert.Equal(t, Config{"t4", 16, 64}, s.Configs()[17])
+	assert.Equal(t, Config{"t4", 16, 64, 0}, s.Configs()[17])
 
 	s, err = New(g, &Options{MaxGPUs: 64, MaxNodes: 6})
 	require.NoError(t, err)
@@ -116,7 +167,7 @@ func TestCaps(t *testing.T) {
 
 	s, err = New([]NodeGroup{{Type: "a100", GPUsPerNode: 8, Nodes: 4}}, &Options{MaxGPUs: 3})
 	require.NoError(t, err)
-	assert.Equal(t, []Config{{"a100", 1, 1}, {"a100", 1, 2}}, s.Configs())
+	assert.Equal(t, []Config{{"a100", 1, 1, 0}, {"a100", 1, 2, 0}}, s.Configs())
 
 	s, err = New(g, nil)
 	require.NoError(t, err)
@@ -138,7 +189,7 @@ func TestNewErrors(t *testing.T) {
 		{"negative nodes", []NodeGroup{{Type: "a", GPUsPerNode: 4, Nodes: -1}}, nil, "Nodes", "got -1"},
 		{"huge node", []NodeGroup{{Type: "a", GPUsPerNode: MaxGPUsPerNode + 1, Nodes: 1}}, nil, "GPUsPerNode", "got 4097"},
 		{"too many nodes", []NodeGroup{{Type: "a", GPUsPerNode: 4, Nodes: MaxNodesPerGroup + 1}}, nil, "Nodes", "got 1048577"},
-		{"duplicate", []NodeGroup{{Type: "a", GPUsPerNode: 4, Nodes: 1}, {Type: "b", GPUsPerNode: 8, Nodes: 1}, {Type: "a", GPUsPerNode: 8, Nodes: 1}}, nil, "Type", "duplicate"},
+		{"merged nodes overflow", []NodeGroup{{Type: "a", GPUsPerNode: 4, Nodes: MaxNodesPerGroup}, {Type: "a", GPUsPerNode: 4, Nodes: 1}}, nil, "Nodes", "more than"},
 		{"negative cap", []NodeGroup{{Type: "a", GPUsPerNode: 4, Nodes: 1}}, &Options{MaxGPUs: -1}, "Options.MaxGPUs", "≥ 0"},
 		{"negative node cap", []NodeGroup{{Type: "a", GPUsPerNode: 4, Nodes: 1}}, &Options{MaxNodes: -2}, "Options.MaxNodes", "≥ 0"},
 	} {
@@ -162,7 +213,7 @@ func TestNewErrors(t *testing.T) {
 		})
 	}
 	var ge *GroupError
-	_, err := New([]NodeGroup{{Type: "a", GPUsPerNode: 4, Nodes: 1}, {Type: "a", GPUsPerNode: 4, Nodes: 2}}, nil)
+	_, err := New([]NodeGroup{{Type: "a", GPUsPerNode: 4, Nodes: 1}, {Type: "a", GPUsPerNode: 0, Nodes: 2}}, nil)
 	require.ErrorAs(t, err, &ge)
 	assert.Equal(t, 1, ge.Index)
 }
@@ -173,8 +224,7 @@ func TestEmptyCluster(t *testing.T) {
 	assert.Empty(t, s.Configs())
 	assert.Empty(t, s.Types())
 	assert.Nil(t, s.ByType("x"))
-	assert.Nil(t, s.VirtualNodes("x"))
-	assert.Nil(t, s.SizeLimits("x"))
+	assert.Nil(t, s.PoolsOf("x"))
 	assert.Zero(t, s.GPUsPerNode("x"))
 	assert.Zero(t, s.Nodes("x"))
 }
@@ -258,8 +308,7 @@ func TestFilterMatchesBruteForce(t *testing.T) {
 }
 
 // TestConfigsProperties checks the shape rules on random clusters: order,
-// powers of two within the largest virtual node, whole largest virtual nodes
-// beyond, caps, no duplicates.
+// chain sizes within one node, whole nodes beyond, caps, no duplicates.
 func TestConfigsProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for iter := 0; iter < 300; iter++ {
@@ -273,95 +322,121 @@ func TestConfigsProperties(t *testing.T) {
 		var flat []Config
 		for _, g := range groups {
 			cs := s.ByType(g.Type)
-			v := VirtualNodes(g.GPUsPerNode)[0]
 			require.True(t, sort.SliceIsSorted(cs, func(i, j int) bool { return cs[i].GPUs < cs[j].GPUs }))
 			// brute force: every (n, r) pair that satisfies the rule
 			var want []Config
 			for n := 1; n <= g.Nodes; n++ {
 				for r := 1; r <= n*g.GPUsPerNode; r++ {
-					ok := (n == 1 && r <= v && bits.OnesCount(uint(r)) == 1) || (n >= 2 && r == n*v)
+					ok := (n == 1 && slices.Contains(Chain(g.GPUsPerNode), r)) || (n >= 2 && r == n*g.GPUsPerNode)
 					if ok && (capG == 0 || r <= capG) {
-						want = append(want, Config{g.Type, n, r})
+						want = append(want, Config{g.Type, n, r, 0})
 					}
 				}
 			}
 			slices.SortFunc(want, func(a, b Config) int { return a.GPUs - b.GPUs })
 			require.Equal(t, want, cs, "%+v cap %d", g, capG)
+			for _, c := range cs {
+				require.Equal(t, c.GPUs, s.Charge(c))
+			}
 			flat = append(flat, cs...)
 		}
 		require.Equal(t, flat, s.Configs())
 	}
 }
 
-// TestSizeLimitsAreExact checks, by brute force on small clusters, that a
-// multiset of single-node configurations of a type fits its virtual nodes iff
-// capacity and SizeLimits hold.
-func TestSizeLimitsAreExact(t *testing.T) {
-	for r := 1; r <= 12; r++ {
-		for n := 1; n <= 2; n++ {
+// TestPoolCapacityIsExact checks, by brute force on small pools of every
+// node size 1..16, that a multiset of configurations of a pool (offered
+// ones, and rigid shapes charged by Charge) can be placed, each on one node
+// or on whole distinct nodes plus its remainder on one more node, whenever
+// the charges fit the pool's capacity; and that for offered configurations
+// the converse holds too (capacity is the only row needed).
+func TestPoolCapacityIsExact(t *testing.T) {
+	for r := 1; r <= 16; r++ {
+		for n := 1; n <= 3; n++ {
 			s, err := New([]NodeGroup{{Type: "x", GPUsPerNode: r, Nodes: n}}, nil)
 			require.NoError(t, err)
-			var sizes []int
-			for _, c := range s.ByType("x") {
-				if c.Nodes == 1 {
-					sizes = append(sizes, c.GPUs)
+			items := s.ByType("x")
+			offered := len(items)
+			for g := 1; g <= r*n; g++ {
+				for _, c := range s.Fixed("x", g) {
+					if _, ok := s.Index(c); !ok {
+						items = append(items, c)
+					}
 				}
 			}
-			// all multisets with up to 5 items
-			var rec func(start int, items []int)
-			rec = func(start int, items []int) {
-				total := 0
-				for _, it := range items {
-					total += it
-				}
-				ok := total <= s.Capacity("x")
-				for _, l := range s.SizeLimits("x") {
-					sum := 0
-					for _, it := range items {
-						if it >= l.MinGPUs {
-							sum += it
-						}
+			var rec func(start, charge int, chosen []Config)
+			rec = func(start, charge int, chosen []Config) {
+				fits := charge <= s.Capacity("x")
+				allOffered := true
+				for _, c := range chosen {
+					if _, ok := s.Index(c); !ok {
+						allOffered = false
 					}
-					ok = ok && sum <= l.Limit
 				}
-				require.Equal(t, packs(items, r, n), ok, "r=%d n=%d items=%v", r, n, items)
-				if len(items) == 5 {
+				if fits || allOffered {
+					require.Equal(t, fits, packsShapes(chosen, r, n), "r=%d n=%d items=%v", r, n, chosen)
+				}
+				if len(chosen) == 4 {
 					return
 				}
-				for i := start; i < len(sizes); i++ {
-					rec(i, append(items, sizes[i]))
+				for i := start; i < len(items); i++ {
+					if c := s.Charge(items[i]); charge+c <= s.Capacity("x")+r {
+						rec(i, charge+c, append(chosen, items[i]))
+					}
 				}
 			}
-			rec(0, nil)
+			rec(0, 0, nil)
+			_ = offered
 		}
 	}
 }
 
-// packs reports whether items fit n nodes of r GPUs each, every item on one
-// virtual node (exhaustive search).
-func packs(items []int, r, n int) bool {
-	var bins []int
-	for i := 0; i < n; i++ {
-		bins = append(bins, VirtualNodes(r)...)
+// packsShapes reports whether the configurations fit n nodes of r GPUs each,
+// every configuration as ⌊GPUs/r⌋ whole nodes (all of it when it is one
+// node) plus the remainder on one more, distinct node (exhaustive search).
+func packsShapes(cs []Config, r, n int) bool {
+	var parts [][]int
+	for _, c := range cs {
+		if c.Nodes == 1 {
+			parts = append(parts, []int{c.GPUs})
+			continue
+		}
+		var p []int
+		for k := 0; k < c.GPUs/r; k++ {
+			p = append(p, r)
+		}
+		if c.GPUs%r > 0 {
+			p = append(p, c.GPUs%r)
+		}
+		parts = append(parts, p)
 	}
-	var rec func(i int) bool
-	rec = func(i int) bool {
-		if i == len(items) {
+	free := make([]int, n)
+	for i := range free {
+		free[i] = r
+	}
+	var rec func(job, part int, used uint) bool
+	rec = func(job, part int, used uint) bool {
+		if job == len(parts) {
 			return true
 		}
-		for b := range bins {
-			if bins[b] >= items[i] {
-				bins[b] -= items[i]
-				if rec(i + 1) {
-					bins[b] += items[i]
-					return true
-				}
-				bins[b] += items[i]
+		if part == len(parts[job]) {
+			return rec(job+1, 0, 0)
+		}
+		size := parts[job][part]
+		for b := range free {
+			if used&(1<<b) != 0 || free[b] < size {
+				continue
+			}
+			free[b] -= size
+			ok := rec(job, part+1, used|1<<b)
+			free[b] += size
+			if ok {
+				return true
 			}
 		}
 		return false
 	}
-	return rec(0)
+	return rec(0, 0, 0)
 }
 
 func TestConfigString(t *testing.T) {
@@ -394,16 +469,16 @@ func FuzzNew(f *testing.F) {
 			return
 		}
 		for _, c := range s.Configs() {
-			r, v := s.GPUsPerNode(c.Type), s.VirtualNodes(c.Type)[0]
+			p, ok := s.Pool(c.Pool())
+			require.True(t, ok, "%v", c)
 			require.True(t, capG == 0 || c.GPUs <= capG)
 			if c.Nodes == 1 {
-				require.Equal(t, 1, bits.OnesCount(uint(c.GPUs)))
-				require.LessOrEqual(t, c.GPUs, v)
+				require.Contains(t, p.Chain, c.GPUs)
 			} else {
-				require.Equal(t, c.Nodes*v, c.GPUs)
-				require.LessOrEqual(t, c.Nodes, s.Nodes(c.Type))
+				require.Equal(t, c.Nodes*p.GPUsPerNode, c.GPUs)
+				require.LessOrEqual(t, c.Nodes, p.Nodes)
 			}
-			require.LessOrEqual(t, v, r)
+			require.Equal(t, c.GPUs, s.Charge(c))
 		}
 	})
 }

@@ -1,15 +1,33 @@
 // Package configset enumerates the valid configurations (nodes, GPUs, type) of a
-// heterogeneous cluster, including virtual nodes for per-node GPU counts that are
-// not powers of two, and filters them per job.
+// heterogeneous cluster with nodes of any size, and filters them per job.
 //
-// For a GPU type with R GPUs per node and N nodes the valid configurations are
-// {(1,1), (1,2), (1,4), …, (1,R)} ∪ {(n, n·R) : 2 ≤ n ≤ N}: powers of two inside
-// one node and whole nodes beyond (design §2, paper §3.1). A node whose R is not
-// a power of two is split into virtual nodes (6 → 4 + 2, 12 → 8 + 4); the type
-// then offers powers of two up to its largest virtual node V and (n, n·V)
-// beyond, and Set.SizeLimits gives the extra constraints under which every
-// allocation is placeable. The placement package maps configurations onto
-// concrete GPUs.
+// The paper (§3.1) restricts a job to powers of two GPUs inside one node and to
+// whole nodes across nodes: on nodes of R GPUs (R a power of two) the valid
+// configurations are {(1,1), (1,2), (1,4), …, (1,R)} ∪ {(n, n·R) : n ≥ 2}. The
+// point of the rule is that every allocation whose GPUs fit the capacity can be
+// placed: the sizes 1, 2, 4, …, R each divide the next, and items of such sizes
+// pack into bins of size R, largest first, whenever their total fits.
+//
+// This package keeps that property for any node size. What the packing argument
+// needs is not powers of two but a divisible chain that ends at the node size:
+// each single-node size divides the next, and the last one is R. Chain(R) is the
+// prime factors of R multiplied in one at a time in ascending order: 1, 2, 4, …,
+// R for a power of two (the paper's set), 1, 2, 6 for R = 6, 1, 2, 4, 12 for
+// R = 12, 1, 3, 9 for R = 9, 1, 5 for R = 5. Across nodes a configuration takes
+// whole nodes, (n, n·R). Sizes that are not in the chain (4 on a 6-GPU node) are
+// not offered: with them, packing depends on more than the total (three 4-GPU
+// jobs do not fit two 6-GPU nodes) and needs rows that count jobs rather than
+// GPUs.
+//
+// The nodes of one type with one size form a Pool; a type with nodes of several
+// sizes (8- and 6-GPU A100 nodes) has one pool per size, named "type/R", and an
+// allocator keeps one capacity row per pool. Within a pool, capacity is the only
+// row needed. A rigid job whose count is not a configuration (5 GPUs, or 12 on
+// 8-GPU nodes) is shaped as whole nodes plus its remainder on one more node
+// (Set.Fixed) and charged, against its pool, the smallest chain size that holds
+// the remainder (Set.Charge), which keeps every allocation placeable.
+//
+// The placement package maps configurations onto concrete GPUs.
 //
 // The package is a leaf: it imports nothing else of this module.
 package configset

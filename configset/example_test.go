@@ -21,10 +21,12 @@ func Example() {
 	// Output: [(1,1,A) (1,2,A) (1,1,B) (1,2,B) (1,4,B)]
 }
 
-// Nodes whose GPU count is not a power of two are split into virtual nodes.
-func ExampleVirtualNodes() {
-	fmt.Println(configset.VirtualNodes(6), configset.VirtualNodes(12), configset.VirtualNodes(8))
-	// Output: [4 2] [8 4] [8]
+// The single-node sizes of a node are a divisible chain ending at its GPU
+// count: powers of two for the paper's nodes, the prime factors of the count
+// multiplied in one at a time otherwise.
+func ExampleChain() {
+	fmt.Println(configset.Chain(8), configset.Chain(6), configset.Chain(12), configset.Chain(10))
+	// Output: [1 2 4 8] [1 2 6] [1 2 4 12] [1 2 10]
 }
 
 // The default heterogeneous cluster of the paper with the 64-GPU cap, and the
@@ -52,20 +54,27 @@ func ExampleSet_Filter() {
 	// [(2,8,t4) (4,16,t4) (1,4,a100) (1,8,a100) (2,16,a100) (1,8,rtx) (2,16,rtx)]
 }
 
-// A 6-GPU node is virtual 4 + 2: single-node configurations up to 4 GPUs and
-// whole 4-GPU virtual nodes beyond, with a size limit so that the 4-GPU
-// configurations fit the 4-GPU virtual nodes.
-func ExampleSet_SizeLimits() {
-	s, err := configset.New([]configset.NodeGroup{{Type: "v100", GPUsPerNode: 6, Nodes: 3}}, nil)
+// A type with 6- and 8-GPU nodes has one pool per node size. Every
+// configuration lies in one pool, and a rigid 5-GPU job is charged the 6 GPUs
+// of the node it blocks.
+func ExampleSet_Pools() {
+	s, err := configset.New([]configset.NodeGroup{
+		{Type: "l40s", GPUsPerNode: 6, Nodes: 3},
+		{Type: "l40s", GPUsPerNode: 8, Nodes: 1},
+	}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(s.Configs(), s.Capacity("v100"))
-	for _, l := range s.SizeLimits("v100") {
-		fmt.Printf("configurations of ≥ %d GPUs use at most %d GPUs\n", l.MinGPUs, l.Limit)
+	for _, p := range s.Pools() {
+		fmt.Println(p.Name, p.Capacity(), p.Chain)
 	}
+	fmt.Println(s.Configs())
+	rigid := s.Fixed("l40s", 5)
+	fmt.Println(rigid, s.Charge(rigid[0]), s.Charge(rigid[1]))
 	// Output:
-	// [(1,1,v100) (1,2,v100) (1,4,v100) (2,8,v100) (3,12,v100)] 18
-	// configurations of ≥ 4 GPUs use at most 12 GPUs
+	// l40s/6 18 [1 2 6]
+	// l40s/8 8 [1 2 4 8]
+	// [(1,1,l40s/6) (1,2,l40s/6) (1,6,l40s/6) (2,12,l40s/6) (3,18,l40s/6) (1,1,l40s/8) (1,2,l40s/8) (1,4,l40s/8) (1,8,l40s/8)]
+	// [(1,5,l40s/6) (1,5,l40s/8)] 6 8
 }

@@ -6,10 +6,14 @@
 // larger than a node stays on one node; (b) an allocation of whole nodes takes
 // whole nodes; (c) when fragmentation blocks (a) or (b), jobs are evicted and
 // re-placed. Jobs that keep their type and count keep their exact GPUs;
-// single-node jobs go best fit; nodes whose GPU count is not a power of two are
-// treated as virtual nodes (6 → 4 + 2) whose GPUs are those of the physical
-// node. Shape gives the per-node split of a GPU count, including rigid counts
-// that are no configuration shape (12 on 8-GPU nodes → 8 + 4).
+// single-node jobs go best fit. Nodes may have any GPU count, and a type may
+// mix node sizes: a request names its pool (Request.NodeGPUs) and node count
+// (Request.Nodes), so that a job gets the shape its goodput was predicted for.
+// Shape gives the per-node split of a GPU count: whole nodes and a remainder,
+// also for rigid counts that are no configuration shape (12 on 8-GPU nodes →
+// 8 + 4). For the configurations of package configset the largest-first
+// re-pack places every allocation whose GPUs fit the pool; beyond that, an
+// exact search finds a packing whenever one exists on small pools.
 //
 // The package is a leaf: it imports nothing else of this module.
 package placement

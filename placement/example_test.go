@@ -58,8 +58,9 @@ func ExamplePlace_eviction() {
 }
 
 // Rigid jobs keep counts that are no configuration shape: 12 GPUs on 8-GPU
-// nodes become a whole node plus 4 GPUs of another.
+// nodes become a whole node plus 4 GPUs of another; 8 on 6-GPU nodes a whole
+// node plus 2.
 func ExampleShape() {
 	fmt.Println(placement.Shape(12, 8), placement.Shape(6, 4), placement.Shape(8, 6), placement.Shape(16, 8))
-	// Output: [8 4] [4 2] [4 4] [8 8]
+	// Output: [8 4] [4 2] [6 2] [8 8]
 }

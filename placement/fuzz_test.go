@@ -39,6 +39,9 @@ func FuzzPlace(f *testing.F) {
 				r.Current = append(r.Current, GPU{Node: fmt.Sprintf("n%d", next()%8), Index: next()%18 - 1})
 			}
 			r.Pinned = next()%2 == 0
+			if x := next(); x%3 == 1 { // a pool and a node count, valid or not
+				r.NodeGPUs, r.Nodes = x%18-1, next()%5-1
+			}
 			reqs = append(reqs, r)
 		}
 		res, err := Place(nodes, reqs)
@@ -66,6 +69,16 @@ func FuzzPlace(f *testing.F) {
 			}
 			if len(gs) != r.GPUs {
 				t.Fatalf("job %s got %d GPUs, wants %d", r.Job, len(gs), r.GPUs)
+			}
+			spans := map[string]bool{}
+			for _, g := range gs {
+				spans[g.Node] = true
+				if r.NodeGPUs > 0 && size[g.Node] != r.NodeGPUs {
+					t.Fatalf("job %s off its pool of %d-GPU nodes: %v", r.Job, r.NodeGPUs, g)
+				}
+			}
+			if r.Nodes > 0 && len(spans) != r.Nodes {
+				t.Fatalf("job %s on %d nodes, wants %d", r.Job, len(spans), r.Nodes)
 			}
 			for _, g := range gs {
 				if g.Index < 0 || g.Index >= size[g.Node] || typ[g.Node] != r.Type {

@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math/bits"
+	"maps"
 	"slices"
 	"sort"
 )
@@ -76,6 +76,17 @@ type Request struct {
 	Type    string
 	GPUs    int
 	Current []GPU
+	// NodeGPUs, when > 0, restricts the job to the nodes of Type with
+	// exactly NodeGPUs GPUs (a pool, see package configset) and shapes it
+	// on them. 0 means any node of Type, shaped by the type's largest node
+	// (the same when all nodes of the type have one size).
+	NodeGPUs int
+	// Nodes, when > 0, is the number of nodes the job must span: the
+	// node count its goodput was predicted for. A job keeps its current
+	// GPUs only if they span that many nodes; when Nodes differs from the
+	// number of parts of Shape, the job is split as evenly as possible
+	// over Nodes nodes. 0 means the node count of Shape.
+	Nodes int
 	// Pinned marks a job that must not be moved (non-preemptible, or in a
 	// checkpoint-restore): when it keeps its type and count it is never
 	// evicted. A pinned job whose type or count changes is placed like any
@@ -98,12 +109,13 @@ type Result struct {
 	// A job whose count changed on the same type (a resize) is not listed.
 	Migrated []string
 	// Unplaced lists the requests with GPUs > 0 that could not be placed
-	// without breaking rules (a) and (b). This does not happen when each
-	// type has nodes of one size, every request has a configuration shape
-	// of that type (see package configset) and the requests of a type fit
-	// its capacity and, for node sizes that are not powers of two, its
-	// configset size limits — unless pinned jobs, which are never moved,
-	// fragment the nodes.
+	// without breaking rules (a) and (b). This does not happen when the
+	// requests of each pool (the nodes of one type and size, see NodeGPUs)
+	// are configurations of package configset whose charges fit the pool's
+	// capacity — unless pinned jobs, which are never moved, fragment the
+	// nodes. Whenever the requests of a pool can be placed by their shapes
+	// (with pinned jobs on their GPUs), they are: an exact search backs up
+	// the heuristics on small pools (see Place).
 	Unplaced []string
 }
 
@@ -111,17 +123,10 @@ type Result struct {
 // each, largest first: the node counts the request is placed with.
 //
 //   - g ≤ r: one part (rule a: a job no larger than a node stays on one node).
-//   - g > r and g a multiple of v, the largest power of two ≤ r (the largest
-//     virtual node): g/v parts of v on distinct nodes. For power-of-two r these
-//     are whole nodes (rule b); for r = 6 a 12-GPU configuration (3,12) takes
-//     the 4-GPU virtual node of three nodes.
-//   - otherwise (a rigid count that is no configuration shape): ⌊g/r⌋ whole
-//     nodes and the remainder g mod r on one more node, e.g. 12 on 8-GPU
+//   - otherwise ⌊g/r⌋ whole nodes (rule b) and the remainder g mod r, if any,
+//     on one more node: 16 on 8-GPU nodes → [8 8], 18 on 6-GPU nodes →
+//     [6 6 6], and for a rigid count that is not a configuration, 12 on 8-GPU
 //     nodes → [8 4], 6 on 4-GPU nodes → [4 2].
-//
-// When r is not a power of two and the parts of v cannot be placed (for
-// example 12 GPUs on two 6-GPU nodes need three 4-GPU virtual nodes), Place
-// falls back to the whole-node split of the last case ([6 6]).
 //
 // It returns nil for g ≤ 0 or r ≤ 0, and when the shape would have more
 // than MaxShapeParts parts (no cluster Place accepts needs that many).
@@ -132,17 +137,10 @@ func Shape(g, r int) []int {
 	if g <= r {
 		return []int{g}
 	}
-	v := 1 << (bits.Len(uint(r)) - 1)
-	if (g%v == 0 && g/v > MaxShapeParts) || (g%v != 0 && g/r >= MaxShapeParts) {
+	if g/r > MaxShapeParts || (g/r == MaxShapeParts && g%r > 0) {
 		return nil
 	}
-	var parts []int
-	if g%v == 0 {
-		for i := 0; i < g/v; i++ {
-			parts = append(parts, v)
-		}
-		return parts
-	}
+	parts := make([]int, 0, g/r+1)
 	for i := 0; i < g/r; i++ {
 		parts = append(parts, r)
 	}
@@ -152,67 +150,69 @@ func Shape(g, r int) []int {
 	return parts
 }
 
-// altShape is the whole-node split ⌊g/r⌋·r + remainder, or nil when it equals
-// Shape(g, r).
-func altShape(g, r int) []int {
-	if g <= r || r <= 0 || r&(r-1) == 0 {
+// shapeOn is the shape of g GPUs over exactly n nodes of r GPUs: Shape(g, r)
+// when n is 0 or its part count, else g split as evenly as possible over n
+// nodes, largest first (8 over 2 nodes of 8 → [4 4]); nil when n nodes of r
+// GPUs cannot hold g GPUs with at least one on each.
+func shapeOn(g, n, r int) []int {
+	sh := Shape(g, r)
+	if n <= 0 || len(sh) == n {
+		return sh
+	}
+	if n > g || g/n > r || (g/n == r && g%n > 0) || n > MaxShapeParts {
 		return nil
 	}
-	v := 1 << (bits.Len(uint(r)) - 1)
-	if g%v != 0 {
-		return nil
-	}
-	var parts []int
-	for i := 0; i < g/r; i++ {
-		parts = append(parts, r)
-	}
-	if g%r > 0 {
-		parts = append(parts, g%r)
-	}
-	return parts
-}
-
-// virtualNodes is the binary decomposition of r, largest first (6 → 4 2).
-func virtualNodes(r int) []int {
-	var out []int
-	for b := bits.Len(uint(r)) - 1; b >= 0; b-- {
-		if r&(1<<b) != 0 {
-			out = append(out, 1<<b)
+	parts := make([]int, n)
+	for i := range parts {
+		parts[i] = g / n
+		if i < g%n {
+			parts[i]++
 		}
 	}
-	return out
+	return parts
 }
 
 // Place maps each request onto concrete GPUs.
 //
 // Rules (design §6, paper §3.1):
-//   - A job that keeps its type and GPU count keeps exactly the GPUs it has.
-//   - Every other job is placed by its Shape: a single-node job goes to the
-//     node with the fewest free GPUs that still fit it (best fit; ties to the
+//   - A request is placed within its pool: the nodes of its Type with
+//     NodeGPUs GPUs each (all nodes of the type when NodeGPUs is 0).
+//   - A job that keeps its type, GPU count, pool and (when Nodes is set) node
+//     count keeps exactly the GPUs it has.
+//   - Every other job is placed by its shape (Shape; an even split when
+//     Nodes asks for another node count): a single-node job goes to the node
+//     with the fewest free GPUs that still fit it (best fit; ties to the
 //     earlier node in nodes), and multi-node parts likewise to distinct
 //     nodes, so whole-node parts take whole free nodes. Parts are placed
 //     largest first, then by most GPUs, then by job ID; the smaller
 //     remainder part of a rigid count (the 4 of 12 on 8-GPU nodes) is queued
-//     by its own size. Within a node a part takes an aligned block of a
-//     virtual node when one is free (a 6-GPU node is virtual 4 + 2: GPUs 0–3
-//     and 4–5).
+//     by its own size. Within a node a part of a power-of-two size takes an
+//     aligned block when one is free.
 //   - When no node can take a part (fragmentation), jobs that kept their GPUs
 //     are evicted from the node where that costs fewest jobs, then fewest
 //     GPUs (single-node jobs before multi-node ones), and re-placed
 //     afterwards like new jobs (rule c). Pinned jobs are never evicted.
-//   - If a type still has unplaced jobs, it is re-packed from scratch,
-//     largest first, with each job preferring its current GPUs, and that
-//     packing is used if it places more jobs; if jobs remain unplaced, once
-//     more with jobs on nodes that are not a power of two preferring whole
-//     nodes (see Shape).
+//   - If a pool still has unplaced jobs, it is re-packed from scratch:
+//     pinned jobs on their GPUs, the others largest first, each preferring
+//     its current GPUs; that packing is used if it places more jobs. For
+//     configurations of package configset (a divisible chain of sizes per
+//     node, whole nodes beyond) this packing always succeeds when the
+//     pool's capacity holds and no pinned job fragments it.
+//   - If jobs remain unplaced, an exact search (bounded to exactBudget
+//     steps, which covers small pools completely) looks for a packing of
+//     all of the pool's jobs by their shapes around the pinned jobs, each
+//     job preferring the nodes of its current GPUs and re-taking its own
+//     GPUs there.
 //
 // Errors (wrapping ErrInvalidInput, as *InputError) for nodes with an empty
 // or duplicate ID, an empty type or GPUs outside [1, MaxNodeGPUs]; requests
-// with an empty or duplicate job ID, negative GPUs, a type no node has, more
-// GPUs than the type has (alone or together with the type's other requests);
-// current GPUs on an unknown node, with an index out of range, or claimed
-// twice. The result never gives one GPU to two jobs and never exceeds a node.
-// Same input → same output; the order of requests does not matter.
+// with an empty or duplicate job ID, negative GPUs, a type no node has, a
+// NodeGPUs no node of the type has, a Nodes count the GPUs cannot span, more
+// GPUs than the type or pool has (alone or together with its other
+// requests); current GPUs on an unknown node, with an index out of range, or
+// claimed twice. The result never gives one GPU to two jobs and never
+// exceeds a node. Same input → same output; the order of requests does not
+// matter.
 func Place(nodes []Node, reqs []Request) (Result, error) {
 	p, err := newProblem(nodes, reqs)
 	if err != nil {
@@ -225,8 +225,8 @@ func Place(nodes []Node, reqs []Request) (Result, error) {
 // evictions (tests use it to exercise the re-pack).
 func (p *problem) run(evict bool) Result {
 	p.evict = evict
-	for _, t := range p.types {
-		p.placeType(t)
+	for _, pk := range p.pools {
+		p.placeType(pk)
 	}
 	return p.result()
 }
@@ -235,29 +235,37 @@ type nodeInfo struct {
 	id    string
 	typ   string
 	gpus  int
-	vn    []int // virtual node sizes, largest first
 	owner []int // per GPU: job index or -1
 	free  int
 }
 
+// poolKey names the nodes a request may use: those of type typ with size
+// GPUs each, or all nodes of the type when size is 0 (only for a type with
+// nodes of several sizes; otherwise size is the one node size).
+type poolKey struct {
+	typ  string
+	size int
+}
+
 type jobInfo struct {
 	req     Request
-	parts   []int
-	alt     []int // fallback parts (see altShape), nil if none
-	shape   []int // the parts being placed (parts or alt)
-	kept    bool  // keeps type and count: holds its current GPUs
+	pool    poolKey
+	parts   []int // the job's shape
+	shape   []int // the parts being placed (parts once placement started)
+	kept    bool  // keeps type, count (and pool and nodes): holds its current GPUs
 	evicted bool  // was kept, then moved off its GPUs
 	placed  bool  // has GPUs this round
 	gpus    []int // global GPU ids assigned this round (see problem.gid)
 	cur     []int // current GPUs as global ids
 	typeOK  bool  // current GPUs all of the requested type
+	order   int   // first node (position in its pool) of the job's current GPUs, for the exact search
 }
 
 type problem struct {
 	nodes  []nodeInfo
 	byID   map[string]int
-	types  []string         // in first-appearance order of nodes
-	tnodes map[string][]int // type -> node indices
+	pools  []poolKey         // in first-appearance order of nodes; mixed-type (size 0) pools last
+	pnodes map[poolKey][]int // pool -> node indices
 	jobs   []jobInfo
 	base   []int // base[n] = global id of GPU 0 of node n
 	evict  bool  // allow incremental evictions
@@ -283,7 +291,8 @@ func (p *problem) nodeOf(g int) (int, int) {
 }
 
 func newProblem(nodes []Node, reqs []Request) (*problem, error) {
-	p := &problem{byID: make(map[string]int, len(nodes)), tnodes: map[string][]int{}}
+	p := &problem{byID: make(map[string]int, len(nodes)), pnodes: map[poolKey][]int{}}
+	sizes := map[string][]int{} // type -> node sizes in first-appearance order
 	total := 0
 	for i, n := range nodes {
 		switch {
@@ -298,26 +307,43 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 			return nil, &InputError{Node: n.ID, Field: "ID", Reason: "duplicate node ID"}
 		}
 		p.byID[n.ID] = i
-		if _, ok := p.tnodes[n.Type]; !ok {
-			p.types = append(p.types, n.Type)
+		pk := poolKey{n.Type, n.GPUs}
+		if _, ok := p.pnodes[pk]; !ok {
+			p.pools = append(p.pools, pk)
+			sizes[n.Type] = append(sizes[n.Type], n.GPUs)
 		}
-		p.tnodes[n.Type] = append(p.tnodes[n.Type], i)
+		p.pnodes[pk] = append(p.pnodes[pk], i)
 		owner := make([]int, n.GPUs)
 		for k := range owner {
 			owner[k] = -1
 		}
-		p.nodes = append(p.nodes, nodeInfo{id: n.ID, typ: n.Type, gpus: n.GPUs, vn: virtualNodes(n.GPUs), owner: owner, free: n.GPUs})
+		p.nodes = append(p.nodes, nodeInfo{id: n.ID, typ: n.Type, gpus: n.GPUs, owner: owner, free: n.GPUs})
 		p.base = append(p.base, total)
 		total += n.GPUs
 	}
 	p.used = make([]int, len(p.nodes))
 	capacity := map[string]int{}
 	maxNode := map[string]int{}
-	for _, n := range p.nodes {
+	poolCap := map[poolKey]int{}
+	var mixed []poolKey
+	for i, n := range p.nodes {
 		capacity[n.typ] += n.gpus
 		maxNode[n.typ] = max(maxNode[n.typ], n.gpus)
+		poolCap[poolKey{n.typ, n.gpus}] += n.gpus
+		if len(sizes[n.typ]) > 1 {
+			// requests without NodeGPUs on a type with nodes of several
+			// sizes may use all of them
+			all := poolKey{n.typ, 0}
+			if _, ok := p.pnodes[all]; !ok {
+				mixed = append(mixed, all)
+			}
+			p.pnodes[all] = append(p.pnodes[all], i)
+			poolCap[all] += n.gpus
+		}
 	}
+	p.pools = append(p.pools, mixed...)
 	demand := map[string]int{}
+	poolDemand := map[poolKey]int{}
 	seenJob := make(map[string]bool, len(reqs))
 	claimed := make([]int32, total) // job position in sorted + 1, 0 = free
 	// Sort by job ID so that the output does not depend on the request order.
@@ -345,6 +371,13 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 			demand[r.Type] += r.GPUs
 		}
 		j := jobInfo{req: r, typeOK: len(r.Current) > 0}
+		if r.GPUs > 0 {
+			var err error
+			if j.pool, j.parts, err = requestShape(r, sizes[r.Type], maxNode[r.Type], poolCap); err != nil {
+				return nil, err
+			}
+			poolDemand[j.pool] += r.GPUs
+		}
 		for _, g := range r.Current {
 			n, ok := p.byID[g.Node]
 			if !ok {
@@ -370,18 +403,72 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 		}
 		slices.Sort(j.cur)
 		if r.GPUs > 0 {
-			j.parts = Shape(r.GPUs, maxNode[r.Type])
-			j.alt = altShape(r.GPUs, maxNode[r.Type])
-			j.kept = j.typeOK && len(j.cur) == r.GPUs
+			j.kept = j.typeOK && len(j.cur) == r.GPUs && p.inPool(j.cur, j.pool) && (r.Nodes == 0 || p.spans(j.cur) == r.Nodes)
 		}
 		p.jobs = append(p.jobs, j)
 	}
-	for _, t := range p.types {
+	for _, t := range slices.Sorted(maps.Keys(capacity)) {
 		if demand[t] > capacity[t] {
 			return nil, &InputError{Type: t, Field: "GPUs", Reason: fmt.Sprintf("requests total %d GPUs, the type has %d", demand[t], capacity[t])}
 		}
 	}
+	for _, pk := range p.pools {
+		if poolDemand[pk] > poolCap[pk] {
+			return nil, &InputError{Type: pk.typ, Field: "GPUs", Reason: fmt.Sprintf("requests total %d GPUs on the %d-GPU nodes, which have %d", poolDemand[pk], pk.size, poolCap[pk])}
+		}
+	}
 	return p, nil
+}
+
+// requestShape returns the pool and the shape of request r on a type whose
+// nodes have the given sizes (largest maxNode).
+func requestShape(r Request, sizes []int, maxNode int, poolCap map[poolKey]int) (poolKey, []int, error) {
+	pk := poolKey{r.Type, r.NodeGPUs}
+	switch {
+	case r.NodeGPUs < 0:
+		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "NodeGPUs", Reason: fmt.Sprintf("must be ≥ 0, got %d", r.NodeGPUs)}
+	case r.NodeGPUs > 0 && !slices.Contains(sizes, r.NodeGPUs):
+		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "NodeGPUs", Reason: fmt.Sprintf("no node of the type has %d GPUs (sizes %v)", r.NodeGPUs, sizes)}
+	case r.Nodes < 0:
+		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "Nodes", Reason: fmt.Sprintf("must be ≥ 0, got %d", r.Nodes)}
+	}
+	size := r.NodeGPUs
+	if size == 0 {
+		size = maxNode
+		if len(sizes) == 1 {
+			pk.size = size
+		}
+	}
+	if r.GPUs > poolCap[pk] {
+		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "GPUs", Reason: fmt.Sprintf("requests %d GPUs, the type's %d-GPU nodes have %d", r.GPUs, size, poolCap[pk])}
+	}
+	parts := shapeOn(r.GPUs, r.Nodes, size)
+	if parts == nil {
+		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "Nodes", Reason: fmt.Sprintf("%d GPUs cannot span %d nodes of %d GPUs", r.GPUs, r.Nodes, size)}
+	}
+	return pk, parts, nil
+}
+
+// inPool reports whether all GPUs gs lie on nodes of pool pk.
+func (p *problem) inPool(gs []int, pk poolKey) bool {
+	for _, g := range gs {
+		n, _ := p.nodeOf(g)
+		if nd := &p.nodes[n]; nd.typ != pk.typ || (pk.size != 0 && nd.gpus != pk.size) {
+			return false
+		}
+	}
+	return true
+}
+
+// spans returns the number of distinct nodes of the GPUs gs (sorted).
+func (p *problem) spans(gs []int) int {
+	k, last := 0, -1
+	for _, g := range gs {
+		if n, _ := p.nodeOf(g); n != last {
+			k, last = k+1, n
+		}
+	}
+	return k
 }
 
 // assign gives GPU g to job j.
@@ -453,11 +540,11 @@ func head(parts []int) ([]int, []int) {
 	return parts[:k], parts[k:]
 }
 
-// runQueue places the jobs (phase-0 items) in queue order. With evict,
-// kept jobs may be evicted and are re-queued; with repack, kept jobs first
-// try to take their current GPUs; with preferAlt, jobs try their fallback
-// shape first. It returns the number of jobs left unplaced.
-func (p *problem) runQueue(t string, jobs []int, evict, repack, preferAlt bool) int {
+// runQueue places the jobs (phase-0 items) of pool pk in queue order. With
+// evict, kept jobs may be evicted and are re-queued; with repack, kept jobs
+// first try to take their current GPUs. It returns the number of jobs left
+// unplaced.
+func (p *problem) runQueue(pk poolKey, jobs []int, evict, repack bool) int {
 	queue := make([]item, 0, len(jobs))
 	for _, j := range jobs {
 		queue = append(queue, item{job: j})
@@ -479,40 +566,21 @@ func (p *problem) runQueue(t string, jobs []int, evict, repack, preferAlt bool) 
 		var victims []int
 		ok := false
 		if it.phase == 0 {
-			shapes := [][]int{jb.parts, jb.alt}
-			if preferAlt && jb.alt != nil {
-				shapes[0], shapes[1] = shapes[1], shapes[0]
-			}
-			for _, sh := range shapes {
-				if sh == nil {
-					continue
-				}
-				hd, rest := head(sh)
-				if victims, ok = p.placeParts(j, t, hd, evict); ok {
-					jb.shape = sh
-					if len(rest) > 0 {
-						push(item{job: j, phase: 1})
-					} else {
-						jb.placed = true
-					}
-					break
+			hd, rest := head(jb.parts)
+			if victims, ok = p.placeParts(j, pk, hd, evict); ok {
+				jb.shape = jb.parts
+				if len(rest) > 0 {
+					push(item{job: j, phase: 1})
+				} else {
+					jb.placed = true
 				}
 			}
 		} else {
 			_, rest := head(jb.shape)
-			if victims, ok = p.placeParts(j, t, rest, evict); ok {
+			if victims, ok = p.placeParts(j, pk, rest, evict); ok {
 				jb.placed = true
 			} else {
-				// give up the leading parts; try the other shape whole
-				p.release(j)
-				for _, sh := range [][]int{jb.parts, jb.alt} {
-					if sh != nil && !slices.Equal(sh, jb.shape) {
-						if victims, ok = p.placeParts(j, t, sh, evict); ok {
-							jb.shape, jb.placed = sh, true
-						}
-						break
-					}
-				}
+				p.release(j) // give up the leading parts too
 			}
 		}
 		if !ok {
@@ -526,11 +594,11 @@ func (p *problem) runQueue(t string, jobs []int, evict, repack, preferAlt bool) 
 	return left
 }
 
-// placeType places every request of type t.
-func (p *problem) placeType(t string) {
+// placeType places every request of pool pk.
+func (p *problem) placeType(pk poolKey) {
 	var jobs, queue []int
 	for j := range p.jobs {
-		if p.jobs[j].req.GPUs > 0 && p.jobs[j].req.Type == t {
+		if p.jobs[j].req.GPUs > 0 && p.jobs[j].pool == pk {
 			jobs = append(jobs, j)
 		}
 	}
@@ -545,7 +613,7 @@ func (p *problem) placeType(t string) {
 			queue = append(queue, j)
 		}
 	}
-	if p.runQueue(t, queue, p.evict, false, false) == 0 {
+	if p.runQueue(pk, queue, p.evict, false) == 0 {
 		return
 	}
 	unplaced := 0
@@ -554,18 +622,17 @@ func (p *problem) placeType(t string) {
 			unplaced++
 		}
 	}
-	unplaced = p.repack(t, jobs, unplaced, false)
+	unplaced = p.repack(pk, jobs, unplaced, func(rest []int) int { return p.runQueue(pk, rest, false, true) })
 	if unplaced > 0 {
-		p.repack(t, jobs, unplaced, true)
+		p.repack(pk, jobs, unplaced, func(rest []int) int { return p.exact(pk, rest) })
 	}
 }
 
-// repack re-places all jobs of type t from scratch, largest first, each
-// preferring its current GPUs, and keeps the result if it places more jobs.
-//
-// With preferAlt, jobs with a fallback shape (see altShape) try it first. It
-// returns the number of unplaced jobs afterwards.
-func (p *problem) repack(t string, jobs []int, unplaced int, preferAlt bool) int {
+// repack re-places all jobs of pool pk from scratch: pinned jobs take their
+// current GPUs, then pack places the others and returns how many it left
+// unplaced. The result is kept if it places more jobs. It returns the number
+// of unplaced jobs afterwards.
+func (p *problem) repack(pk poolKey, jobs []int, unplaced int, pack func(rest []int) int) int {
 	type saved struct {
 		gpus            []int
 		shape           []int
@@ -583,7 +650,7 @@ func (p *problem) repack(t string, jobs []int, unplaced int, preferAlt bool) int
 			rest = append(rest, j)
 		}
 	}
-	left := p.runQueue(t, rest, false, true, preferAlt)
+	left := pack(rest)
 	if left < unplaced {
 		for _, j := range jobs {
 			jb := &p.jobs[j]
@@ -603,6 +670,144 @@ func (p *problem) repack(t string, jobs []int, unplaced int, preferAlt bool) int
 		p.jobs[j].evicted = backup[k].evicted
 	}
 	return unplaced
+}
+
+// exactBudget bounds the work of one exact packing: the node visits of its
+// search (about a millisecond), so that a large pool costs no more than a
+// small one.
+const exactBudget = 1 << 17
+
+// exact places the jobs of pool pk (none of them placed, the pool's other
+// GPUs fixed) by an exhaustive search over which node takes each part, every
+// job by its shape with its parts on distinct nodes; a job's parts try the
+// nodes of its current GPUs first, then best fit; nodes with the same free
+// count are tried once per part. It places all jobs and returns 0 when the
+// search finds a packing within exactBudget node visits, else it places nothing and
+// returns len(jobs). Within a node, a job re-takes its own current GPUs where
+// they are free.
+func (p *problem) exact(pk poolKey, jobs []int) int {
+	if len(jobs) == 0 {
+		return 0
+	}
+	nodes := p.pnodes[pk]
+	free := make([]int, len(nodes))
+	local := make(map[int]int, len(nodes)) // node index -> position in nodes
+	for k, n := range nodes {
+		free[k] = p.nodes[n].free
+		local[n] = k
+	}
+	order := slices.Clone(jobs)
+	slices.SortFunc(order, func(a, b int) int {
+		ja, jb := &p.jobs[a], &p.jobs[b]
+		if c := cmp.Compare(jb.parts[0], ja.parts[0]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(jb.req.GPUs, ja.req.GPUs); c != 0 {
+			return c
+		}
+		return cmp.Compare(ja.req.Job, jb.req.Job)
+	})
+	type part struct{ job, size, first int } // first: index of the job's first part
+	var parts []part
+	home := make([][]bool, len(order)) // per job (position in order): nodes holding its current GPUs
+	for o, j := range order {
+		first := len(parts)
+		for _, sz := range p.jobs[j].parts {
+			parts = append(parts, part{o, sz, first})
+		}
+		home[o] = make([]bool, len(nodes))
+		for _, g := range p.jobs[j].cur {
+			n, _ := p.nodeOf(g)
+			if k, ok := local[n]; ok {
+				home[o][k] = true
+			}
+		}
+	}
+	at := make([]int, len(parts)) // chosen node (local) per part
+	steps := 0
+	var rec func(i int) bool
+	rec = func(i int) bool {
+		if i == len(parts) {
+			return true
+		}
+		if steps += len(nodes); steps > exactBudget {
+			return false
+		}
+		pt := parts[i]
+		taken := func(k int) bool {
+			for q := pt.first; q < i; q++ {
+				if at[q] == k {
+					return true
+				}
+			}
+			return false
+		}
+		try := func(k int) bool {
+			free[k] -= pt.size
+			at[i] = k
+			ok := rec(i + 1)
+			free[k] += pt.size
+			return ok
+		}
+		// the job's own nodes first, then the rest by fewest free GPUs
+		for k := range nodes {
+			if home[pt.job][k] && free[k] >= pt.size && !taken(k) && try(k) {
+				return true
+			}
+		}
+		cands := make([]int, 0, len(nodes))
+		for k := range nodes {
+			if !home[pt.job][k] && free[k] >= pt.size && !taken(k) {
+				cands = append(cands, k)
+			}
+		}
+		slices.SortStableFunc(cands, func(a, b int) int { return cmp.Compare(free[a], free[b]) })
+		for c, k := range cands {
+			if c > 0 && free[cands[c-1]] == free[k] {
+				continue // same free count: the same subproblem
+			}
+			if try(k) {
+				return true
+			}
+			if steps > exactBudget {
+				return false
+			}
+		}
+		return false
+	}
+	if !rec(0) {
+		return len(jobs)
+	}
+	// Assign GPUs: first every job's own free GPUs on its chosen nodes, then
+	// the rest.
+	need := make([]map[int]int, len(order)) // per job: local node -> GPUs still to take
+	for i, pt := range parts {
+		if need[pt.job] == nil {
+			need[pt.job] = map[int]int{}
+		}
+		need[pt.job][at[i]] += pt.size
+	}
+	for o, j := range order {
+		for _, g := range p.jobs[j].cur {
+			n, idx := p.nodeOf(g)
+			if k, ok := local[n]; ok && need[o][k] > 0 && p.nodes[n].owner[idx] == -1 {
+				p.assign(j, g)
+				need[o][k]--
+			}
+		}
+	}
+	for o, j := range order {
+		for _, k := range slices.Sorted(maps.Keys(need[o])) {
+			if c := need[o][k]; c > 0 {
+				n := nodes[k]
+				for _, idx := range p.pickGPUs(n, c) {
+					p.assign(j, p.gid(n, idx))
+				}
+			}
+		}
+		p.jobs[j].shape, p.jobs[j].placed = p.jobs[j].parts, true
+	}
+	return 0
 }
 
 func sortedCopy(s []int) []int {
@@ -633,7 +838,7 @@ func (p *problem) takeCurrent(j int) bool {
 // placeParts places parts of job j on distinct nodes of type t, none holding
 // GPUs the job already has, best fit, evicting kept jobs when allowed and
 // needed. It returns the evicted jobs. On failure nothing changes.
-func (p *problem) placeParts(j int, t string, parts []int, evict bool) ([]int, bool) {
+func (p *problem) placeParts(j int, pk poolKey, parts []int, evict bool) ([]int, bool) {
 	p.stamp++
 	used := usedSet{p.used, p.stamp}
 	for _, g := range p.jobs[j].gpus { // nodes holding the job's other parts
@@ -660,10 +865,10 @@ func (p *problem) placeParts(j int, t string, parts []int, evict bool) ([]int, b
 		}
 	}
 	for _, size := range parts {
-		n := p.bestFit(t, size, used)
+		n := p.bestFit(pk, size, used)
 		if n < 0 && evict {
 			var vs []int
-			n, vs = p.cheapestEviction(t, size, used, j)
+			n, vs = p.cheapestEviction(pk, size, used, j)
 			for _, v := range vs {
 				undos = append(undos, undo{v, slices.Clone(p.jobs[v].gpus)})
 				p.release(v)
@@ -694,9 +899,9 @@ func (p *problem) placeParts(j int, t string, parts []int, evict bool) ([]int, b
 
 // bestFit returns the node of type t, not in used, with the fewest free GPUs
 // that are at least size (ties: earliest node), or -1.
-func (p *problem) bestFit(t string, size int, used usedSet) int {
+func (p *problem) bestFit(pk poolKey, size int, used usedSet) int {
 	best := -1
-	for _, n := range p.tnodes[t] {
+	for _, n := range p.pnodes[pk] {
 		f := p.nodes[n].free
 		if f < size || used.has(n) {
 			continue
@@ -715,11 +920,11 @@ func (p *problem) bestFit(t string, size int, used usedSet) int {
 // kept jobs frees room for size GPUs at least cost: fewest jobs, then fewest
 // GPUs, single-node victims preferred over multi-node ones; ties go to the
 // earliest node. It returns -1 if no node works.
-func (p *problem) cheapestEviction(t string, size int, used usedSet, self int) (int, []int) {
+func (p *problem) cheapestEviction(pk poolKey, size int, used usedSet, self int) (int, []int) {
 	for _, allowMulti := range []bool{false, true} {
 		bestNode, bestCount, bestCost := -1, 0, 0
 		var bestSet []int
-		for _, n := range p.tnodes[t] {
+		for _, n := range p.pnodes[pk] {
 			nd := &p.nodes[n]
 			if used.has(n) || nd.gpus < size {
 				continue
@@ -828,46 +1033,27 @@ func minVictims(cands []victim, need int) ([]int, int, int, bool) {
 	return nil, 0, 0, false
 }
 
-// pickGPUs chooses size free GPU indices on node n: an aligned block inside a
-// virtual node when one is free (best-fit virtual node), else the lowest free
-// indices.
+// pickGPUs chooses size free GPU indices on node n: for a power-of-two size,
+// the first free block that starts at a multiple of size; else (or when there
+// is no such block) the lowest free indices.
 func (p *problem) pickGPUs(n, size int) []int {
 	nd := &p.nodes[n]
 	if size&(size-1) == 0 {
-		bestStart, bestFree := -1, 0
-		start := 0
-		for _, v := range nd.vn {
-			if v >= size {
-				vfree := 0
-				for i := start; i < start+v; i++ {
-					if nd.owner[i] == -1 {
-						vfree++
-					}
-				}
-				if vfree >= size && (bestStart < 0 || vfree < bestFree) {
-					for off := start; off+size <= start+v; off += size {
-						ok := true
-						for i := off; i < off+size; i++ {
-							if nd.owner[i] != -1 {
-								ok = false
-								break
-							}
-						}
-						if ok {
-							bestStart, bestFree = off, vfree
-							break
-						}
-					}
+		for off := 0; off+size <= nd.gpus; off += size {
+			ok := true
+			for i := off; i < off+size; i++ {
+				if nd.owner[i] != -1 {
+					ok = false
+					break
 				}
 			}
-			start += v
-		}
-		if bestStart >= 0 {
-			out := make([]int, size)
-			for i := range out {
-				out[i] = bestStart + i
+			if ok {
+				out := make([]int, size)
+				for i := range out {
+					out[i] = off + i
+				}
+				return out
 			}
-			return out
 		}
 	}
 	out := make([]int, 0, size)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sia-sched/sia/configset"
 )
 
 func gpus(node string, idx ...int) []GPU {
@@ -46,8 +48,9 @@ func TestShape(t *testing.T) {
 		{1, 8, []int{1}}, {8, 8, []int{8}}, {5, 8, []int{5}},
 		{16, 8, []int{8, 8}}, {24, 8, []int{8, 8, 8}},
 		{12, 8, []int{8, 4}}, {6, 4, []int{4, 2}}, {7, 4, []int{4, 3}},
-		{8, 6, []int{4, 4}}, {12, 6, []int{4, 4, 4}}, {6, 6, []int{6}},
-		{10, 6, []int{6, 4}}, {18, 6, []int{6, 6, 6}}, {16, 12, []int{8, 8}},
+		{8, 6, []int{6, 2}}, {12, 6, []int{6, 6}}, {6, 6, []int{6}},
+		{10, 6, []int{6, 4}}, {18, 6, []int{6, 6, 6}}, {16, 12, []int{12, 4}},
+		{24, 12, []int{12, 12}}, {5, 5, []int{5}}, {11, 5, []int{5, 5, 1}},
 	} {
 		t.Run(fmt.Sprintf("%d/%d", tc.g, tc.r), func(t *testing.T) {
 			assert.Equal(t, tc.want, Shape(tc.g, tc.r))
@@ -112,26 +115,28 @@ func TestPlaceBasics(t *testing.T) {
 	}
 }
 
-func TestVirtualNodeMapping(t *testing.T) {
-	nodes := mkNodes("v", 2, 6)
-	// (2,8) takes the 4-GPU virtual node (GPUs 0-3) of both nodes; 2-GPU
-	// jobs then fill the 2-GPU virtual nodes (GPUs 4-5).
-	reqs := []Request{{Job: "big", Type: "v", GPUs: 8}, {Job: "s1", Type: "v", GPUs: 2}, {Job: "s2", Type: "v", GPUs: 2}}
+// TestSixGPUNodes: on 6-GPU nodes multi-node jobs take whole nodes and
+// single-node jobs aligned blocks (configset offers 1, 2 and 6 per node).
+func TestSixGPUNodes(t *testing.T) {
+	nodes := mkNodes("v", 3, 6)
+	reqs := []Request{{Job: "big", Type: "v", GPUs: 12}, {Job: "s1", Type: "v", GPUs: 2}, {Job: "s2", Type: "v", GPUs: 2}, {Job: "s3", Type: "v", GPUs: 2}}
 	res, err := Place(nodes, reqs)
 	require.NoError(t, err)
-	assert.Equal(t, cat(gpus("v-0", 0, 1, 2, 3), gpus("v-1", 0, 1, 2, 3)), res.Placements["big"])
-	assert.Equal(t, gpus("v-0", 4, 5), res.Placements["s1"])
-	assert.Equal(t, gpus("v-1", 4, 5), res.Placements["s2"])
+	assert.Equal(t, cat(gpus("v-0", 0, 1, 2, 3, 4, 5), gpus("v-1", 0, 1, 2, 3, 4, 5)), res.Placements["big"])
+	assert.Equal(t, gpus("v-2", 0, 1), res.Placements["s1"])
+	assert.Equal(t, gpus("v-2", 2, 3), res.Placements["s2"])
+	assert.Equal(t, gpus("v-2", 4, 5), res.Placements["s3"])
+	checkResult(t, nodes, reqs, res, true)
 
-	// a 2-GPU job on a free 6-GPU node takes the 2-GPU virtual node,
-	// leaving the 4-GPU one whole.
-	res, err = Place(nodes[:1], []Request{{Job: "s", Type: "v", GPUs: 2}, {Job: "f", Type: "v", GPUs: 4}})
+	// the whole cluster for one rigid job, and rigid 12 + rigid 6 together
+	res, err = Place(nodes, []Request{{Job: "all", Type: "v", GPUs: 18}})
 	require.NoError(t, err)
-	assert.Equal(t, gpus("v-0", 0, 1, 2, 3), res.Placements["f"])
-	assert.Equal(t, gpus("v-0", 4, 5), res.Placements["s"])
-	res, err = Place(nodes[:1], []Request{{Job: "s", Type: "v", GPUs: 2}})
+	assert.Len(t, res.Placements["all"], 18)
+	reqs = []Request{{Job: "r6", Type: "v", GPUs: 6}, {Job: "r12", Type: "v", GPUs: 12}}
+	res, err = Place(nodes, reqs)
 	require.NoError(t, err)
-	assert.Equal(t, gpus("v-0", 4, 5), res.Placements["s"])
+	assert.Empty(t, res.Unplaced)
+	checkResult(t, nodes, reqs, res, true)
 }
 
 func TestRigidCounts(t *testing.T) {
@@ -215,29 +220,25 @@ func TestPinnedNeverEvicted(t *testing.T) {
 }
 
 func TestWholeNodeFallback(t *testing.T) {
-	// 12 GPUs on two 6-GPU nodes: three 4-GPU virtual nodes do not exist,
-	// so the job takes both nodes whole.
+	// 12 GPUs on two 6-GPU nodes take both nodes whole.
 	nodes := mkNodes("v", 2, 6)
 	reqs := []Request{{Job: "r", Type: "v", GPUs: 12}}
 	res, err := Place(nodes, reqs)
 	require.NoError(t, err)
 	assert.Equal(t, cat(gpus("v-0", 0, 1, 2, 3, 4, 5), gpus("v-1", 0, 1, 2, 3, 4, 5)), res.Placements["r"])
 	checkResult(t, nodes, reqs, res, true)
-	// with three nodes the configuration shape (3,12) is used
+	// with three nodes too: (2,12) is whole nodes
 	nodes = mkNodes("v", 3, 6)
 	res, err = Place(nodes, reqs)
 	require.NoError(t, err)
-	assert.Equal(t, cat(gpus("v-0", 0, 1, 2, 3), gpus("v-1", 0, 1, 2, 3), gpus("v-2", 0, 1, 2, 3)), res.Placements["r"])
-	assert.Nil(t, altShape(16, 8))
-	assert.Nil(t, altShape(10, 6))
-	assert.Equal(t, []int{6, 6}, altShape(12, 6))
-	assert.Equal(t, []int{6, 2}, altShape(8, 6))
+	assert.Equal(t, cat(gpus("v-0", 0, 1, 2, 3, 4, 5), gpus("v-1", 0, 1, 2, 3, 4, 5)), res.Placements["r"])
 }
 
-func TestUnplaceableMixedVirtualNodes(t *testing.T) {
+func TestUnplaceableOffChainSizes(t *testing.T) {
 	// Three 4-GPU jobs do not fit two 6-GPU nodes without splitting one:
-	// capacity holds (12 ≤ 12) but the configset size limit (4 GPUs or more
-	// ≤ 8) does not. Place reports the job it cannot place.
+	// 4 is no configuration of a 6-GPU node, and configset charges a rigid
+	// 4-GPU job the whole node (6), so an allocator never asks for this.
+	// Place reports the job it cannot place.
 	nodes := mkNodes("v", 2, 6)
 	reqs := []Request{{Job: "a", Type: "v", GPUs: 4}, {Job: "b", Type: "v", GPUs: 4}, {Job: "c", Type: "v", GPUs: 4}}
 	res, err := Place(nodes, reqs)
@@ -358,7 +359,13 @@ func checkResult(t *testing.T, nodes []Node, reqs []Request, res Result, all boo
 		}
 		cur := slices.Clone(r.Current)
 		sortGPUs(cur, nodes)
-		kept := sameType && len(cur) == r.GPUs
+		curNodes := map[string]bool{}
+		inPool := sameType
+		for _, g := range r.Current {
+			curNodes[g.Node] = true
+			inPool = inPool && (r.NodeGPUs == 0 || size[g.Node] == r.NodeGPUs)
+		}
+		kept := inPool && len(cur) == r.GPUs && (r.Nodes == 0 || len(curNodes) == r.Nodes)
 		if kept && !evicted[r.Job] {
 			require.Equal(t, cur, got, "kept job %s moved without eviction", r.Job)
 		}
@@ -374,9 +381,14 @@ func checkResult(t *testing.T, nodes []Node, reqs []Request, res Result, all boo
 				counts = append(counts, c)
 			}
 			sort.Sort(sort.Reverse(sort.IntSlice(counts)))
-			if alt := altShape(r.GPUs, maxNode[r.Type]); alt == nil || !slices.Equal(alt, counts) {
-				require.Equal(t, Shape(r.GPUs, maxNode[r.Type]), counts, "job %s shape", r.Job)
+			nodeGPUs := maxNode[r.Type]
+			if r.NodeGPUs > 0 {
+				nodeGPUs = r.NodeGPUs
+				for n := range perNode {
+					require.Equal(t, r.NodeGPUs, size[n], "job %s off its pool", r.Job)
+				}
 			}
+			require.Equal(t, shapeOn(r.GPUs, r.Nodes, nodeGPUs), counts, "job %s shape", r.Job)
 		}
 		if len(r.Current) > 0 && (!sameType || (len(cur) == r.GPUs && !slices.Equal(cur, got))) {
 			wantMig = append(wantMig, r.Job)
@@ -409,51 +421,24 @@ type scenario struct {
 }
 
 // shapesOf lists the configuration shapes of a type with n nodes of r GPUs:
-// powers of two up to the largest virtual node v, and n·v for 2 ≤ n ≤ N.
+// the chain of r (configset.Chain) in one node, and k·r for 2 ≤ k ≤ n.
 func shapesOf(r, n int) []int {
-	v := 1 << (bits.Len(uint(r)) - 1)
-	var out []int
-	for s := 1; s <= v; s *= 2 {
-		out = append(out, s)
-	}
+	out := configset.Chain(r)
 	for k := 2; k <= n; k++ {
-		out = append(out, k*v)
+		out = append(out, k*r)
 	}
 	return out
 }
 
-// fits reports whether a multiset of shapes fits n nodes of r GPUs by the
-// divisible-packing conditions (capacity and the configset size limits).
+// fits reports whether a multiset of configuration shapes fits n nodes of r
+// GPUs: with chain sizes in one node and whole nodes beyond, capacity is
+// exact (configset.Chain).
 func fits(items []int, r, n int) bool {
-	v := 1 << (bits.Len(uint(r)) - 1)
-	var parts []int
+	sum := 0
 	for _, it := range items {
-		if it > v {
-			for k := 0; k < it/v; k++ {
-				parts = append(parts, v)
-			}
-		} else {
-			parts = append(parts, it)
-		}
+		sum += it
 	}
-	for s := 1; s <= v; s *= 2 {
-		bins := 0
-		for _, b := range virtualNodes(r) {
-			if b >= s {
-				bins += b
-			}
-		}
-		sum := 0
-		for _, p := range parts {
-			if p >= s {
-				sum += p
-			}
-		}
-		if sum > bins*n {
-			return false
-		}
-	}
-	return true
+	return sum <= r*n
 }
 
 // randomDemand draws shapes for a type until a random fill level.
@@ -919,11 +904,7 @@ func TestRigidBruteForce(t *testing.T) {
 		// exhaustive: each job by its shape or its fallback shape
 		var options [][][]int
 		for _, q := range reqs {
-			o := [][]int{Shape(q.GPUs, r)}
-			if a := altShape(q.GPUs, r); a != nil {
-				o = append(o, a)
-			}
-			options = append(options, o)
+			options = append(options, [][]int{Shape(q.GPUs, r)})
 		}
 		free := make([]int, n)
 		for i := range free {
@@ -1048,4 +1029,151 @@ func occupy(rng *rand.Rand, free map[GPU]bool, node string, r, s int) []GPU {
 		free[g] = false
 	}
 	return cur
+}
+
+// TestExactBruteForce: on pools of every node size 1..16 with pinned jobs on
+// random GPUs and new jobs of any count (chain sizes, whole nodes, rigid
+// remainders), Place places every request whenever an exhaustive search
+// finds a placement by the same shapes with the pinned jobs where they are;
+// and never claims a placement that does not exist.
+func TestExactBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 19))
+	feasible, missed := 0, 0
+	for iter := 0; iter < 3000; iter++ {
+		r := 1 + iter%16
+		n := 2 + rng.IntN(2)
+		nodes := mkNodes("a", n, r)
+		free := allFree(nodes, r)
+		var reqs []Request
+		total := 0
+		for k := 0; k < rng.IntN(6); k++ {
+			s := 1 + rng.IntN(r)
+			cur := occupy(rng, free, nodes[rng.IntN(n)].ID, r, s)
+			if cur == nil {
+				continue
+			}
+			total += s
+			reqs = append(reqs, Request{Job: fmt.Sprintf("p%d", k), Type: "a", GPUs: s, Current: cur, Pinned: true})
+		}
+		for k := 0; k < 2+rng.IntN(4); k++ {
+			var g int
+			switch rng.IntN(3) {
+			case 0: // a chain size
+				ch := configset.Chain(r)
+				g = ch[rng.IntN(len(ch))]
+			case 1: // whole nodes
+				g = r * (1 + rng.IntN(n))
+			default: // any count
+				g = 1 + rng.IntN(r*n)
+			}
+			if total+g <= r*n {
+				total += g
+				reqs = append(reqs, Request{Job: fmt.Sprintf("n%d", k), Type: "a", GPUs: g})
+			}
+		}
+		res, err := Place(nodes, reqs)
+		require.NoError(t, err)
+		checkResult(t, nodes, reqs, res, false)
+		freeN := make([]int, n)
+		var parts [][]int
+		for i := range freeN {
+			freeN[i] = r
+		}
+		for _, q := range reqs {
+			if q.Pinned {
+				for _, g := range q.Current {
+					freeN[g.Node[len("a-"):][0]-'0']--
+				}
+				continue
+			}
+			parts = append(parts, Shape(q.GPUs, r))
+		}
+		if !packParts(parts, freeN) {
+			require.NotEmpty(t, res.Unplaced, "placed a set the exhaustive search cannot")
+			continue
+		}
+		feasible++
+		if len(res.Unplaced) > 0 {
+			missed++
+			t.Logf("r=%d n=%d %+v: unplaced %v", r, n, reqs, res.Unplaced)
+		}
+	}
+	t.Logf("%d feasible sets, %d not fully placed", feasible, missed)
+	assert.Zero(t, missed)
+}
+
+// TestExactPacking: best fit, largest first, fails on 5 4 3 3 3 2 into two
+// 10-GPU nodes (5+4, then 3+3+3, and 2 is left); the exact search finds
+// 5+3+2 and 4+3+3, and a job re-takes its own GPUs on the node it gets.
+func TestExactPacking(t *testing.T) {
+	nodes := mkNodes("a", 2, 10)
+	reqs := []Request{
+		{Job: "a5", Type: "a", GPUs: 5}, {Job: "b4", Type: "a", GPUs: 4, Current: gpus("a-1", 6, 7, 8)},
+		{Job: "c3", Type: "a", GPUs: 3}, {Job: "d3", Type: "a", GPUs: 3}, {Job: "e3", Type: "a", GPUs: 3}, {Job: "f2", Type: "a", GPUs: 2},
+	}
+	res, err := Place(nodes, reqs)
+	require.NoError(t, err)
+	assert.Empty(t, res.Unplaced)
+	assert.Subset(t, res.Placements["b4"], gpus("a-1", 6, 7, 8))
+	checkResult(t, nodes, reqs, res, true)
+}
+
+// TestPools: on a type with 8- and 6-GPU nodes, NodeGPUs keeps a job on its
+// pool, Nodes fixes its node count, and a kept job must match both.
+func TestPools(t *testing.T) {
+	nodes := append(mkNodes("e", 2, 8), mkNodes("s", 3, 6)...)
+	for i := range nodes {
+		nodes[i].Type = "a100"
+	}
+	reqs := []Request{
+		{Job: "w12", Type: "a100", GPUs: 12, NodeGPUs: 6, Nodes: 2},
+		{Job: "w8", Type: "a100", GPUs: 8, NodeGPUs: 8, Nodes: 1},
+		{Job: "s6", Type: "a100", GPUs: 6, NodeGPUs: 6, Nodes: 1},
+		// kept: 4 GPUs on one 8-GPU node
+		{Job: "k4", Type: "a100", GPUs: 4, NodeGPUs: 8, Nodes: 1, Current: gpus("e-1", 0, 1, 2, 3)},
+		// same count but asked on 2 nodes: not kept, split 2 + 2
+		{Job: "m4", Type: "a100", GPUs: 4, NodeGPUs: 8, Nodes: 2, Current: gpus("e-1", 4, 5, 6, 7)},
+	}
+	res, err := Place(nodes, reqs)
+	require.NoError(t, err)
+	checkResult(t, nodes, reqs, res, false)
+	assert.Equal(t, gpus("e-1", 0, 1, 2, 3), res.Placements["k4"])
+	assert.Equal(t, []string{"m4"}, res.Unplaced, "w8 takes e-0 whole, k4 half of e-1: no second 8-GPU node for m4")
+	for _, g := range res.Placements["w12"] {
+		assert.Equal(t, "s", g.Node[:1])
+	}
+	for _, g := range res.Placements["w8"] {
+		assert.Equal(t, "e", g.Node[:1])
+	}
+	// the pool's capacity is checked on its own, and sizes must exist
+	_, err = Place(nodes, []Request{{Job: "x", Type: "a100", GPUs: 18, NodeGPUs: 8}})
+	require.ErrorIs(t, err, ErrInvalidInput)
+	assert.Contains(t, err.Error(), "8-GPU nodes have 16")
+	for _, r := range []Request{
+		{Job: "x", Type: "a100", GPUs: 2, NodeGPUs: 4},
+		{Job: "x", Type: "a100", GPUs: 2, NodeGPUs: -1},
+		{Job: "x", Type: "a100", GPUs: 2, Nodes: -1},
+		{Job: "x", Type: "a100", GPUs: 2, NodeGPUs: 6, Nodes: 3},
+		{Job: "x", Type: "a100", GPUs: 13, NodeGPUs: 6, Nodes: 2},
+	} {
+		_, err := Place(nodes, []Request{r})
+		var ie *InputError
+		require.ErrorAs(t, err, &ie, "%+v", r)
+		assert.Equal(t, "x", ie.Job)
+	}
+	// without NodeGPUs a job may use any node of the type
+	res, err = Place(nodes, []Request{{Job: "any", Type: "a100", GPUs: 18}}) // 8 + 8 + 2
+	require.NoError(t, err)
+	assert.Len(t, res.Placements["any"], 18)
+}
+
+func TestShapeOn(t *testing.T) {
+	assert.Equal(t, []int{8}, shapeOn(8, 0, 8))
+	assert.Equal(t, []int{8}, shapeOn(8, 1, 8))
+	assert.Equal(t, []int{4, 4}, shapeOn(8, 2, 8))
+	assert.Equal(t, []int{3, 3, 2}, shapeOn(8, 3, 8))
+	assert.Equal(t, []int{6, 6}, shapeOn(12, 2, 6))
+	assert.Nil(t, shapeOn(12, 3, 3)) // 3 nodes of 3 GPUs hold 9
+	assert.Nil(t, shapeOn(2, 3, 8))
+	assert.Nil(t, shapeOn(13, 2, 6))
 }

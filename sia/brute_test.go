@@ -2,6 +2,7 @@ package sia
 
 import (
 	"math"
+	"slices"
 
 	"github.com/sia-sched/sia/ilp"
 )
@@ -24,11 +25,25 @@ func bruteForce(m *Matrix) (float64, []int) {
 			for _, q := range m.Quotas {
 				used := 0
 				for _, r := range q.Jobs {
-					if c := choice[r]; c >= 0 && (q.Type == "" || m.Rows[r].Entries[c].Config.Type == q.Type) {
-						used += m.Rows[r].Entries[c].Config.GPUs
+					if c := choice[r]; c >= 0 && (q.Type == "" && len(q.Types) == 0 || m.Rows[r].Entries[c].Config.Pool() == q.Type || slices.Contains(q.Types, m.Rows[r].Entries[c].Config.Pool())) {
+						used += m.Rows[r].Entries[c].charge()
 					}
 				}
 				if used > q.Limit {
+					return
+				}
+			}
+			// reservations: per GPU type, over its pools
+			for t, res := range m.Reserved {
+				sum := 0
+				ps := m.Pools[t]
+				if ps == nil {
+					ps = []string{t}
+				}
+				for _, p := range ps {
+					sum += used[p]
+				}
+				if res > 0 && sum > m.TypeCapacity(t)-res {
 					return
 				}
 			}
@@ -48,14 +63,14 @@ func bruteForce(m *Matrix) (float64, []int) {
 			if e.Dropped || (r.Pin >= 0 && k != r.Pin) {
 				continue
 			}
-			t := e.Config.Type
-			if used[t]+e.Config.GPUs > m.Capacity[t]-m.Reserved[t] {
+			t, g := e.Config.Pool(), e.charge()
+			if used[t]+g > m.Capacity[t] {
 				continue
 			}
-			used[t] += e.Config.GPUs
+			used[t] += g
 			choice[i] = k
 			rec(i+1, obj+e.Value)
-			used[t] -= e.Config.GPUs
+			used[t] -= g
 		}
 	}
 	rec(0, 0)

@@ -26,6 +26,37 @@
 // piecemeal: BuildMatrix (goodput matrix), Solve (allocation, package ilp),
 // Place (placement, package placement); Round only composes them.
 //
+// # Node shapes
+//
+// Nodes may have any number of GPUs, and one GPU type may mix node sizes.
+// The paper (§3.1) offers a job powers of two GPUs within one node and whole
+// nodes across nodes, so that any allocation whose GPUs fit a type's capacity
+// can be placed. What makes that work is that the single-node sizes form a
+// divisible chain ending at the node size (each divides the next): packed
+// largest first, such sizes never strand room while the total fits. The
+// round keeps exactly that property for every node size (package
+// configset): a node of R GPUs offers the chain configset.Chain(R) — the
+// paper's 1, 2, 4, …, R when R is a power of two, 1, 2, 6 for 6-GPU nodes,
+// 1, 2, 4, 12 for 12-GPU nodes, 1, 5 for 5-GPU nodes — and multi-node
+// configurations are whole nodes. Sizes off the chain (4 GPUs of a 6-GPU
+// node) are not offered: with them, whether an allocation fits depends on
+// more than its GPU total.
+//
+// The nodes of one type and size form a pool, and the allocation problem has
+// one capacity row per pool; a type with 8- and 6-GPU nodes has the pools
+// "a100/8" and "a100/6" (configset.Config.Pool), whose entries carry the
+// type's goodput for their shape. A reservation or quota on such a type is a
+// row over the set of its pools. A rigid job whose count is no configuration
+// is shaped as whole nodes plus its remainder on one more node (9 GPUs on
+// 6-GPU nodes: 6 + 3, on 2 nodes) and counts, against its pool, the
+// smallest chain size that holds the remainder (Entry.Charge: the 3 GPUs
+// count 6), so every allocation the solver returns is placeable. Placement
+// places each job in its entry's pool and on its entry's node count: the
+// shape in the Plan is the shape whose goodput was predicted. If pinned jobs
+// fragment the nodes so that a running job's new allocation cannot be
+// placed, the job keeps its current allocation when its GPUs are still free
+// (Layout.Kept) instead of losing them.
+//
 // # Defaults and variants
 //
 // Options' zero value means the paper's settings: p = −0.5 (minimised), λ =

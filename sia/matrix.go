@@ -19,6 +19,12 @@ type Entry struct {
 	Config configset.Config
 	// Replicas is the number of data-parallel replicas (GPUs / P).
 	Replicas int
+	// Charge is the GPUs the entry counts against its pool's capacity
+	// (configset.Set.Charge): Config.GPUs, or more for a rigid count that
+	// is no configuration (5 GPUs of a 6-GPU node count 6), which keeps
+	// every allocation placeable. A pinned entry is charged its GPUs (the
+	// job holds exactly those). Zero means Config.GPUs.
+	Charge int
 	// Choice is the predicted best batch size and its goodput (raw
 	// samples/s × efficiency) from the job's model; zero for entries without
 	// a model or invalid ones.
@@ -81,14 +87,20 @@ type Matrix struct {
 	// Configs are the columns: the cluster's configurations (rigid jobs may
 	// have entries outside this set, e.g. 12 GPUs on 8-GPU nodes).
 	Configs []configset.Config
-	// Types lists the GPU types in cluster order, with Capacity and Reserved
-	// GPUs per type.
+	// Types lists the GPU types in cluster order and Reserved the GPUs
+	// withheld per type.
 	Types    []string
-	Capacity map[string]int
 	Reserved map[string]int
-	// Quotas are the snapshot's quotas with job indices (rows), followed by
-	// the placement rows of types whose GPUs per node is not a power of two
-	// (configset.Set.SizeLimits, over all jobs).
+	// Capacity has one capacity row per pool (configset.Pool): per GPU
+	// type for a type whose nodes have one size, and per pool
+	// ("type/R", one per node size R) for a type with nodes of several
+	// sizes. Pools maps each GPU type to its pools' names. An entry counts
+	// against the pool of its Config (Config.Pool()).
+	Capacity map[string]int
+	Pools    map[string][]string
+	// Quotas are the snapshot's quotas with job indices (rows); a quota
+	// or reservation of a type with several pools becomes a row over the
+	// set of its pools (in the allocation problem, see Problem).
 	Quotas []ilp.Quota
 	// Sense is Minimize when p < 0 and Maximize otherwise.
 	Sense ilp.Sense
@@ -100,6 +112,20 @@ type Matrix struct {
 	// built: the rows built after that offer only the job's current
 	// configuration (running jobs keep their allocation, queued jobs wait).
 	Partial bool
+}
+
+// TypeCapacity returns the GPUs of GPU type t: the sum of its pools'
+// capacities.
+func (m *Matrix) TypeCapacity(t string) int {
+	ps, ok := m.Pools[t]
+	if !ok {
+		return m.Capacity[t]
+	}
+	n := 0
+	for _, p := range ps {
+		n += m.Capacity[p]
+	}
+	return n
 }
 
 // Options returns the number of entries offered to the solver.
@@ -119,33 +145,74 @@ func (m *Matrix) Options() int {
 type cluster struct {
 	set      *configset.Set
 	types    []string
-	perNode  map[string]int // GPUs per node
-	capacity map[string]int
+	capacity map[string]int // GPUs per GPU type
 	byType   map[string][]configset.Config
+	pools    map[string][]string // GPU type -> pool names
+	poolCap  map[string]int      // pool -> GPUs
+	nodeGPUs map[string]int      // node ID -> GPUs
 }
 
+// newCluster groups the nodes into pools (one per type and node size,
+// package configset) and lists their configurations.
 func newCluster(c Cluster, maxGPUs int) (*cluster, error) {
+	type key struct {
+		t string
+		r int
+	}
 	var groups []configset.NodeGroup
-	idx := map[string]int{}
+	idx := map[key]int{}
+	nodeGPUs := make(map[string]int, len(c.Nodes))
 	for _, n := range c.Nodes {
-		if i, ok := idx[n.Type]; ok {
+		nodeGPUs[n.ID] = n.GPUs
+		k := key{n.Type, n.GPUs}
+		if i, ok := idx[k]; ok {
 			groups[i].Nodes++
 			continue
 		}
-		idx[n.Type] = len(groups)
+		idx[k] = len(groups)
 		groups = append(groups, configset.NodeGroup{Type: n.Type, GPUsPerNode: n.GPUs, Nodes: 1})
 	}
 	set, err := configset.New(groups, &configset.Options{MaxGPUs: maxGPUs})
 	if err != nil {
 		return nil, &InputError{Field: "Cluster", Reason: err.Error(), Cause: err}
 	}
-	cl := &cluster{set: set, types: set.Types(), perNode: map[string]int{}, capacity: map[string]int{}, byType: map[string][]configset.Config{}}
+	cl := &cluster{set: set, types: set.Types(), capacity: map[string]int{}, byType: map[string][]configset.Config{},
+		pools: map[string][]string{}, poolCap: map[string]int{}, nodeGPUs: nodeGPUs}
 	for _, t := range cl.types {
-		cl.perNode[t] = set.GPUsPerNode(t)
 		cl.capacity[t] = set.Capacity(t)
 		cl.byType[t] = set.ByType(t)
+		for _, p := range set.PoolsOf(t) {
+			cl.pools[t] = append(cl.pools[t], p.Name)
+			cl.poolCap[p.Name] = p.Capacity()
+		}
 	}
 	return cl, nil
+}
+
+// currentConfig is the configuration of a running job's current allocation
+// on type t: for a type with nodes of several sizes, in the pool of the
+// nodes it runs on (the largest of them if they differ, or the type's first
+// pool without a placement).
+func (cl *cluster) currentConfig(cur Allocation) configset.Config {
+	c := configset.Config{Type: cur.Type, Nodes: cur.Nodes, GPUs: cur.GPUs}
+	pools := cl.set.PoolsOf(cur.Type)
+	if len(pools) <= 1 {
+		return c
+	}
+	for _, g := range cur.Placement {
+		c.NodeGPUs = max(c.NodeGPUs, cl.nodeGPUs[g.Node])
+	}
+	if c.NodeGPUs == 0 {
+		c.NodeGPUs = pools[0].GPUsPerNode
+	}
+	return c
+}
+
+// holds reports whether c's pool can hold its shape: 1 ≤ Nodes ≤ the pool's
+// nodes and Nodes ≤ GPUs ≤ Nodes × GPUs per node.
+func (cl *cluster) holds(c configset.Config) bool {
+	p, ok := cl.set.Pool(c.Pool())
+	return ok && c.Nodes >= 1 && c.Nodes <= p.Nodes && c.Nodes <= c.GPUs && c.GPUs <= c.Nodes*p.GPUsPerNode
 }
 
 // BuildMatrix builds the restart-discounted goodput matrix of a snapshot
@@ -155,9 +222,11 @@ func newCluster(c Cluster, maxGPUs int) (*cluster, error) {
 //     strong-scaling jobs take the cluster's configurations within
 //     [MinGPUs, MaxGPUs], at most Options.MaxGPUsPerJob, in multiples of the
 //     replica size P, and (adaptive jobs) at most ScaleUpFactor ×
-//     PeakReplicas replicas; rigid jobs take one configuration per type at
-//     their fixed count (nodes = ⌈GPUs / GPUs per node⌉); the job's current
-//     configuration is always an entry;
+//     PeakReplicas replicas; rigid jobs take one configuration per pool at
+//     their fixed count (whole nodes plus the remainder on one more node,
+//     configset.Set.Fixed, charged as configset.Set.Charge); the job's
+//     current configuration is always an entry (see "Node shapes" in the
+//     package documentation for pools and charges);
 //   - the entry's goodput is the model's best batch size for that
 //     configuration (strong-scaling and rigid jobs at their fixed batch);
 //     configurations without a feasible batch size are removed (or get the
@@ -198,7 +267,8 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster) (
 		Rows:     make([]Row, len(snap.Jobs)),
 		Configs:  cl.set.Configs(),
 		Types:    cl.types,
-		Capacity: cl.capacity,
+		Capacity: cl.poolCap,
+		Pools:    cl.pools,
 		Reserved: map[string]int{},
 		Sense:    ilp.Maximize,
 		P:        o.P,
@@ -215,22 +285,13 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster) (
 		}
 		for _, q := range snap.Quotas {
 			iq := ilp.Quota{Name: q.Name, Type: q.Type, Limit: q.Limit}
+			if ps := cl.pools[q.Type]; q.Type != "" && (len(ps) != 1 || ps[0] != q.Type) {
+				iq.Type, iq.Types = "", ps
+			}
 			for _, id := range q.Jobs {
 				iq.Jobs = append(iq.Jobs, index[id])
 			}
 			m.Quotas = append(m.Quotas, iq)
-		}
-	}
-	// Types whose GPUs per node is not a power of two (virtual nodes) need
-	// rows beyond capacity for the allocation to be placeable: the
-	// configurations of at least MinGPUs GPUs together fit only the larger
-	// virtual nodes (configset.Set.SizeLimits).
-	for _, t := range cl.types {
-		for _, sl := range cl.set.SizeLimits(t) {
-			m.Quotas = append(m.Quotas, ilp.Quota{
-				Name:    fmt.Sprintf("placement:%s:>=%d", t, sl.MinGPUs),
-				AllJobs: true, Type: t, MinGPUs: sl.MinGPUs, Limit: sl.Limit,
-			})
 		}
 	}
 	if o.P < 0 {
@@ -354,13 +415,18 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 			}
 			return ch, ok
 		}
+		var curCfg configset.Config
+		if cur.Running() && cur.Type == t {
+			curCfg = cl.currentConfig(cur)
+		}
 		isCur := func(c configset.Config) bool {
-			return cur.Running() && cur.Type == t && cur.GPUs == c.GPUs && cur.Nodes == c.Nodes
+			return cur.Running() && cur.Type == t && c == curCfg
 		}
 		cands := ev.cands[:0]
 		if j.Kind == Rigid {
-			if j.GPUs%p == 0 && j.GPUs <= cl.capacity[t] {
-				cands = append(cands, configset.Config{Type: t, Nodes: ceilDiv(j.GPUs, cl.perNode[t]), GPUs: j.GPUs})
+			if j.GPUs%p == 0 {
+				// one shape per pool: whole nodes plus the remainder
+				cands = append(cands, cl.set.Fixed(t, j.GPUs)...)
 			}
 		} else {
 			for _, c := range cl.byType[t] {
@@ -372,7 +438,7 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 		if keepOnly {
 			kept := cands[:0]
 			for _, c := range cands {
-				if c.GPUs == cur.GPUs && c.Nodes == cur.Nodes {
+				if c == curCfg {
 					kept = append(kept, c)
 				}
 			}
@@ -382,7 +448,10 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 		curSeen := false
 		noModelDone := false
 		for _, c := range cands {
-			e := Entry{Config: c, Replicas: c.GPUs / p, Source: src, Restart: 1}
+			e := Entry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: src, Restart: 1}
+			if j.Kind == Rigid {
+				e.Charge = cl.set.Charge(c) // the configurations of the set charge their GPUs
+			}
 			e.Current = isCur(c)
 			curSeen = curSeen || e.Current
 			switch {
@@ -421,12 +490,13 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 		if j.Kind == Rigid {
 			inBounds = cur.GPUs == j.GPUs
 		}
-		if cur.Running() && cur.Type == t && !curSeen && (inBounds || pinned) {
+		if cur.Running() && cur.Type == t && !curSeen && ((inBounds && cl.holds(curCfg)) || pinned) {
 			// The current shape is outside the offered set (host-chosen,
 			// or since excluded): keep it as an option so the job can stay,
-			// unless it breaks the job's bounds (then only a pin keeps it).
-			c := configset.Config{Type: t, Nodes: cur.Nodes, GPUs: cur.GPUs}
-			e := Entry{Config: c, Replicas: max(1, c.GPUs/p), Source: src, Restart: 1, Current: true}
+			// unless it breaks the job's bounds or its pool cannot hold the
+			// shape (then only a pin keeps it).
+			c := curCfg
+			e := Entry{Config: c, Replicas: max(1, c.GPUs/p), Charge: cl.set.Charge(c), Source: src, Restart: 1, Current: true}
 			if src != bootstrap.None {
 				if ch, ok := evaluate(c); ok {
 					e.Choice = ch
@@ -532,6 +602,9 @@ func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs, se
 	if row.Current >= 0 && (j.State.Restoring || j.NonPreemptible) {
 		row.Pin = row.Current
 		es[row.Current].Dropped = false
+		// A pinned job holds exactly its GPUs: charging it more (an
+		// off-chain rigid count) could make pins that fit look infeasible.
+		es[row.Current].Charge = es[row.Current].Config.GPUs
 	}
 	markDominated(row, sense)
 }
@@ -562,17 +635,25 @@ func markDominated(row *Row, sense ilp.Sense) {
 		}
 		for k := range es {
 			o := &es[k]
-			if k == i || o.Dropped || o.Dominated || o.Config.Type != e.Config.Type || o.Config.GPUs > e.Config.GPUs {
+			if k == i || o.Dropped || o.Dominated || o.Config.Pool() != e.Config.Pool() || o.charge() > e.charge() {
 				continue
 			}
-			// o uses no more GPUs of the type; e is dominated when o is at
+			// o uses no more GPUs of the pool; e is dominated when o is at
 			// least as good (ties: keep the smaller, or the earlier).
-			if better(o.Value, e.Value, sense) || (o.Value == e.Value && (o.Config.GPUs < e.Config.GPUs || k < i)) {
+			if better(o.Value, e.Value, sense) || (o.Value == e.Value && (o.charge() < e.charge() || k < i)) {
 				e.Dominated = true
 				break
 			}
 		}
 	}
+}
+
+// charge is the GPUs e counts against its pool (Entry.Charge).
+func (e *Entry) charge() int {
+	if e.Charge > 0 {
+		return e.Charge
+	}
+	return e.Config.GPUs
 }
 
 func roundTo(v, grid float64) float64 {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sia-sched/sia/bootstrap"
+	"github.com/sia-sched/sia/configset"
 	"github.com/sia-sched/sia/ilp"
 	"github.com/sia-sched/sia/placement"
 )
@@ -124,16 +125,36 @@ func (p *Plan) Decision(job string) (Decision, bool) {
 type Layout struct {
 	// GPUs has one element per job of the snapshot: its GPUs, or nil.
 	GPUs [][]GPU
+	// Choice has one element per job: the matrix entry it is placed with
+	// (the solution's choice, or its current entry for a job in Kept), −1
+	// when it gets no GPUs. Nil means the solution's choices.
+	Choice []int
 	// Evicted and Unplaced are as in Plan.
 	Evicted, Unplaced []string
+	// Kept lists the running jobs whose new allocation could not be placed
+	// and that keep their current allocation and GPUs instead (sorted).
+	Kept []string
+}
+
+// choice returns the entry job i is placed with.
+func (l *Layout) choice(i int, sol Solution) int {
+	if l.Choice != nil {
+		return l.Choice[i]
+	}
+	return sol.Choice[i]
 }
 
 // Place places the solution's allocations onto the snapshot's nodes
 // (package placement, design.md §6): jobs that keep type and count keep their
 // GPUs, multi-node jobs take whole nodes, single-node jobs go best-fit, and on
-// fragmentation the fewest and smallest jobs are evicted and re-placed. Jobs
-// pinned in the matrix always keep their current GPUs; a job that cannot be
-// placed is listed in Unplaced and gets no GPUs.
+// fragmentation the fewest and smallest jobs are evicted and re-placed. Every
+// job is placed in the pool and on the node count of its entry (the shape
+// its goodput was predicted for). Jobs pinned in the matrix always keep
+// their current GPUs. A running job whose new allocation cannot be placed
+// keeps its current allocation and GPUs when its current entry is in its row
+// (not Dropped), its GPUs are still free and keeping them breaks no
+// reservation or quota (Layout.Kept); any other job that cannot be placed is
+// listed in Unplaced and gets no GPUs.
 func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 	if snap == nil || m == nil {
 		return Layout{}, &InputError{Field: "Place", Reason: "nil snapshot or matrix"}
@@ -151,8 +172,13 @@ func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 
 func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 	nodes := make([]placement.Node, len(snap.Cluster.Nodes))
+	pools := map[configset.Config]int{} // {Type, NodeGPUs} -> nodes, also {Type, 0} -> all nodes of the type
+	sizes := map[string]int{}           // type -> largest node
 	for i, n := range snap.Cluster.Nodes {
 		nodes[i] = placement.Node{ID: n.ID, Type: n.Type, GPUs: n.GPUs}
+		sizes[n.Type] = max(sizes[n.Type], n.GPUs)
+		pools[configset.Config{Type: n.Type, NodeGPUs: n.GPUs}]++
+		pools[configset.Config{Type: n.Type}]++
 	}
 	reqs := make([]placement.Request, 0, len(snap.Jobs))
 	for i := range snap.Jobs {
@@ -161,6 +187,7 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 		if c := sol.Choice[i]; c >= 0 {
 			e := &m.Rows[i].Entries[c]
 			r.Type, r.GPUs = e.Config.Type, e.Config.GPUs
+			r.NodeGPUs, r.Nodes = placeShape(e.Config, sizes, pools)
 			// A job pinned to its current configuration is never evicted
 			// to make room for others.
 			r.Pinned = c == m.Rows[i].Pin
@@ -226,7 +253,123 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 	}
 	slices.Sort(out.Unplaced)
 	out.Unplaced = slices.Compact(out.Unplaced)
+	keepUnplaced(snap, m, sol, &out, owner)
 	return out, nil
+}
+
+// placeShape returns the pool (NodeGPUs) and node count a configuration is
+// placed with; the node count is left to placement (0) when it cannot hold
+// the GPUs on nodes of the pool's size, or the pool has fewer nodes (a
+// host-chosen current shape).
+func placeShape(c configset.Config, sizes map[string]int, pools map[configset.Config]int) (nodeGPUs, nodes int) {
+	r := c.NodeGPUs
+	if r == 0 {
+		r = sizes[c.Type]
+	}
+	if c.Nodes < 1 || c.Nodes > c.GPUs || r <= 0 || ceilDiv(c.GPUs, c.Nodes) > r || c.Nodes > pools[configset.Config{Type: c.Type, NodeGPUs: c.NodeGPUs}] {
+		return c.NodeGPUs, 0
+	}
+	return c.NodeGPUs, c.Nodes
+}
+
+// keepUnplaced gives each running job whose new allocation could not be
+// placed its current allocation back (issue: a job that cannot be resized
+// must not lose its GPUs), when its current entry is in its row and not
+// Dropped, its current GPUs are all free in the layout, and the
+// reservations and quotas still hold with it. owner maps the layout's GPUs
+// to jobs.
+func keepUnplaced(snap *Snapshot, m *Matrix, sol Solution, out *Layout, owner map[GPU]int) {
+	if len(out.Unplaced) == 0 {
+		return
+	}
+	choice := slices.Clone(sol.Choice)
+	unplaced := make(map[string]bool, len(out.Unplaced))
+	for _, id := range out.Unplaced {
+		unplaced[id] = true
+	}
+	var p *ilp.Problem
+	for i := range snap.Jobs {
+		j := &snap.Jobs[i]
+		row := &m.Rows[i]
+		cur := j.State.Current.Placement
+		if !unplaced[j.ID] || row.Current < 0 || row.Entries[row.Current].Dropped || len(cur) != j.State.Current.GPUs {
+			continue
+		}
+		free := true
+		for _, g := range cur {
+			if k, ok := owner[g]; ok && k != i {
+				free = false
+				break
+			}
+		}
+		if !free {
+			continue
+		}
+		old := choice[i]
+		choice[i] = row.Current
+		if p == nil {
+			p = m.Problem() // its reservations and quotas, in row order
+		}
+		if !rowsHold(m, p, choice, out.GPUs, i) {
+			choice[i] = old
+			continue
+		}
+		out.GPUs[i] = slices.Clone(cur)
+		for _, g := range cur {
+			owner[g] = i
+		}
+		out.Kept = append(out.Kept, j.ID)
+		delete(unplaced, j.ID)
+	}
+	if len(out.Kept) == 0 {
+		return
+	}
+	for i := range choice {
+		if out.GPUs[i] == nil {
+			choice[i] = -1
+		}
+	}
+	out.Choice = choice
+	out.Unplaced = slices.DeleteFunc(out.Unplaced, func(id string) bool { return !unplaced[id] })
+	out.Evicted = slices.DeleteFunc(out.Evicted, func(id string) bool { return slices.Contains(out.Kept, id) })
+	slices.Sort(out.Kept)
+}
+
+// rowsHold reports whether the placed jobs (GPUs non-nil, plus job extra)
+// with the given entries meet the matrix's pool capacities, reservations and
+// quotas, each entry counted with its Charge (job extra, which keeps the
+// GPUs it holds, with its GPUs).
+func rowsHold(m *Matrix, p *ilp.Problem, choice []int, gpus [][]GPU, extra int) bool {
+	pool := map[string]int{}
+	quota := make([]int, len(p.Quotas))
+	for i, c := range choice {
+		if c < 0 || (gpus[i] == nil && i != extra) {
+			continue
+		}
+		e := &m.Rows[i].Entries[c]
+		o := ilp.Option{Type: e.Config.Pool(), GPUs: e.charge()}
+		if i == extra {
+			o.GPUs = e.Config.GPUs // it keeps exactly the GPUs it holds
+		}
+		pool[o.Type] += o.GPUs
+		for q := range p.Quotas {
+			qu := &p.Quotas[q]
+			if qu.Counts(o) && (qu.AllJobs || slices.Contains(qu.Jobs, i)) {
+				quota[q] += o.GPUs
+			}
+		}
+	}
+	for name, used := range pool {
+		if c, ok := m.Capacity[name]; ok && used > c-p.Reserved[name] {
+			return false
+		}
+	}
+	for q := range p.Quotas {
+		if quota[q] > p.Quotas[q].Limit {
+			return false
+		}
+	}
+	return true
 }
 
 func sameGPUs(a, b []GPU) bool {
@@ -256,7 +399,7 @@ func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout) []Decision {
 		j := &snap.Jobs[i]
 		row := &m.Rows[i]
 		d := Decision{Job: j.ID, Entry: -1, Evicted: evicted[j.ID]}
-		c := sol.Choice[i]
+		c := lay.choice(i, sol)
 		if c >= 0 && lay.GPUs[i] != nil {
 			e := &row.Entries[c]
 			d.Entry = c

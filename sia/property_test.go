@@ -117,7 +117,13 @@ func checkPlan(t *testing.T, snap *Snapshot, p *Plan) {
 		}
 		require.Equal(t, a.Nodes, len(perNode), "job %s", j.ID)
 		r := nodes[a.Placement[0].Node].GPUs
-		if r&(r-1) == 0 { // power-of-two nodes: rules (a) and (b)
+		uniform := true
+		for n := range perNode {
+			uniform = uniform && nodes[n].GPUs == r
+		}
+		// A kept job keeps the GPUs the host placed it on, whatever their
+		// shape; every other job is placed by rules (a) and (b).
+		if d.Action != Keep && uniform && r&(r-1) == 0 { // power-of-two nodes: rules (a) and (b)
 			switch {
 			case a.GPUs <= r:
 				assert.Equal(t, 1, len(perNode), "rule (a): job %s with %d GPUs split", j.ID, a.GPUs)
@@ -132,6 +138,13 @@ func checkPlan(t *testing.T, snap *Snapshot, p *Plan) {
 		assert.Equal(t, a.Type, e.Config.Type)
 		assert.Equal(t, a.GPUs, e.Config.GPUs)
 		pinned := j.State.Restoring || (j.NonPreemptible && j.State.Current.Running())
+		if d.Action != Keep && !pinned {
+			// placed in the shape whose goodput was predicted
+			assert.Equal(t, e.Config.Nodes, a.Nodes, "job %s: entry %v", j.ID, e.Config)
+		}
+		if d.Action == Keep && len(j.State.Current.Placement) > 0 {
+			assert.ElementsMatch(t, j.State.Current.Placement, a.Placement, "kept job %s", j.ID)
+		}
 		if pinned {
 			// A pin keeps the host's allocation even if it breaks bounds.
 		} else if j.Kind == Rigid {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/sia-sched/sia/ilp"
 )
@@ -25,7 +27,9 @@ type Solution struct {
 
 // Problem returns the allocation problem (paper Eq. 2/4) of the matrix:
 // options = the entries neither Dropped nor Dominated, with their Value; Unallocated = λ;
-// capacities and reservations per type; pins. order gives the order in which
+// capacities per pool (an option's type is its configuration's pool and its
+// GPUs the entry's Charge), reservations per type (a row over the type's
+// pools when it has several); pins. order gives the order in which
 // rows become ilp jobs (nil = row order); optIdx[i][k] is the entry index of
 // option k of row i.
 func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int) {
@@ -49,8 +53,23 @@ func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int) {
 			p.Quotas = append(p.Quotas, iq)
 		}
 	}
-	if len(m.Reserved) > 0 {
-		p.Reserved = m.Reserved
+	// A reservation on a type with several pools is a row over the set of
+	// its pools; on a type with one pool, the pool's reservation.
+	for _, t := range slices.Sorted(maps.Keys(m.Reserved)) {
+		r := m.Reserved[t]
+		ps, ok := m.Pools[t]
+		if !ok || (len(ps) == 1 && ps[0] == t) {
+			if p.Reserved == nil {
+				p.Reserved = map[string]int{}
+			}
+			p.Reserved[t] = r
+			continue
+		}
+		total := 0
+		for _, name := range ps {
+			total += m.Capacity[name]
+		}
+		p.Quotas = append(p.Quotas, ilp.Quota{Name: "reserved:" + t, AllJobs: true, Types: ps, Limit: max(total-r, 0)})
 	}
 	optIdx = make([][]int, len(m.Rows))
 	n := 0
@@ -75,7 +94,7 @@ func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int) {
 			if k == r.Pin {
 				pin = len(opts) - start
 			}
-			opts = append(opts, ilp.Option{Type: e.Config.Type, GPUs: e.Config.GPUs, Value: e.Value})
+			opts = append(opts, ilp.Option{Type: e.Config.Pool(), GPUs: e.charge(), Value: e.Value})
 			idx = append(idx, k)
 		}
 		p.Jobs[pos] = ilp.Job{ID: r.Job, Options: opts[start:len(opts):len(opts)], Unallocated: r.Unallocated, Pin: pin}

@@ -76,8 +76,9 @@ func (e *InputError) Unwrap() []error {
 }
 
 // Node is a machine with GPUs GPUs of one type. Type is an opaque,
-// host-chosen name ("a100", "rtx", "t4"). Nodes whose GPU count is not a
-// power of two are split into virtual nodes (6 → 4 + 2) internally.
+// host-chosen name ("a100", "rtx", "t4"). Nodes may have any GPU count, and
+// the nodes of one type may differ in size (see "Node shapes" in the package
+// documentation).
 type Node struct {
 	ID   string
 	Type string

@@ -22,7 +22,6 @@ func validateSnapshot(s *Snapshot, o *Options) (*cluster, error) {
 		return nil, &InputError{Field: "Snapshot", Reason: "nil snapshot"}
 	}
 	nodes := make(map[string]*Node, len(s.Cluster.Nodes))
-	perType := map[string]int{}
 	for i := range s.Cluster.Nodes {
 		n := &s.Cluster.Nodes[i]
 		field := "Cluster.Nodes[" + strconv.Itoa(i) + "]"
@@ -36,11 +35,6 @@ func validateSnapshot(s *Snapshot, o *Options) (*cluster, error) {
 		case n.GPUs <= 0:
 			return nil, &InputError{Node: n.ID, Type: n.Type, Field: field + ".GPUs", Reason: fmt.Sprintf("%d, want > 0", n.GPUs)}
 		}
-		if g, ok := perType[n.Type]; ok && g != n.GPUs {
-			return nil, &InputError{Node: n.ID, Type: n.Type, Field: field + ".GPUs",
-				Reason: fmt.Sprintf("%d GPUs, but other nodes of the type have %d; give nodes of different sizes distinct type names", n.GPUs, g)}
-		}
-		perType[n.Type] = n.GPUs
 		nodes[n.ID] = n
 	}
 	cl, err := newCluster(s.Cluster, o.MaxGPUsPerJob)
