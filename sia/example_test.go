@@ -123,6 +123,7 @@ func ExampleBuildMatrix() {
 func ExampleInputError() {
 	s, _ := sia.New(nil)
 	_, err := s.Round(context.Background(), sia.Snapshot{
+		Now:     time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		Cluster: sia.Cluster{Nodes: []sia.Node{{ID: "n0", Type: "X", GPUs: 4}}},
 		Jobs:    []sia.Job{{ID: "j1", MinGPUs: 8, MaxGPUs: 4, Models: sia.Table{}}},
 	})
