@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -181,7 +182,7 @@ func BuildMatrix(snap *Snapshot, opts *Options) (*Matrix, error) {
 		return nil, err
 	}
 	o := opts.WithDefaults()
-	cl, err := validateSnapshot(snap, &o)
+	cl, err := validateSnapshot(snap, &o, false)
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +312,10 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 	}
 	capR := math.MaxInt
 	if j.Kind == Adaptive && !o.NoScaleUpCap {
-		capR = max(1, int(math.Floor(o.ScaleUpFactor*float64(j.State.PeakReplicas)+1e-9)))
+		// In float64 first: ScaleUpFactor × PeakReplicas may exceed MaxInt.
+		if c := math.Floor(o.ScaleUpFactor*float64(j.State.PeakReplicas) + 1e-9); c < float64(maxGPUsBound) {
+			capR = max(1, int(c))
+		}
 	}
 	for _, t := range cl.types {
 		if keepOnly && (!cur.Running() || cur.Type != t) {
@@ -324,7 +328,13 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 				continue
 			}
 		}
-		model, src := j.Models.Model(t)
+		model, src, ok, err := admissible(j, t)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
 		if blind {
 			src = bootstrap.None
 		}
@@ -438,6 +448,32 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 		}
 	}
 	return dst, nil
+}
+
+// maxGPUsBound is above any GPU count a configuration can have (float64
+// values below it convert to int exactly enough).
+const maxGPUsBound = 1 << 52
+
+// admissible returns the job's model on type t and whether the type may be
+// offered at all: not when the job's Types leave it out or its Models
+// exclude it (bootstrap.Excluded). A pinned job whose models exclude its
+// own type is an error (the round can neither keep nor move it).
+func admissible(j *Job, t string) (goodput.Model, bootstrap.Source, bool, error) {
+	if j.Types != nil && !slices.Contains(j.Types, t) {
+		return goodput.Model{}, bootstrap.None, false, nil
+	}
+	model, src := j.Models.Model(t)
+	switch {
+	case src == bootstrap.Excluded:
+		if pinned(j) && j.State.Current.Type == t {
+			return model, src, false, &InputError{Job: j.ID, Type: t, Field: "Models",
+				Reason: "exclude the type the job runs on, but the job is pinned (Restoring or NonPreemptible) and cannot move"}
+		}
+		return model, src, false, nil
+	case src < bootstrap.None || src > bootstrap.Excluded:
+		return model, src, false, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: fmt.Sprintf("unknown source %d", int(src))}
+	}
+	return model, src, true, nil
 }
 
 // finishRow normalises the row, applies the restart factor and the power.
@@ -582,9 +618,14 @@ func roundTo(v, grid float64) float64 {
 	return math.Round(v/grid) * grid
 }
 
+// ceilDiv returns ⌈a / b⌉ for a ≥ 0, b > 0 (without overflow near MaxInt).
 func ceilDiv(a, b int) int {
 	if b <= 0 {
 		return 0
 	}
-	return (a + b - 1) / b
+	q := a / b
+	if a%b != 0 {
+		q++
+	}
+	return q
 }
