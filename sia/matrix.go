@@ -71,6 +71,12 @@ type Row struct {
 	Scale float64
 	// Unallocated is the objective value of leaving the job without GPUs (λ).
 	Unallocated float64
+	// Partial reports that the round ran out of time before the row was
+	// built in full: it offers only the job's current configuration (a
+	// running job) or the smallest valid configuration of each type (a
+	// queued job), or nothing but the current configuration when even
+	// those came too late.
+	Partial bool
 }
 
 // Matrix is the restart-discounted goodput matrix of a snapshot (design.md
@@ -98,8 +104,11 @@ type Matrix struct {
 	// P is the exponent used.
 	P float64
 	// Partial reports that the round's context expired while the matrix was
-	// built: the rows built after that offer only the job's current
-	// configuration (running jobs keep their allocation, queued jobs wait).
+	// built: some rows are partial (Row.Partial). With a deadline too close
+	// for the whole matrix, every row is first built cheaply (a running
+	// job's current configuration, a queued job's smallest valid
+	// configuration per type) and then in full while time lasts, so queued
+	// jobs can still start on free GPUs.
 	Partial bool
 }
 
@@ -186,14 +195,16 @@ func BuildMatrix(snap *Snapshot, opts *Options) (*Matrix, error) {
 	if err != nil {
 		return nil, err
 	}
-	return buildMatrix(context.Background(), snap, &o, cl)
+	return buildMatrix(context.Background(), snap, &o, cl, false)
 }
 
 // ctxCheckJobs is how many jobs pass between checks of the context while the
 // matrix is built.
-const ctxCheckJobs = 32
+const ctxCheckJobs = 8
 
-func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster) (*Matrix, error) {
+// buildMatrix builds the matrix under ctx; phased builds it by priority
+// (see buildRows), for deadlines too close for the whole matrix.
+func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, phased bool) (*Matrix, error) {
 	k := o.knobs()
 	m := &Matrix{
 		Rows:     make([]Row, len(snap.Jobs)),
@@ -242,9 +253,9 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster) (
 		m.Grid = ArtifactGrid
 		lambda = roundTo(lambda, ArtifactGrid)
 	}
-	workers := min(max(o.Parallelism, 1), max(len(snap.Jobs)/minJobsPerWorker, 1))
+	workers := workers(o, len(snap.Jobs))
 	if workers == 1 {
-		partial, err := buildRows(ctx, snap, o, &k, cl, m, lambda, 0, len(snap.Jobs))
+		partial, err := buildRows(ctx, snap, o, &k, cl, m, lambda, 0, len(snap.Jobs), phased)
 		m.Partial = partial
 		return m, err
 	}
@@ -258,7 +269,7 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster) (
 		wg.Add(1)
 		go func(w, lo, hi int) {
 			defer wg.Done()
-			partial[w], errs[w] = buildRows(ctx, snap, o, &k, cl, m, lambda, lo, hi)
+			partial[w], errs[w] = buildRows(ctx, snap, o, &k, cl, m, lambda, lo, hi, phased)
 		}(w, lo, hi)
 	}
 	wg.Wait()
@@ -271,38 +282,104 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster) (
 	return m, nil
 }
 
+// minCheapRows is the number of queued jobs (per matrix worker) whose cheap
+// row is built whatever the deadline.
+const minCheapRows = 8
+
 // minJobsPerWorker keeps parallel matrix builds for snapshots large enough.
 const minJobsPerWorker = 64
 
-// buildRows builds rows [lo, hi) of m. It reports whether ctx expired
-// (rows built after that keep only the current configuration).
-func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, m *Matrix, lambda float64, lo, hi int) (bool, error) {
+// rowMode says how much of a job's row to build.
+type rowMode int
+
+const (
+	// rowFull: every configuration the job may take.
+	rowFull rowMode = iota
+	// rowCheap: a running job's current configuration; a queued job's
+	// smallest valid configuration of each type it may use.
+	rowCheap
+	// rowKeep: the current configuration only.
+	rowKeep
+)
+
+// buildRows builds rows [lo, hi) of m. Phased, for a deadline too close for
+// the whole matrix, it builds the rows by priority: first every running
+// job's current configuration (rowKeep; Round keeps time for it), then,
+// while ctx lasts, every queued job's cheap row (rowCheap), so that a round
+// out of time can still start queued jobs on free GPUs, and then full rows,
+// replacing those, while ctx lasts. Otherwise it builds full rows in order,
+// and the rows left when ctx expires keep only the current configuration.
+// It reports whether any row is not full.
+func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, m *Matrix, lambda float64, lo, hi int, phased bool) (bool, error) {
 	ev := newEvaluator()
-	partial := false
+	checks := 0
+	expired := func() bool {
+		checks++
+		return checks%ctxCheckJobs == 0 && ctx != nil && ctx.Err() != nil
+	}
+	var err error
+	if phased {
+		backing := make([]Entry, 0, (hi-lo)*2)
+		late := false
+		queued := 0
+		for i := lo; i < hi; i++ {
+			mode := rowKeep
+			if !snap.Jobs[i].State.Current.Running() {
+				// The first few queued jobs always get their cheap row:
+				// even a round out of time when it starts admits some.
+				if late = late || queued >= minCheapRows && expired(); !late {
+					mode = rowCheap
+				}
+				queued++
+			}
+			if backing, err = buildRow(backing, snap, o, k, cl, ev, m, lambda, i, mode); err != nil {
+				return true, err
+			}
+		}
+		if late {
+			return true, nil
+		}
+	}
 	// One backing array for the range keeps allocations low.
 	backing := make([]Entry, 0, (hi-lo)*8)
+	partial := false
 	for i := lo; i < hi; i++ {
-		j := &snap.Jobs[i]
-		if (i-lo)%ctxCheckJobs == 0 && !partial && ctx != nil && ctx.Err() != nil {
-			partial = true
+		if partial = partial || expired(); partial && phased {
+			return true, nil // the rows built so far stay
 		}
-		start := len(backing)
-		var err error
-		backing, err = appendEntries(backing, j, o, k, cl, ev, partial)
-		if err != nil {
+		mode := rowFull
+		if partial {
+			mode = rowKeep
+		}
+		if backing, err = buildRow(backing, snap, o, k, cl, ev, m, lambda, i, mode); err != nil {
 			return partial, err
 		}
-		row := Row{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda}
-		row.Entries = backing[start:len(backing):len(backing)]
-		finishRow(&row, j, snap.Now, o, k, m.Sense)
-		m.Rows[i] = row
 	}
 	return partial, nil
 }
 
+// buildRow builds row i of m in the given mode, its entries appended to
+// backing (returned).
+func buildRow(backing []Entry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, m *Matrix, lambda float64, i int, mode rowMode) ([]Entry, error) {
+	j := &snap.Jobs[i]
+	start := len(backing)
+	backing, err := appendEntries(backing, j, o, k, cl, ev, mode)
+	if err != nil {
+		return backing, err
+	}
+	row := Row{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: mode != rowFull}
+	row.Entries = backing[start:len(backing):len(backing)]
+	finishRow(&row, j, snap.Now, o, k, m.Sense)
+	m.Rows[i] = row
+	return backing, nil
+}
+
 // appendEntries appends the raw entries (goodput, no normalisation) of job j.
-func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, keepOnly bool) ([]Entry, error) {
+func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, mode rowMode) ([]Entry, error) {
 	cur := j.State.Current
+	// A running job's cheap row is its current configuration only.
+	keepOnly := mode == rowKeep || mode == rowCheap && cur.Running()
+	smallestOnly := mode == rowCheap && !cur.Running()
 	blind := k.BlindFirst && j.State.PeakReplicas == 0
 	eval, hasEval := j.Models.(Evaluator)
 	minG := max(j.MinGPUs, 1)
@@ -425,6 +502,9 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 				}
 			}
 			dst = append(dst, e)
+			if smallestOnly && !e.Invalid {
+				break // the type's smallest valid configuration
+			}
 		}
 		pinned := j.State.Restoring || j.NonPreemptible
 		inBounds := cur.GPUs >= minG && cur.GPUs <= maxG

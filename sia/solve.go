@@ -137,18 +137,7 @@ func solve(ctx context.Context, m *Matrix, o *Options) (Solution, error) {
 		ctx, cancel = context.WithTimeout(ctx, o.SolverDeadline)
 		defer cancel()
 	}
-	var sol ilp.Solution
-	var err error
-	if ctx.Err() != nil && p.Check(warm) == nil {
-		// Out of time before solving: the current allocation is feasible;
-		// keep it rather than start the solver.
-		sol = ilp.Solution{Status: ilp.Feasible, Assignment: warm, Objective: p.Objective(warm), Bound: math.Inf(-1)}
-		if m.Sense == ilp.Maximize {
-			sol.Bound = math.Inf(1)
-		}
-	} else {
-		sol, err = ilp.Solve(ctx, p, &ilp.Settings{WarmStart: warm, MaxNodes: o.SolverMaxNodes})
-	}
+	sol, err := solveOrGreedy(ctx, p, warm, o)
 	if err != nil {
 		if errors.Is(err, ilp.ErrInfeasible) {
 			return Solution{Status: ilp.Infeasible, Objective: math.NaN(), Bound: math.NaN()},
@@ -164,10 +153,7 @@ func solve(ctx context.Context, m *Matrix, o *Options) (Solution, error) {
 		// Optimal only for the truncated matrix, whose bound says nothing
 		// about the full problem.
 		out.Status = ilp.Feasible
-		out.Bound = math.Inf(-1)
-		if m.Sense == ilp.Maximize {
-			out.Bound = math.Inf(1)
-		}
+		out.Bound = unknownBound(m.Sense)
 	}
 	for pos, a := range sol.Assignment {
 		i := pos

@@ -90,7 +90,12 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 		return nil, err
 	}
 	ids := make(map[string]bool, len(s.Jobs))
-	used := map[GPU]string{}
+	held := 0
+	for i := range s.Jobs {
+		held += min(len(s.Jobs[i].State.Current.Placement), total)
+		held = min(held, total)
+	}
+	used := make(map[GPU]string, held)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if err := validateJob(j, i, s, cl, sh, nodes, used, placed); err != nil {
@@ -201,7 +206,7 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes map[s
 		}
 		return nil
 	}
-	field := fmt.Sprintf("Jobs[%d]", i)
+	field := "Jobs[" + strconv.Itoa(i) + "]"
 	cap, ok := cl.capacity[cur.Type]
 	switch {
 	case !ok:
@@ -236,20 +241,20 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes map[s
 	nodeSet := map[string]bool{}
 	for k, g := range cur.Placement {
 		n := nodes[g.Node]
-		f := fmt.Sprintf("%s.State.Current.Placement[%d]", field, k)
+		f := func() string { return field + ".State.Current.Placement[" + strconv.Itoa(k) + "]" }
 		switch {
 		case n == nil:
-			return &InputError{Job: j.ID, Node: g.Node, Field: f, Reason: "unknown node"}
+			return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: "unknown node"}
 		case n.Type != cur.Type:
-			return &InputError{Job: j.ID, Node: g.Node, Type: n.Type, Field: f, Reason: fmt.Sprintf("node of type %q, allocation of type %q", n.Type, cur.Type)}
+			return &InputError{Job: j.ID, Node: g.Node, Type: n.Type, Field: f(), Reason: fmt.Sprintf("node of type %q, allocation of type %q", n.Type, cur.Type)}
 		case g.Index < 0 || g.Index >= n.GPUs:
-			return &InputError{Job: j.ID, Node: g.Node, Field: f, Reason: fmt.Sprintf("GPU index %d, node has %d GPUs", g.Index, n.GPUs)}
+			return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: fmt.Sprintf("GPU index %d, node has %d GPUs", g.Index, n.GPUs)}
 		}
 		if other, dup := used[g]; dup {
 			if other == j.ID {
-				return &InputError{Job: j.ID, Node: g.Node, Field: f, Reason: fmt.Sprintf("GPU %d listed twice", g.Index)}
+				return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: fmt.Sprintf("GPU %d listed twice", g.Index)}
 			}
-			return &InputError{Job: j.ID, Node: g.Node, Field: f, Reason: fmt.Sprintf("GPU %d also held by job %q", g.Index, other)}
+			return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: fmt.Sprintf("GPU %d also held by job %q", g.Index, other)}
 		}
 		used[g] = j.ID
 		nodeSet[g.Node] = true
