@@ -84,6 +84,9 @@ type Decision struct {
 	Evicted bool
 	// Entry is the index of the chosen entry in the job's matrix row, or −1.
 	Entry int
+	// Reason says why the job gets no GPUs (Queue and Preempt decisions);
+	// ReasonNone for the others.
+	Reason QueueReason
 }
 
 // Timings are the wall times of a round's steps (diagnostics only: they are
@@ -246,11 +249,12 @@ func sameGPUs(a, b []GPU) bool {
 }
 
 // decide turns matrix, solution and layout into the plan's decisions.
-func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout) []Decision {
+func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) []Decision {
 	evicted := map[string]bool{}
 	for _, id := range lay.Evicted {
 		evicted[id] = true
 	}
+	var why *reasoner
 	out := make([]Decision, len(snap.Jobs))
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
@@ -270,6 +274,12 @@ func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout) []Decision {
 			}
 		}
 		d.Action = action(j.State.Current, d.Allocation)
+		if d.Action == Queue || d.Action == Preempt {
+			if why == nil {
+				why = newReasoner(snap, m, sol, o)
+			}
+			d.Reason = why.reason(i, c >= 0)
+		}
 		out[i] = d
 	}
 	return out

@@ -116,7 +116,7 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	plan.Decisions = decide(&snap, m, sol, lay)
+	plan.Decisions = decide(&snap, m, sol, lay, o)
 	plan.Matrix = m
 	plan.Status, plan.Objective, plan.Bound = sol.Status, sol.Objective, sol.Bound
 	plan.Evicted, plan.Unplaced = lay.Evicted, lay.Unplaced
