@@ -136,7 +136,8 @@ type Layout struct {
 // GPUs, multi-node jobs take whole nodes, single-node jobs go best-fit, and on
 // fragmentation the fewest and smallest jobs are evicted and re-placed. Jobs
 // pinned in the matrix always keep their current GPUs; a job that cannot be
-// placed is listed in Unplaced and gets no GPUs.
+// placed is listed in Unplaced and gets no GPUs. Every running job of the
+// snapshot must list its GPUs (JobState.Current.Placement).
 func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 	if snap == nil || m == nil {
 		return Layout{}, &InputError{Field: "Place", Reason: "nil snapshot or matrix"}
@@ -147,6 +148,14 @@ func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 	for i, c := range sol.Choice {
 		if c < -1 || c >= len(m.Rows[i].Entries) {
 			return Layout{}, &InputError{Job: m.Rows[i].Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
+		}
+	}
+	for i := range snap.Jobs {
+		// Placement must know the GPUs running jobs hold, or it would give
+		// them to others.
+		if cur := snap.Jobs[i].State.Current; cur.Running() && len(cur.Placement) != cur.GPUs {
+			return Layout{}, &InputError{Job: snap.Jobs[i].ID, Field: fmt.Sprintf("Jobs[%d].State.Current.Placement", i),
+				Reason: fmt.Sprintf("%d GPUs listed for a running allocation of %d", len(cur.Placement), cur.GPUs)}
 		}
 	}
 	return place(snap, m, sol)
