@@ -93,8 +93,10 @@ func TestRoundDeadline(t *testing.T) {
 				}
 			}
 			t.Logf("deadline %v: best %v (overshoot %v), status %v, matrix partial %v, timings %+v", d, best, best-d, plan.Status, plan.Matrix.Partial, plan.Timings)
-			// Generous: the contract is max(D, floor) + contract(D).
-			assert.LessOrEqual(t, best, max(d, floor*3/2)+2*contract(d), "time past the deadline")
+			// The contract is max(D, floor) + contract(D); the bound is
+			// generous because the machine running the tests is shared
+			// (BenchmarkRoundDeadlineSweep measures the distribution).
+			assert.LessOrEqual(t, best, 2*max(d, floor)+5*contract(d), "time past the deadline")
 			checkPlan(t, &snap, &plan)
 			if plan.Matrix.Partial {
 				assert.Equal(t, ilp.Feasible, plan.Status, "a partial matrix proves nothing")
