@@ -42,7 +42,10 @@ type Entry struct {
 	// beyond the scale-up cap.
 	Invalid bool
 	// Dropped marks an entry not offered to the solver: its value is
-	// infinite (r = 0 with p < 0 and no clipping).
+	// infinite (r = 0 with p < 0 and no clipping), not a number, or beyond
+	// 1e150 in magnitude (goodput ratios no model produces), so that sums of
+	// values cannot overflow. A pinned entry is never dropped; its value is
+	// capped at 1e150 instead.
 	Dropped bool
 	// Dominated marks an entry not offered to the solver because it can
 	// never be optimal: leaving the job unallocated is at least as good, or
@@ -530,6 +533,10 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 	return dst, nil
 }
 
+// maxValue bounds the magnitude of the values offered to the solver: a
+// million jobs of at most 1e150 each sum to far below MaxFloat64.
+const maxValue = 1e150
+
 // maxGPUsBound is above any GPU count a configuration can have (float64
 // values below it convert to int exactly enough).
 const maxGPUsBound = 1 << 52
@@ -640,14 +647,20 @@ func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs, se
 		if k.Round {
 			v = roundTo(v, ArtifactGrid)
 		}
-		if math.IsInf(v, 0) || math.IsNaN(v) {
+		if !(math.Abs(v) <= maxValue) {
 			e.Dropped = true
 		}
 		e.Value = v
 	}
 	if row.Current >= 0 && (j.State.Restoring || j.NonPreemptible) {
 		row.Pin = row.Current
-		es[row.Current].Dropped = false
+		e := &es[row.Current]
+		e.Dropped = false
+		if !(math.Abs(e.Value) <= maxValue) {
+			// The pin holds whatever its value; a finite one keeps the
+			// objective finite.
+			e.Value = maxValue
+		}
 	}
 	markDominated(row, sense)
 }

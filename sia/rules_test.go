@@ -229,3 +229,28 @@ func TestRoundTimeoutDefault(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Start, p.Decisions[0].Action)
 }
+
+// TestHugeValues: goodput ratios that would give values beyond 1e150 are not
+// offered (a pinned one is capped), so the objective stays finite.
+func TestHugeValues(t *testing.T) {
+	tab := Table{"A": {1: 1e-300, 2: 1, 4: 1e300}}
+	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}}},
+		Jobs: []Job{
+			{ID: "j", Submitted: t0, Models: tab},
+			{ID: "k", Submitted: t0, Models: tab, NonPreemptible: true, State: JobState{PeakReplicas: 4,
+				Current: Allocation{Type: "A", Nodes: 1, GPUs: 4, Placement: []GPU{{"a1", 0}, {"a1", 1}, {"a1", 2}, {"a1", 3}}}}},
+		}}
+	s, err := New(&Options{P: 1, Lambda: -1.1, NoScaleUpCap: true})
+	require.NoError(t, err)
+	p, err := s.Round(context.Background(), snap)
+	require.NoError(t, err)
+	assert.False(t, math.IsInf(p.Objective, 0) || math.IsNaN(p.Objective), "objective %v", p.Objective)
+	for _, r := range p.Matrix.Rows {
+		for k, e := range r.Entries {
+			if !e.Dropped {
+				assert.LessOrEqual(t, math.Abs(e.Value), 1e150, "job %s entry %d", r.Job, k)
+			}
+		}
+	}
+	assert.Equal(t, Keep, p.Decisions[1].Action)
+}
