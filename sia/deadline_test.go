@@ -77,7 +77,11 @@ func TestRoundDeadline(t *testing.T) {
 		require.NoError(t, err)
 	}
 	t.Logf("%d jobs: floor %v", len(snap.Jobs), floor)
-	for _, d := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond} {
+	deadlines := []time.Duration{0, time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond}
+	if raceEnabled {
+		deadlines = deadlines[:3] // the plans' invariants only, no time bound
+	}
+	for _, d := range deadlines {
 		t.Run(d.String(), func(t *testing.T) {
 			best := time.Duration(1<<63 - 1)
 			var plan Plan
@@ -96,7 +100,9 @@ func TestRoundDeadline(t *testing.T) {
 			// The contract is max(D, floor) + contract(D); the bound is
 			// generous because the machine running the tests is shared
 			// (BenchmarkRoundDeadlineSweep measures the distribution).
-			assert.LessOrEqual(t, best, 2*max(d, floor)+5*contract(d), "time past the deadline")
+			if !raceEnabled {
+				assert.LessOrEqual(t, best, 2*max(d, floor)+5*contract(d), "time past the deadline")
+			}
 			checkPlan(t, &snap, &plan)
 			if plan.Matrix.Partial {
 				assert.Equal(t, ilp.Feasible, plan.Status, "a partial matrix proves nothing")

@@ -213,7 +213,8 @@ func FuzzRound(f *testing.F) {
 	// The classes of issue 10: every extreme flag set in turn.
 	base := []byte{5, 3, 1, 0, 4, 2, 1, 8, 0, 0, 3, 1, 0, 5, 2, 3, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 0, 0, 1, 3, 2, 0, 1, 1, 1, 0, 2, 2}
 	for bit := 0; bit < 13; bit++ {
-		seed := append(append([]byte(nil), base...), byte(1<<bit), byte(1<<bit>>8), 1, 2, 3, 0, 1, 2)
+		v := 1 << bit
+		seed := append(append([]byte(nil), base...), byte(v), byte(v>>8), 1, 2, 3, 0, 1, 2)
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
