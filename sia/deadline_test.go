@@ -178,3 +178,42 @@ func BenchmarkRoundDeadlineSweep(b *testing.B) {
 		}
 	}
 }
+
+// TestRoundOutOfTimeParallel: a round out of time when it starts, with the
+// matrix built on several goroutines, still keeps every invariant and starts
+// queued jobs; with time, it gives the same plan as on one goroutine.
+func TestRoundOutOfTimeParallel(t *testing.T) {
+	snap := largeSnapshot(t, 8, 600, 3)
+	for _, par := range []int{1, 3} {
+		s, err := New(&Options{Parallelism: par})
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 0)
+		p, err := s.Round(ctx, snap)
+		cancel()
+		require.NoError(t, err)
+		checkPlan(t, &snap, &p)
+		checkAdmissible(t, &snap, &p)
+		assert.True(t, p.Matrix.Partial)
+		assert.Equal(t, ilp.Feasible, p.Status)
+		started, deadline := 0, 0
+		for _, d := range p.Decisions {
+			if d.Action == Start {
+				started++
+			}
+			if d.Reason == ReasonDeadline {
+				deadline++
+			}
+		}
+		assert.GreaterOrEqual(t, started, minCheapRows, "parallelism %d", par)
+		assert.Positive(t, deadline, "parallelism %d: jobs left out say so", par)
+	}
+	one, err := New(&Options{Parallelism: 1, RoundTimeout: -1})
+	require.NoError(t, err)
+	three, err := New(&Options{Parallelism: 3, RoundTimeout: -1})
+	require.NoError(t, err)
+	p1, err := one.Round(context.Background(), snap)
+	require.NoError(t, err)
+	p3, err := three.Round(context.Background(), snap)
+	require.NoError(t, err)
+	assert.Equal(t, p1.Decisions, p3.Decisions)
+}

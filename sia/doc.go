@@ -26,6 +26,17 @@
 // piecemeal: BuildMatrix (goodput matrix), Solve (allocation, package ilp),
 // Place (placement, package placement); Round only composes them.
 //
+// # Deadlines, reasons and bad input
+//
+// Every round has a deadline (ctx's, or Options.RoundTimeout, default 5 s):
+// Round returns by it plus max(2 ms, 10 %) with the best plan found, which a
+// tight deadline lowers in quality but never freezes (see Scheduler.Round).
+// Every job that gets no GPUs carries a Decision.Reason. Types a job may not
+// use (Job.Types, bootstrap.Excluded) are never offered. Snapshots and
+// options that break a rule are errors naming the job, node, type and field
+// (see Snapshot.Validate); counts near MaxInt and values that would overflow
+// are errors or handled exactly, never wrapped around.
+//
 // # Defaults and variants
 //
 // Options' zero value means the paper's settings: p = −0.5 (minimised), λ =
