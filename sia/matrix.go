@@ -186,9 +186,14 @@ func newCluster(c Cluster, maxGPUs int) (*cluster, error) {
 //   - the value offered to the solver is (r·G)^p; for p < 0 the problem is
 //     minimised; leaving a job unallocated is worth λ;
 //   - jobs in a checkpoint-restore and running non-preemptible jobs are
-//     pinned to their current configuration.
+//     pinned to their current configuration;
+//   - a type the job may not use — outside Job.Types, outside ReplicaSize
+//     for a hybrid-parallel job, or bootstrap.Excluded by its Models — has
+//     no entry at all (not even the one-GPU entry of a type without a
+//     model, nor an artifact filler).
 //
-// The snapshot is validated first (see Snapshot validation in Round).
+// The snapshot is validated first (see Snapshot.Validate; the GPUs of
+// running jobs are not needed here).
 func BuildMatrix(snap *Snapshot, opts *Options) (*Matrix, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
