@@ -80,8 +80,9 @@ func TestSnapshotRules(t *testing.T) {
 		"node GPUs overflow": {mut: func(s *Snapshot) {
 			s.Cluster.Nodes = []Node{{ID: "x", Type: "X", GPUs: math.MaxInt/2 + 1}, {ID: "y", Type: "Y", GPUs: math.MaxInt/2 + 1}}
 		}, field: "Cluster.Nodes[1].GPUs"},
-		"reserved beyond type": {mut: func(s *Snapshot) { s.Reserved = map[string]int{"A": math.MaxInt} }, field: "Reserved"},
-		"negative quota":       {mut: func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Jobs: []string{"j"}, Limit: math.MinInt}} }, field: "Quotas[0].Limit"},
+		"node of too many GPUs": {mut: func(s *Snapshot) { s.Cluster.Nodes[1].GPUs = 1 << 40 }, field: "Cluster.Nodes[1].GPUs"},
+		"reserved beyond type":  {mut: func(s *Snapshot) { s.Reserved = map[string]int{"A": math.MaxInt} }, field: "Reserved"},
+		"negative quota":        {mut: func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Jobs: []string{"j"}, Limit: math.MinInt}} }, field: "Quotas[0].Limit"},
 	}
 	s, err := New(nil)
 	require.NoError(t, err)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sia-sched/sia/configset"
 )
 
 // Validate checks the snapshot against every documented rule with default
@@ -57,8 +59,8 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 			return nil, &InputError{Node: n.ID, Field: field + ".ID", Reason: "duplicate node ID"}
 		case n.Type == "":
 			return nil, &InputError{Node: n.ID, Field: field + ".Type", Reason: "empty GPU type"}
-		case n.GPUs <= 0:
-			return nil, &InputError{Node: n.ID, Type: n.Type, Field: field + ".GPUs", Reason: fmt.Sprintf("%d, want > 0", n.GPUs)}
+		case n.GPUs <= 0 || n.GPUs > configset.MaxGPUsPerNode:
+			return nil, &InputError{Node: n.ID, Type: n.Type, Field: field + ".GPUs", Reason: fmt.Sprintf("%d, want 1..%d", n.GPUs, configset.MaxGPUsPerNode)}
 		}
 		if g, ok := perType[n.Type]; ok && g != n.GPUs {
 			return nil, &InputError{Node: n.ID, Type: n.Type, Field: field + ".GPUs",
