@@ -77,9 +77,9 @@ func TestSnapshotRules(t *testing.T) {
 		"empty Types":         {mut: func(s *Snapshot) { s.Jobs[0].Types = []string{} }, job: "j", field: "Jobs[0].Types"},
 		"empty type in Types": {mut: func(s *Snapshot) { s.Jobs[0].Types = []string{"A", ""} }, job: "j", field: "Jobs[0].Types[1]"},
 		"type twice in Types": {mut: func(s *Snapshot) { s.Jobs[0].Types = []string{"A", "A"} }, job: "j", field: "Jobs[0].Types[1]"},
-		"node GPUs overflow": {mut: func(s *Snapshot) {
+		"node GPUs near MaxInt (sums cannot overflow)": {mut: func(s *Snapshot) {
 			s.Cluster.Nodes = []Node{{ID: "x", Type: "X", GPUs: math.MaxInt/2 + 1}, {ID: "y", Type: "Y", GPUs: math.MaxInt/2 + 1}}
-		}, field: "Cluster.Nodes[1].GPUs"},
+		}, field: "Cluster.Nodes[0].GPUs"},
 		"node of too many GPUs": {mut: func(s *Snapshot) { s.Cluster.Nodes[1].GPUs = 1 << 40 }, field: "Cluster.Nodes[1].GPUs"},
 		"reserved beyond type":  {mut: func(s *Snapshot) { s.Reserved = map[string]int{"A": math.MaxInt} }, field: "Reserved"},
 		"negative quota":        {mut: func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Jobs: []string{"j"}, Limit: math.MinInt}} }, field: "Quotas[0].Limit"},
