@@ -96,8 +96,10 @@ func (m *Matrix) Problem() *ilp.Problem {
 // Solve solves the allocation problem of the matrix exactly (ilp.Solve) under
 // ctx and Options.SolverDeadline. Jobs' current configurations are offered as
 // a warm start. With Options.Seed ≠ 0 the jobs are presented to the solver in
-// a seeded order (tie-breaking). On a deadline the best allocation found is
-// returned with Status ilp.Feasible. Pins that cannot hold together give an
+// a seeded order (tie-breaking). On a deadline the better of the solver's
+// incumbent and a greedy allocation (current configurations that fit, then
+// waiting jobs on free GPUs, smallest first) is returned with Status
+// ilp.Feasible; a ctx already expired skips the solver. Pins that cannot hold together give an
 // error wrapping ErrInfeasible that names the type.
 func Solve(ctx context.Context, m *Matrix, opts *Options) (Solution, error) {
 	if err := opts.Validate(); err != nil {
