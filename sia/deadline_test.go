@@ -217,3 +217,45 @@ func TestRoundOutOfTimeParallel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, p1.Decisions, p3.Decisions)
 }
+
+// BenchmarkRoundFloor measures the work a round does even when it is out
+// of time when it starts (the constants of deadline.go are sized from it):
+// per job, the validation, the matrix (current configurations and the first
+// queued jobs' cheap rows) and placement with the plan.
+func BenchmarkRoundFloor(b *testing.B) {
+	for _, c := range []struct{ k, n int }{{32, 3000}, {128, 5000}} {
+		snap := largeSnapshot(b, c.k, c.n, 1)
+		running := 0
+		for i := range snap.Jobs {
+			if snap.Jobs[i].State.Current.Running() {
+				running++
+			}
+		}
+		s, err := New(nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("gpus=%d/jobs=%d", 64*c.k, len(snap.Jobs)), func(b *testing.B) {
+			var tm Timings
+			for i := 0; i < b.N; i++ {
+				ctx, cancel := context.WithTimeout(context.Background(), 0)
+				p, err := s.Round(ctx, snap)
+				cancel()
+				if err != nil {
+					b.Fatal(err)
+				}
+				tm.Validate += p.Timings.Validate
+				tm.Matrix += p.Timings.Matrix
+				tm.Place += p.Timings.Place
+				tm.Solve += p.Timings.Solve
+			}
+			per := func(d time.Duration, n int) float64 {
+				return float64(d.Nanoseconds()) / 1e3 / float64(b.N) / float64(n)
+			}
+			b.ReportMetric(per(tm.Validate, len(snap.Jobs)), "validate-µs/job")
+			b.ReportMetric(per(tm.Matrix, running), "keep-µs/running-job")
+			b.ReportMetric(per(tm.Solve, len(snap.Jobs)), "greedy-µs/job")
+			b.ReportMetric(per(tm.Place, len(snap.Jobs)), "place-µs/job")
+		})
+	}
+}
