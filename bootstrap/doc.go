@@ -17,7 +17,9 @@
 //     returns each type's goodput.Model and where it comes from (Source):
 //     fitted on the type's own data, or projected from the type with the most
 //     multi-GPU evidence as est_B(N) = x_B(1)/x_A(1) · x_A(N), dropped as soon
-//     as B has multi-GPU data of its own.
+//     as B has multi-GPU data of its own. A type outside the Spec is
+//     Excluded: the job cannot run there and schedulers never offer it,
+//     unlike None (no model yet: only its 1-GPU configuration is offered).
 //
 // Modes reproduce the paper's bootstrapping comparison: Profiled (default,
 // the design above), Oracle (every profile known: seed with all rows) and

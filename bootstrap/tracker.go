@@ -104,9 +104,17 @@ const (
 	// Measured: fitted on the type's own observations including at least one
 	// with more than one replica.
 	Measured
+	// Excluded: the job cannot run on the type at all (for a Tracker: the
+	// type is not in the job's Spec, Limits or Stages). Unlike None ("no
+	// model yet"), schedulers never offer an excluded type.
+	Excluded
 )
 
-// String returns "none", "seeded", "projected" or "measured".
+// HasModel reports whether s comes with a fitted model (Seeded, Projected or
+// Measured).
+func (s Source) HasModel() bool { return s == Seeded || s == Projected || s == Measured }
+
+// String returns "none", "seeded", "projected", "measured" or "excluded".
 func (s Source) String() string {
 	switch s {
 	case None:
@@ -117,6 +125,8 @@ func (s Source) String() string {
 		return "projected"
 	case Measured:
 		return "measured"
+	case Excluded:
+		return "excluded"
 	}
 	return fmt.Sprintf("Source(%d)", int(s))
 }
@@ -129,8 +139,8 @@ type Spec struct {
 	// MaxBatch is the largest global batch size the job may use (≥ InitBatch).
 	MaxBatch int
 	// Limits gives the per-GPU batch bounds per GPU type (memory). A type
-	// absent from Limits cannot run the job: Model returns Source None and
-	// Seed/Observe return an error. Ignored for hybrid-parallel jobs, which
+	// absent from Limits cannot run the job: Model returns Source Excluded
+	// (schedulers never offer the type) and Seed/Observe return an error. Ignored for hybrid-parallel jobs, which
 	// use Stages instead (a type must then appear in Stages).
 	Limits map[string]goodput.Limits
 	// FixedBatch marks strong-scaling and rigid jobs: the global batch is
@@ -563,11 +573,14 @@ func (t *Tracker) base(gpuType string, p goodput.Params) goodput.Model {
 //     throughput at the largest per-GPU batch both types can hold (one
 //     pipeline replica for hybrid-parallel jobs). The projection is dropped
 //     as soon as B has multi-GPU data of its own.
-//   - None: no data for the type (or the type is not in the spec); the
-//     returned Model then carries the batch range and limits only.
+//   - None: no data for the type yet; the returned Model then carries the
+//     batch range and limits only;
+//   - Excluded: the type is not in the spec (Limits, or Stages for a
+//     hybrid-parallel job): the job cannot run on it. The returned Model
+//     carries the batch range only.
 func (t *Tracker) Model(gpuType string) (goodput.Model, Source) {
 	if !t.known(gpuType) {
-		return goodput.Model{InitBatch: t.spec.InitBatch, MaxBatch: t.spec.MaxBatch, FixedBatch: t.spec.FixedBatch}, None
+		return goodput.Model{InitBatch: t.spec.InitBatch, MaxBatch: t.spec.MaxBatch, FixedBatch: t.spec.FixedBatch}, Excluded
 	}
 	ts := t.lookup(gpuType)
 	if ts == nil || !ts.fitted {
@@ -742,8 +755,10 @@ func (t *Tracker) UnmarshalJSON(data []byte) error {
 
 // Static is a fixed set of models, one per GPU type, for hosts that know
 // every job's throughput up front (oracle experiments, tests). Model returns
-// Measured for the types present and None otherwise. It has the same Model
-// method as Tracker, so it satisfies the scheduler's model interface.
+// Measured for the types present and None ("no model yet") otherwise. It has
+// the same Model method as Tracker, so it satisfies the scheduler's model
+// interface. To forbid types, list the allowed ones in the scheduler's job
+// (sia.Job.Types) or use a Tracker, whose Spec excludes the types it lacks.
 type Static map[string]goodput.Model
 
 // Model returns s[gpuType] and Measured, or None when the type is absent.

@@ -2,7 +2,6 @@ package sia
 
 import (
 	"math"
-	"slices"
 
 	"github.com/sia-sched/sia/ilp"
 )
@@ -24,8 +23,15 @@ func bruteForce(m *Matrix) (float64, []int) {
 		if i == n {
 			for _, q := range m.Quotas {
 				used := 0
-				for _, r := range q.Jobs {
-					if c := choice[r]; c >= 0 && (q.Type == "" && len(q.Types) == 0 || m.Rows[r].Entries[c].Config.Pool() == q.Type || slices.Contains(q.Types, m.Rows[r].Entries[c].Config.Pool())) {
+				members := q.Jobs
+				if q.AllJobs { // the placement rows cover every job
+					members = make([]int, n)
+					for r := range members {
+						members[r] = r
+					}
+				}
+				for _, r := range members {
+					if c := choice[r]; c >= 0 && q.Counts(ilp.Option{Type: m.Rows[r].Entries[c].Config.Pool(), GPUs: m.Rows[r].Entries[c].charge()}) {
 						used += m.Rows[r].Entries[c].charge()
 					}
 				}

@@ -57,6 +57,17 @@
 // placed, the job keeps its current allocation when its GPUs are still free
 // (Layout.Kept) instead of losing them.
 //
+// # Deadlines, reasons and bad input
+//
+// Every round has a deadline (ctx's, or Options.RoundTimeout, default 5 s):
+// Round returns by it plus max(2 ms, 10 %) with the best plan found, which a
+// tight deadline lowers in quality but never freezes (see Scheduler.Round).
+// Every job that gets no GPUs carries a Decision.Reason. Types a job may not
+// use (Job.Types, bootstrap.Excluded) are never offered. Snapshots and
+// options that break a rule are errors naming the job, node, type and field
+// (see Snapshot.Validate); counts near MaxInt and values that would overflow
+// are errors or handled exactly, never wrapped around.
+//
 // # Defaults and variants
 //
 // Options' zero value means the paper's settings: p = −0.5 (minimised), λ =
@@ -68,7 +79,9 @@
 //
 // # Determinism and concurrency
 //
-// The same snapshot and options give the same plan (apart from Plan.Timings):
+// The same snapshot and options give the same plan (apart from Plan.Timings)
+// unless the round's deadline cuts it short (then Plan.Status is
+// ilp.Feasible and how much was done depends on the machine's speed):
 // iteration follows snapshot and cluster order, never map order, and ties
 // are broken by Options.Seed. The package starts no goroutines unless asked
 // to (Options.Parallelism builds the matrix on several, with the same

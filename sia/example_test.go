@@ -123,6 +123,7 @@ func ExampleBuildMatrix() {
 func ExampleInputError() {
 	s, _ := sia.New(nil)
 	_, err := s.Round(context.Background(), sia.Snapshot{
+		Now:     time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		Cluster: sia.Cluster{Nodes: []sia.Node{{ID: "n0", Type: "X", GPUs: 4}}},
 		Jobs:    []sia.Job{{ID: "j1", MinGPUs: 8, MaxGPUs: 4, Models: sia.Table{}}},
 	})
@@ -143,4 +144,31 @@ func ExampleOptions() {
 	// Output:
 	// -0.5 1.1 2 64 30s paper
 	// sia: invalid input: Options.Lambda: 1.1 must have the sign opposite to P = 0.5
+}
+
+// A job that gets no GPUs says why: here one is larger than the cluster and
+// one may only use a type the cluster does not have.
+func ExampleQueueReason() {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	s, _ := sia.New(nil)
+	plan, err := s.Round(context.Background(), sia.Snapshot{
+		Now:     now,
+		Cluster: sia.Cluster{Nodes: []sia.Node{{ID: "n0", Type: "X", GPUs: 4}}},
+		Jobs: []sia.Job{
+			{ID: "small", Submitted: now, Models: sia.Table{"X": {1: 1, 2: 1.9}}},
+			{ID: "huge", Submitted: now, MinGPUs: 16, Models: sia.Table{"X": {16: 10}}},
+			{ID: "picky", Submitted: now, Types: []string{"H100"}, Models: sia.Table{"X": {1: 1}}},
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, d := range plan.Decisions {
+		fmt.Println(d.Job, d.Action, d.Reason)
+	}
+	// Output:
+	// small start none
+	// huge queue too-large
+	// picky queue no-admissible-type
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -92,7 +93,114 @@ func fuzzSnapshot(data []byte) (Snapshot, Options) {
 	case 3:
 		opts.NoScaleUpCap = true
 	}
+	fuzzExtremes(&snap, &opts, next)
 	return snap, opts
+}
+
+// fuzzExtremes applies, from the bytes after the rest, the inputs of the
+// classes that used to be misread: a zero Now, allow-lists and excluded
+// types, counts near MaxInt, shared or missing placements, extreme options.
+func fuzzExtremes(snap *Snapshot, opts *Options, next func() int) {
+	flags := next() | next()<<8
+	pick := func() *Job {
+		if len(snap.Jobs) == 0 {
+			return nil
+		}
+		return &snap.Jobs[next()%len(snap.Jobs)]
+	}
+	types := []string{"A", "B", "C", "Z"}
+	huge := []int{math.MaxInt, math.MaxInt - 1, math.MaxInt / 2, math.MinInt, 1 << 40}
+	if flags&1 != 0 {
+		snap.Now = time.Time{}
+	}
+	if j := pick(); flags&2 != 0 && j != nil {
+		j.Types = nil
+		for k, m := 0, next()%3; k < m; k++ {
+			j.Types = append(j.Types, types[next()%4])
+		}
+		if j.Types == nil {
+			j.Types = []string{}
+		}
+	}
+	if j := pick(); flags&4 != 0 && j != nil {
+		if tab, ok := j.Models.(Table); ok {
+			tab[types[next()%3]] = map[int]float64{}
+		}
+	}
+	if j := pick(); flags&8 != 0 && j != nil {
+		switch next() % 4 {
+		case 0:
+			j.MinGPUs = huge[next()%len(huge)]
+		case 1:
+			j.MaxGPUs = huge[next()%len(huge)]
+		case 2:
+			j.GPUs = huge[next()%len(huge)]
+		case 3:
+			j.ReplicaSize = map[string]int{types[next()%3]: huge[next()%len(huge)]}
+		}
+	}
+	if j := pick(); flags&16 != 0 && j != nil {
+		j.State.PeakReplicas, j.State.Restarts = huge[next()%len(huge)], huge[next()%len(huge)]
+		j.State.RestartCost = time.Duration(huge[next()%len(huge)])
+	}
+	if a, b := pick(), pick(); flags&32 != 0 && a != nil && b != nil {
+		b.State.Current = a.State.Current // the same GPUs twice
+	}
+	if j := pick(); flags&64 != 0 && j != nil {
+		j.State.Current.Placement = nil
+	}
+	if flags&128 != 0 {
+		opts.ScaleUpFactor = []float64{MaxScaleUpFactor, math.Inf(1), math.NaN(), 1}[next()%4]
+		opts.MaxGPUsPerJob = huge[next()%len(huge)]
+	}
+	if flags&256 != 0 {
+		opts.P = []float64{-MaxP, MaxP, -1e-300, math.NaN()}[next()%4]
+		opts.Lambda = []float64{MaxLambda, -MaxLambda, 1.0000001, -1e-300}[next()%4]
+	}
+	if n := next(); flags&512 != 0 && len(snap.Cluster.Nodes) > 0 {
+		snap.Cluster.Nodes[n%len(snap.Cluster.Nodes)].GPUs = huge[next()%len(huge)]
+	}
+	if j := pick(); flags&1024 != 0 && j != nil {
+		j.Submitted = []time.Time{snap.Now.Add(time.Nanosecond), time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC), snap.Now}[next()%3]
+	}
+	if flags&2048 != 0 && len(snap.Quotas) > 0 {
+		snap.Quotas[0].Limit = huge[next()%len(huge)]
+	}
+	if flags&4096 != 0 {
+		snap.Reserved = map[string]int{types[next()%3]: huge[next()%len(huge)]}
+	}
+}
+
+// checkAdmissible asserts that no matrix entry and no allocation uses a
+// type the job may not use (Types, ReplicaSize, bootstrap.Excluded).
+func checkAdmissible(t *testing.T, snap *Snapshot, p *Plan) {
+	t.Helper()
+	ok := func(j *Job, ty string) bool {
+		if j.Types != nil && !slices.Contains(j.Types, ty) {
+			return false
+		}
+		if j.ReplicaSize != nil {
+			if _, in := j.ReplicaSize[ty]; !in {
+				return false
+			}
+		}
+		_, src := j.Models.Model(ty)
+		return src != bootstrap.Excluded
+	}
+	for i := range snap.Jobs {
+		j := &snap.Jobs[i]
+		for _, e := range p.Matrix.Rows[i].Entries {
+			if !ok(j, e.Config.Type) {
+				t.Fatalf("job %s: excluded type %s offered (%v)", j.ID, e.Config.Type, e.Config)
+			}
+		}
+		if d := p.Decisions[i]; d.Allocation.Running() && !ok(j, d.Allocation.Type) {
+			t.Fatalf("job %s: given excluded type %s", j.ID, d.Allocation.Type)
+		}
+		if d := p.Decisions[i]; (d.Action == Queue || d.Action == Preempt) != (d.Reason != ReasonNone) {
+			t.Fatalf("job %s: action %v with reason %v", j.ID, d.Action, d.Reason)
+		}
+	}
 }
 
 // FuzzRound: Round never panics on arbitrary snapshots; when it accepts one,
@@ -102,6 +210,13 @@ func FuzzRound(f *testing.F) {
 	f.Add([]byte{5, 3, 1, 0, 4, 2, 1, 8, 0, 0, 3, 1, 0, 5, 2, 3, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add([]byte("the quick brown fox jumps over the lazy dog, repeatedly, to fill a snapshot"))
 	f.Add([]byte{2, 2, 0, 0, 5, 1, 1, 9, 1, 2, 0, 3, 2, 1, 0, 0, 0, 0, 1, 0, 0, 2, 0, 1, 100, 0, 0, 4})
+	// The classes of issue 10: every extreme flag set in turn.
+	base := []byte{5, 3, 1, 0, 4, 2, 1, 8, 0, 0, 3, 1, 0, 5, 2, 3, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 0, 0, 1, 3, 2, 0, 1, 1, 1, 0, 2, 2}
+	for bit := 0; bit < 13; bit++ {
+		v := 1 << bit
+		seed := append(append([]byte(nil), base...), byte(v), byte(v>>8), 1, 2, 3, 0, 1, 2)
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		snap, opts := fuzzSnapshot(data)
 		s, err := New(&opts)
@@ -113,6 +228,7 @@ func FuzzRound(f *testing.F) {
 			return
 		}
 		checkPlan(t, &snap, &p)
+		checkAdmissible(t, &snap, &p)
 		if !math.IsNaN(p.Objective) && len(snap.Jobs) <= 4 {
 			best, _ := bruteForce(p.Matrix)
 			if math.Abs(best-p.Objective) > 1e-6*math.Max(1, math.Abs(best)) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,7 +48,10 @@ type Entry struct {
 	// beyond the scale-up cap.
 	Invalid bool
 	// Dropped marks an entry not offered to the solver: its value is
-	// infinite (r = 0 with p < 0 and no clipping).
+	// infinite (r = 0 with p < 0 and no clipping), not a number, or beyond
+	// 1e150 in magnitude (goodput ratios no model produces), so that sums of
+	// values cannot overflow. A pinned entry is never dropped; its value is
+	// capped at 1e150 instead.
 	Dropped bool
 	// Dominated marks an entry not offered to the solver because it can
 	// never be optimal: leaving the job unallocated is at least as good, or
@@ -76,6 +80,12 @@ type Row struct {
 	Scale float64
 	// Unallocated is the objective value of leaving the job without GPUs (λ).
 	Unallocated float64
+	// Partial reports that the round ran out of time before the row was
+	// built in full: it offers only the job's current configuration (a
+	// running job) or the smallest valid configuration of each type (a
+	// queued job), or nothing but the current configuration when even
+	// those came too late.
+	Partial bool
 }
 
 // Matrix is the restart-discounted goodput matrix of a snapshot (design.md
@@ -109,8 +119,11 @@ type Matrix struct {
 	// P is the exponent used.
 	P float64
 	// Partial reports that the round's context expired while the matrix was
-	// built: the rows built after that offer only the job's current
-	// configuration (running jobs keep their allocation, queued jobs wait).
+	// built: some rows are partial (Row.Partial). With a deadline too close
+	// for the whole matrix, every row is first built cheaply (a running
+	// job's current configuration, a queued job's smallest valid
+	// configuration per type) and then in full while time lasts, so queued
+	// jobs can still start on free GPUs.
 	Partial bool
 }
 
@@ -242,26 +255,33 @@ func (cl *cluster) holds(c configset.Config) bool {
 //   - the value offered to the solver is (r·G)^p; for p < 0 the problem is
 //     minimised; leaving a job unallocated is worth λ;
 //   - jobs in a checkpoint-restore and running non-preemptible jobs are
-//     pinned to their current configuration.
+//     pinned to their current configuration;
+//   - a type the job may not use — outside Job.Types, outside ReplicaSize
+//     for a hybrid-parallel job, or bootstrap.Excluded by its Models — has
+//     no entry at all (not even the one-GPU entry of a type without a
+//     model, nor an artifact filler).
 //
-// The snapshot is validated first (see Snapshot validation in Round).
+// The snapshot is validated first (see Snapshot.Validate; the GPUs of
+// running jobs are not needed here).
 func BuildMatrix(snap *Snapshot, opts *Options) (*Matrix, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	o := opts.WithDefaults()
-	cl, err := validateSnapshot(snap, &o)
+	cl, err := validateSnapshot(snap, &o, false)
 	if err != nil {
 		return nil, err
 	}
-	return buildMatrix(context.Background(), snap, &o, cl)
+	return buildMatrix(context.Background(), snap, &o, cl, false)
 }
 
 // ctxCheckJobs is how many jobs pass between checks of the context while the
 // matrix is built.
-const ctxCheckJobs = 32
+const ctxCheckJobs = 8
 
-func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster) (*Matrix, error) {
+// buildMatrix builds the matrix under ctx; phased builds it by priority
+// (see buildRows), for deadlines too close for the whole matrix.
+func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, phased bool) (*Matrix, error) {
 	k := o.knobs()
 	m := &Matrix{
 		Rows:     make([]Row, len(snap.Jobs)),
@@ -302,9 +322,9 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster) (
 		m.Grid = ArtifactGrid
 		lambda = roundTo(lambda, ArtifactGrid)
 	}
-	workers := min(max(o.Parallelism, 1), max(len(snap.Jobs)/minJobsPerWorker, 1))
+	workers := workers(o, len(snap.Jobs))
 	if workers == 1 {
-		partial, err := buildRows(ctx, snap, o, &k, cl, m, lambda, 0, len(snap.Jobs))
+		partial, err := buildRows(ctx, snap, o, &k, cl, m, lambda, 0, len(snap.Jobs), phased)
 		m.Partial = partial
 		return m, err
 	}
@@ -318,7 +338,7 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster) (
 		wg.Add(1)
 		go func(w, lo, hi int) {
 			defer wg.Done()
-			partial[w], errs[w] = buildRows(ctx, snap, o, &k, cl, m, lambda, lo, hi)
+			partial[w], errs[w] = buildRows(ctx, snap, o, &k, cl, m, lambda, lo, hi, phased)
 		}(w, lo, hi)
 	}
 	wg.Wait()
@@ -331,38 +351,104 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster) (
 	return m, nil
 }
 
+// minCheapRows is the number of queued jobs (per matrix worker) whose cheap
+// row is built whatever the deadline.
+const minCheapRows = 8
+
 // minJobsPerWorker keeps parallel matrix builds for snapshots large enough.
 const minJobsPerWorker = 64
 
-// buildRows builds rows [lo, hi) of m. It reports whether ctx expired
-// (rows built after that keep only the current configuration).
-func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, m *Matrix, lambda float64, lo, hi int) (bool, error) {
+// rowMode says how much of a job's row to build.
+type rowMode int
+
+const (
+	// rowFull: every configuration the job may take.
+	rowFull rowMode = iota
+	// rowCheap: a running job's current configuration; a queued job's
+	// smallest valid configuration of each type it may use.
+	rowCheap
+	// rowKeep: the current configuration only.
+	rowKeep
+)
+
+// buildRows builds rows [lo, hi) of m. Phased, for a deadline too close for
+// the whole matrix, it builds the rows by priority: first every running
+// job's current configuration (rowKeep; Round keeps time for it), then,
+// while ctx lasts, every queued job's cheap row (rowCheap), so that a round
+// out of time can still start queued jobs on free GPUs, and then full rows,
+// replacing those, while ctx lasts. Otherwise it builds full rows in order,
+// and the rows left when ctx expires keep only the current configuration.
+// It reports whether any row is not full.
+func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, m *Matrix, lambda float64, lo, hi int, phased bool) (bool, error) {
 	ev := newEvaluator()
-	partial := false
+	checks := 0
+	expired := func() bool {
+		checks++
+		return checks%ctxCheckJobs == 0 && ctx != nil && ctx.Err() != nil
+	}
+	var err error
+	if phased {
+		backing := make([]Entry, 0, (hi-lo)*2)
+		late := false
+		queued := 0
+		for i := lo; i < hi; i++ {
+			mode := rowKeep
+			if !snap.Jobs[i].State.Current.Running() {
+				// The first few queued jobs always get their cheap row:
+				// even a round out of time when it starts admits some.
+				if late = late || queued >= minCheapRows && expired(); !late {
+					mode = rowCheap
+				}
+				queued++
+			}
+			if backing, err = buildRow(backing, snap, o, k, cl, ev, m, lambda, i, mode); err != nil {
+				return true, err
+			}
+		}
+		if late {
+			return true, nil
+		}
+	}
 	// One backing array for the range keeps allocations low.
 	backing := make([]Entry, 0, (hi-lo)*8)
+	partial := false
 	for i := lo; i < hi; i++ {
-		j := &snap.Jobs[i]
-		if (i-lo)%ctxCheckJobs == 0 && !partial && ctx != nil && ctx.Err() != nil {
-			partial = true
+		if partial = partial || expired(); partial && phased {
+			return true, nil // the rows built so far stay
 		}
-		start := len(backing)
-		var err error
-		backing, err = appendEntries(backing, j, o, k, cl, ev, partial)
-		if err != nil {
+		mode := rowFull
+		if partial {
+			mode = rowKeep
+		}
+		if backing, err = buildRow(backing, snap, o, k, cl, ev, m, lambda, i, mode); err != nil {
 			return partial, err
 		}
-		row := Row{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda}
-		row.Entries = backing[start:len(backing):len(backing)]
-		finishRow(&row, j, snap.Now, o, k, m.Sense)
-		m.Rows[i] = row
 	}
 	return partial, nil
 }
 
+// buildRow builds row i of m in the given mode, its entries appended to
+// backing (returned).
+func buildRow(backing []Entry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, m *Matrix, lambda float64, i int, mode rowMode) ([]Entry, error) {
+	j := &snap.Jobs[i]
+	start := len(backing)
+	backing, err := appendEntries(backing, j, o, k, cl, ev, mode)
+	if err != nil {
+		return backing, err
+	}
+	row := Row{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: mode != rowFull}
+	row.Entries = backing[start:len(backing):len(backing)]
+	finishRow(&row, j, snap.Now, o, k, m.Sense)
+	m.Rows[i] = row
+	return backing, nil
+}
+
 // appendEntries appends the raw entries (goodput, no normalisation) of job j.
-func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, keepOnly bool) ([]Entry, error) {
+func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, mode rowMode) ([]Entry, error) {
 	cur := j.State.Current
+	// A running job's cheap row is its current configuration only.
+	keepOnly := mode == rowKeep || mode == rowCheap && cur.Running()
+	smallestOnly := mode == rowCheap && !cur.Running()
 	blind := k.BlindFirst && j.State.PeakReplicas == 0
 	eval, hasEval := j.Models.(Evaluator)
 	minG := max(j.MinGPUs, 1)
@@ -372,7 +458,10 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 	}
 	capR := math.MaxInt
 	if j.Kind == Adaptive && !o.NoScaleUpCap {
-		capR = max(1, int(math.Floor(o.ScaleUpFactor*float64(j.State.PeakReplicas)+1e-9)))
+		// In float64 first: ScaleUpFactor × PeakReplicas may exceed MaxInt.
+		if c := math.Floor(o.ScaleUpFactor*float64(j.State.PeakReplicas) + 1e-9); c < float64(maxGPUsBound) {
+			capR = max(1, int(c))
+		}
 	}
 	for _, t := range cl.types {
 		if keepOnly && (!cur.Running() || cur.Type != t) {
@@ -385,7 +474,13 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 				continue
 			}
 		}
-		model, src := j.Models.Model(t)
+		model, src, ok, err := admissible(j, t)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
 		if blind {
 			src = bootstrap.None
 		}
@@ -484,6 +579,9 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 				}
 			}
 			dst = append(dst, e)
+			if smallestOnly && !e.Invalid {
+				break // the type's smallest valid configuration
+			}
 		}
 		pinned := j.State.Restoring || j.NonPreemptible
 		inBounds := cur.GPUs >= minG && cur.GPUs <= maxG
@@ -508,6 +606,36 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 		}
 	}
 	return dst, nil
+}
+
+// maxValue bounds the magnitude of the values offered to the solver: a
+// million jobs of at most 1e150 each sum to far below MaxFloat64.
+const maxValue = 1e150
+
+// maxGPUsBound is above any GPU count a configuration can have (float64
+// values below it convert to int exactly enough).
+const maxGPUsBound = 1 << 52
+
+// admissible returns the job's model on type t and whether the type may be
+// offered at all: not when the job's Types leave it out or its Models
+// exclude it (bootstrap.Excluded). A pinned job whose models exclude its
+// own type is an error (the round can neither keep nor move it).
+func admissible(j *Job, t string) (goodput.Model, bootstrap.Source, bool, error) {
+	if j.Types != nil && !slices.Contains(j.Types, t) {
+		return goodput.Model{}, bootstrap.None, false, nil
+	}
+	model, src := j.Models.Model(t)
+	switch {
+	case src == bootstrap.Excluded:
+		if pinned(j) && j.State.Current.Type == t {
+			return model, src, false, &InputError{Job: j.ID, Type: t, Field: "Models",
+				Reason: "exclude the type the job runs on, but the job is pinned (Restoring or NonPreemptible) and cannot move"}
+		}
+		return model, src, false, nil
+	case src < bootstrap.None || src > bootstrap.Excluded:
+		return model, src, false, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: fmt.Sprintf("unknown source %d", int(src))}
+	}
+	return model, src, true, nil
 }
 
 // finishRow normalises the row, applies the restart factor and the power.
@@ -594,17 +722,23 @@ func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs, se
 		if k.Round {
 			v = roundTo(v, ArtifactGrid)
 		}
-		if math.IsInf(v, 0) || math.IsNaN(v) {
+		if !(math.Abs(v) <= maxValue) {
 			e.Dropped = true
 		}
 		e.Value = v
 	}
 	if row.Current >= 0 && (j.State.Restoring || j.NonPreemptible) {
 		row.Pin = row.Current
-		es[row.Current].Dropped = false
+		e := &es[row.Current]
+		e.Dropped = false
 		// A pinned job holds exactly its GPUs: charging it more (an
 		// off-chain rigid count) could make pins that fit look infeasible.
-		es[row.Current].Charge = es[row.Current].Config.GPUs
+		e.Charge = e.Config.GPUs
+		if !(math.Abs(e.Value) <= maxValue) {
+			// The pin holds whatever its value; a finite one keeps the
+			// objective finite.
+			e.Value = maxValue
+		}
 	}
 	markDominated(row, sense)
 }
@@ -663,9 +797,14 @@ func roundTo(v, grid float64) float64 {
 	return math.Round(v/grid) * grid
 }
 
+// ceilDiv returns ⌈a / b⌉ for a ≥ 0, b > 0 (without overflow near MaxInt).
 func ceilDiv(a, b int) int {
 	if b <= 0 {
 		return 0
 	}
-	return (a + b - 1) / b
+	q := a / b
+	if a%b != 0 {
+		q++
+	}
+	return q
 }

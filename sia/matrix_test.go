@@ -328,7 +328,7 @@ func TestInvalidSnapshots(t *testing.T) {
 		}, "Jobs[0].State.Current.GPUs"},
 		"replica multiple": {func(s *Snapshot) {
 			s.Jobs[0].ReplicaSize = map[string]int{"A": 2}
-			s.Jobs[0].State.Current = Allocation{Type: "A", Nodes: 1, GPUs: 1}
+			s.Jobs[0].State.Current = Allocation{Type: "A", Nodes: 1, GPUs: 1, Placement: []GPU{{"a0", 0}}}
 		}, "Jobs[0].State.Current.GPUs"},
 		"reserved type":     {func(s *Snapshot) { s.Reserved = map[string]int{"Z": 1} }, "Reserved"},
 		"reserved too much": {func(s *Snapshot) { s.Reserved = map[string]int{"A": 5} }, "Reserved"},

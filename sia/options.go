@@ -24,6 +24,20 @@ const (
 	DefaultMaxGPUsPerJob = 64
 	// DefaultRestartPenalty is S for jobs without their own.
 	DefaultRestartPenalty = 30 * time.Second
+	// DefaultRoundTimeout is the deadline Round gives itself when ctx has
+	// none (Options.RoundTimeout). A round of the paper's cluster scaled to
+	// 2,048 GPUs and 1,500 jobs takes about 50 ms on one core; on hard
+	// instances the solver would otherwise search for minutes while its
+	// incumbent is already within a fraction of a per cent of the bound.
+	// Five seconds is a twelfth of the paper's 60 s round.
+	DefaultRoundTimeout = 5 * time.Second
+	// MaxP is the largest |p| accepted: beyond it (r·G)^p over- or
+	// underflows for ordinary goodput ratios.
+	MaxP = 10.0
+	// MaxLambda is the largest |λ| accepted.
+	MaxLambda = 1e6
+	// MaxScaleUpFactor is the largest ScaleUpFactor accepted.
+	MaxScaleUpFactor = 1e6
 	// ArtifactFiller is the artifact's goodput of invalid configurations.
 	ArtifactFiller = 1e-4
 	// ArtifactClip is the artifact's clip of the option values.
@@ -155,8 +169,25 @@ type Options struct {
 	P float64
 	// Lambda is λ, the objective value of leaving a job without GPUs. 0 means
 	// DefaultLambda with the sign opposite to P (1.1 for p < 0, −1.1 for
-	// p > 0). It must have the sign opposite to P; |λ| > 1 makes every job
-	// get at least one GPU when capacity allows.
+	// p > 0). It must have the sign opposite to P and |λ| ≤ MaxLambda.
+	//
+	// What λ guarantees. Every valid configuration (not an artifact filler)
+	// of a job that would not be restarted — a queued job, or a running job
+	// on its current configuration — has a normalised goodput G ≥ 1, so its
+	// value G^p is ≤ 1 for p < 0 and ≥ 1 for p > 0. With p > 0, or with
+	// p < 0 and |λ| > 1, waiting is therefore worse for such a job than any
+	// of those configurations, none of them is dominated by waiting, and an
+	// optimal allocation never leaves the job waiting while the GPUs (and
+	// quotas) one of them needs are idle. It does not guarantee every job a
+	// GPU when there are enough GPUs for all: the objective may prefer to
+	// give a GPU to a job that gains more from it than a waiting job would
+	// (4 GPUs, three linearly scaling jobs, p = −0.5, λ = 1.1: 2 + 2 + 0 GPUs
+	// is worth 2·2^−0.5 + 1.1 ≈ 2.51, better than 2 + 1 + 1 at ≈ 2.71). With
+	// p < 0, only |λ| above the number of jobs makes any allocation that
+	// leaves a job waiting worse than one that gives every job a valid
+	// configuration it would not be restarted on. Running jobs that would
+	// be restarted are discounted by the restart factor and may be
+	// preempted whatever λ is.
 	Lambda float64
 	// ScaleUpFactor caps adaptive jobs at ScaleUpFactor × JobState.
 	// PeakReplicas replicas (at least 1): the artifact's "scale up at most
@@ -174,6 +205,12 @@ type Options struct {
 	// the caller's ctx. On the deadline the best feasible allocation found
 	// is used and the plan's Status says Feasible.
 	SolverDeadline time.Duration
+	// RoundTimeout is the deadline of a round whose ctx has none (see
+	// Scheduler.Round for what a deadline guarantees); 0 means
+	// DefaultRoundTimeout (5 s), a negative value no deadline at all (the
+	// round then lasts as long as the solver needs to prove optimality,
+	// which can be minutes on hard instances). A ctx deadline always wins.
+	RoundTimeout time.Duration
 	// SolverMaxNodes caps the solver's branch-and-bound nodes (0 = none).
 	SolverMaxNodes int
 	// Parallelism is the number of goroutines that build the goodput matrix
@@ -231,6 +268,9 @@ func (o *Options) WithDefaults() Options {
 	if d.RestartPenalty == 0 {
 		d.RestartPenalty = DefaultRestartPenalty
 	}
+	if d.RoundTimeout == 0 {
+		d.RoundTimeout = DefaultRoundTimeout
+	}
 	return d
 }
 
@@ -243,14 +283,14 @@ func (o *Options) Validate() error {
 	}
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	switch {
-	case !finite(d.P):
-		return bad("P", "%v, want a finite non-zero value", d.P)
-	case !finite(d.Lambda):
-		return bad("Lambda", "%v, want a finite value", d.Lambda)
+	case !finite(d.P) || math.Abs(d.P) > MaxP:
+		return bad("P", "%v, want a finite non-zero value with |p| <= %v", d.P, MaxP)
+	case !finite(d.Lambda) || math.Abs(d.Lambda) > MaxLambda:
+		return bad("Lambda", "%v, want a finite value with |λ| <= %v", d.Lambda, MaxLambda)
 	case (d.P < 0) == (d.Lambda < 0):
 		return bad("Lambda", "%v must have the sign opposite to P = %v", d.Lambda, d.P)
-	case !finite(d.ScaleUpFactor) || d.ScaleUpFactor < 1:
-		return bad("ScaleUpFactor", "%v, want a finite value >= 1", d.ScaleUpFactor)
+	case !finite(d.ScaleUpFactor) || d.ScaleUpFactor < 1 || d.ScaleUpFactor > MaxScaleUpFactor:
+		return bad("ScaleUpFactor", "%v, want a finite value in [1, %v]", d.ScaleUpFactor, MaxScaleUpFactor)
 	case d.MaxGPUsPerJob < 1:
 		return bad("MaxGPUsPerJob", "%d, want >= 1 (0 = default %d)", d.MaxGPUsPerJob, DefaultMaxGPUsPerJob)
 	case d.RestartPenalty < 0:

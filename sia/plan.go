@@ -85,6 +85,9 @@ type Decision struct {
 	Evicted bool
 	// Entry is the index of the chosen entry in the job's matrix row, or −1.
 	Entry int
+	// Reason says why the job gets no GPUs (Queue and Preempt decisions);
+	// ReasonNone for the others.
+	Reason QueueReason
 }
 
 // Timings are the wall times of a round's steps (diagnostics only: they are
@@ -154,7 +157,8 @@ func (l *Layout) choice(i int, sol Solution) int {
 // keeps its current allocation and GPUs when its current entry is in its row
 // (not Dropped), its GPUs are still free and keeping them breaks no
 // reservation or quota (Layout.Kept); any other job that cannot be placed is
-// listed in Unplaced and gets no GPUs.
+// listed in Unplaced and gets no GPUs. Every running job of the snapshot
+// must list its GPUs (JobState.Current.Placement).
 func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 	if snap == nil || m == nil {
 		return Layout{}, &InputError{Field: "Place", Reason: "nil snapshot or matrix"}
@@ -165,6 +169,14 @@ func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 	for i, c := range sol.Choice {
 		if c < -1 || c >= len(m.Rows[i].Entries) {
 			return Layout{}, &InputError{Job: m.Rows[i].Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
+		}
+	}
+	for i := range snap.Jobs {
+		// Placement must know the GPUs running jobs hold, or it would give
+		// them to others.
+		if cur := snap.Jobs[i].State.Current; cur.Running() && len(cur.Placement) != cur.GPUs {
+			return Layout{}, &InputError{Job: snap.Jobs[i].ID, Field: fmt.Sprintf("Jobs[%d].State.Current.Placement", i),
+				Reason: fmt.Sprintf("%d GPUs listed for a running allocation of %d", len(cur.Placement), cur.GPUs)}
 		}
 	}
 	return place(snap, m, sol)
@@ -389,11 +401,12 @@ func sameGPUs(a, b []GPU) bool {
 }
 
 // decide turns matrix, solution and layout into the plan's decisions.
-func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout) []Decision {
+func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) []Decision {
 	evicted := map[string]bool{}
 	for _, id := range lay.Evicted {
 		evicted[id] = true
 	}
+	var why *reasoner
 	out := make([]Decision, len(snap.Jobs))
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
@@ -413,6 +426,12 @@ func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout) []Decision {
 			}
 		}
 		d.Action = action(j.State.Current, d.Allocation)
+		if d.Action == Queue || d.Action == Preempt {
+			if why == nil {
+				why = newReasoner(snap, m, sol, o)
+			}
+			d.Reason = why.reason(i, c >= 0)
+		}
 		out[i] = d
 	}
 	return out

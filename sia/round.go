@@ -31,22 +31,48 @@ func (s *Scheduler) Options() Options { return s.opts }
 // Round runs one scheduling round on the snapshot: it validates it, builds
 // the goodput matrix (BuildMatrix), solves the allocation (Solve) and places
 // it onto nodes (Place), and returns the plan. The same snapshot and options
-// give the same plan (apart from Timings). On a ctx or solver deadline the
-// plan uses the best allocation found and its Status is ilp.Feasible; when
-// ctx expires while the matrix is built, the remaining jobs only keep their
-// current allocation (Matrix.Partial). Placement is not interruptible (it
-// takes milliseconds), so with a deadline the matrix and the solver stop
-// early enough to leave it its time. Errors
-// wrap ErrInvalidInput (bad snapshot) or ErrInfeasible (pinned jobs that do
-// not fit together).
+// give the same plan (apart from Timings) as long as the round is not cut
+// short by its deadline. Errors wrap ErrInvalidInput (bad snapshot) or
+// ErrInfeasible (pinned jobs that do not fit together).
+//
+// # Deadline
+//
+// A round always has a deadline D: ctx's, or Options.RoundTimeout after the
+// call (default DefaultRoundTimeout) when ctx has none. Round returns by D +
+// max(2 ms, 10 % of the time to D), with a valid plan (no GPU given twice,
+// pins kept, bounds and excluded types respected), provided D leaves the
+// round its floor: the work that cannot be interrupted, sized before it
+// starts — validating the snapshot, valuing every running job's current
+// configuration, the greedy admission and placement, linear in the
+// snapshot (about 4–6 µs per job on one core, 10 ms for 2,500 jobs; see
+// BenchmarkRoundDeadlineSweep). A deadline closer than the floor is
+// overshot by at most the floor. Memory is linear in the snapshot (jobs ×
+// configurations).
+//
+// Time is spent by priority. When the whole matrix does not fit in half of
+// the time left, the matrix is built in three passes, each stopping at the
+// deadline: every running job's current configuration, every queued job's
+// smallest valid configuration per type, then the full rows
+// (Matrix.Partial and Row.Partial say which rows are cut short); the
+// matrix gets 60 % of the time then, the solver the rest. The solver stops
+// a tenth of its time before the deadline, placement gets the time it is
+// measured to need. A round out of time still admits what it can: its
+// allocation is the better of the solver's incumbent and a greedy one that
+// keeps every running job that fits and starts waiting jobs, smallest first,
+// on free GPUs — a tight deadline never freezes the cluster. Such a plan's
+// Status is ilp.Feasible (never Optimal unless proven on the full matrix)
+// and its Bound a valid bound of the optimum (±Inf when the matrix is
+// partial: the truncated matrix bounds nothing).
 func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	o := &s.opts
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	ctx, cancel := roundContext(ctx, o)
+	defer cancel()
 	t0 := time.Now()
 	var plan Plan
-	cl, err := validateSnapshot(&snap, o)
+	cl, err := validateSnapshot(&snap, o, true)
 	t1 := time.Now()
 	plan.Timings.Validate = t1.Sub(t0)
 	if err != nil {
@@ -61,7 +87,9 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 		work, cancel = context.WithDeadline(ctx, dl.Add(-placeReserve(len(snap.Jobs))))
 		defer cancel()
 	}
-	m, err := buildMatrix(work, &snap, o, cl)
+	mctx, mcancel, phased := matrixPlan(work, &snap, cl, o)
+	m, err := buildMatrix(mctx, &snap, o, cl, phased)
+	mcancel()
 	t2 := time.Now()
 	plan.Timings.Matrix = t2.Sub(t1)
 	nopts := 0
@@ -72,7 +100,9 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	sol, err := solve(work, m, o)
+	sctx, scancel := solverContext(work)
+	sol, err := solve(sctx, m, o)
+	scancel()
 	t3 := time.Now()
 	plan.Timings.Solve = t3.Sub(t2)
 	s.observe(Event{Stage: StageSolve, Jobs: len(snap.Jobs), Options: nopts, Status: sol.Status, Duration: plan.Timings.Solve, Err: err})
@@ -86,7 +116,7 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	plan.Decisions = decide(&snap, m, sol, lay)
+	plan.Decisions = decide(&snap, m, sol, lay, o)
 	plan.Matrix = m
 	plan.Status, plan.Objective, plan.Bound = sol.Status, sol.Objective, sol.Bound
 	plan.Evicted, plan.Unplaced = lay.Evicted, lay.Unplaced
@@ -105,13 +135,6 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 			slog.Int("unplaced", len(lay.Unplaced)), slog.Duration("total", plan.Timings.Total))
 	}
 	return plan, nil
-}
-
-// placeReserve is the time Round keeps for placement and the plan when ctx
-// has a deadline: about 3 µs per job (measured at 2048 GPUs and 1500 jobs)
-// plus a fixed half millisecond.
-func placeReserve(jobs int) time.Duration {
-	return 500*time.Microsecond + time.Duration(jobs)*3*time.Microsecond
 }
 
 func (s *Scheduler) observe(e Event) {

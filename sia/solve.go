@@ -115,8 +115,10 @@ func (m *Matrix) Problem() *ilp.Problem {
 // Solve solves the allocation problem of the matrix exactly (ilp.Solve) under
 // ctx and Options.SolverDeadline. Jobs' current configurations are offered as
 // a warm start. With Options.Seed ≠ 0 the jobs are presented to the solver in
-// a seeded order (tie-breaking). On a deadline the best allocation found is
-// returned with Status ilp.Feasible. Pins that cannot hold together give an
+// a seeded order (tie-breaking). On a deadline the better of the solver's
+// incumbent and a greedy allocation (current configurations that fit, then
+// waiting jobs on free GPUs, smallest first) is returned with Status
+// ilp.Feasible; a ctx already expired skips the solver. Pins that cannot hold together give an
 // error wrapping ErrInfeasible that names the type.
 func Solve(ctx context.Context, m *Matrix, opts *Options) (Solution, error) {
 	if err := opts.Validate(); err != nil {
@@ -156,18 +158,7 @@ func solve(ctx context.Context, m *Matrix, o *Options) (Solution, error) {
 		ctx, cancel = context.WithTimeout(ctx, o.SolverDeadline)
 		defer cancel()
 	}
-	var sol ilp.Solution
-	var err error
-	if ctx.Err() != nil && p.Check(warm) == nil {
-		// Out of time before solving: the current allocation is feasible;
-		// keep it rather than start the solver.
-		sol = ilp.Solution{Status: ilp.Feasible, Assignment: warm, Objective: p.Objective(warm), Bound: math.Inf(-1)}
-		if m.Sense == ilp.Maximize {
-			sol.Bound = math.Inf(1)
-		}
-	} else {
-		sol, err = ilp.Solve(ctx, p, &ilp.Settings{WarmStart: warm, MaxNodes: o.SolverMaxNodes})
-	}
+	sol, err := solveOrGreedy(ctx, p, warm, o)
 	if err != nil {
 		if errors.Is(err, ilp.ErrInfeasible) {
 			return Solution{Status: ilp.Infeasible, Objective: math.NaN(), Bound: math.NaN()},
@@ -183,10 +174,7 @@ func solve(ctx context.Context, m *Matrix, o *Options) (Solution, error) {
 		// Optimal only for the truncated matrix, whose bound says nothing
 		// about the full problem.
 		out.Status = ilp.Feasible
-		out.Bound = math.Inf(-1)
-		if m.Sense == ilp.Maximize {
-			out.Bound = math.Inf(1)
-		}
+		out.Bound = unknownBound(m.Sense)
 	}
 	for pos, a := range sol.Assignment {
 		i := pos

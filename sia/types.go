@@ -139,10 +139,12 @@ func (k Kind) String() string {
 // goroutines when the host runs rounds concurrently on distinct snapshots
 // sharing a Models value; implementations must not mutate state in Model.
 //
-// A model with Source bootstrap.None makes the scheduler offer only the
-// type's smallest configuration (one replica), valued like the job's
-// smallest configuration, as the published artifact does for types without a
-// model.
+// A model with Source bootstrap.None ("no model yet") makes the scheduler
+// offer only the type's smallest configuration (one replica), valued like
+// the job's smallest configuration, as the published artifact does for types
+// without a model. Source bootstrap.Excluded says the job cannot run on the
+// type: the scheduler never offers it (nor does it for types outside
+// Job.Types or, for hybrid-parallel jobs, Job.ReplicaSize).
 type Models interface {
 	Model(gpuType string) (goodput.Model, bootstrap.Source)
 }
@@ -178,10 +180,13 @@ func (a Allocation) Running() bool { return a.GPUs > 0 }
 // JobState is what the host knows about a job between rounds.
 type JobState struct {
 	// Current is the job's allocation from the previous round (zero when it
-	// is queued or suspended). The host fills Placement with the GPUs the job
-	// actually holds so that placement can keep them. It must refer to the
-	// snapshot's nodes: a host that lost a node clears Current of the jobs
-	// that ran on it (they are then treated as queued).
+	// is queued or suspended). Its shape must fit the cluster (Nodes nodes
+	// of its type holding GPUs GPUs). Round needs Placement: the GPUs the job
+	// actually holds, which placement keeps and no other job is given; a
+	// running job without it is an error (BuildMatrix alone does not need
+	// it). It must refer to the snapshot's nodes: a host that lost a node, or
+	// does not know where a job runs, clears Current of the jobs concerned
+	// (they are then treated as queued).
 	Current Allocation
 	// Restarts counts the checkpoint-restarts so far (N in the restart
 	// factor; the first start does not count).
@@ -191,7 +196,10 @@ type JobState struct {
 	// Artifact.ModelPenalties).
 	RestartCost time.Duration
 	// Restoring marks a job in the middle of a checkpoint-restore: it is
-	// pinned to Current this round.
+	// pinned to Current this round. A pinned job's Current must lie within
+	// its bounds (MinGPUs, MaxGPUs, ReplicaSize, Types) and the pinned jobs
+	// must fit their types' capacity less Reserved; a pinned job keeps
+	// Current even when it is larger than Options.MaxGPUsPerJob.
 	Restoring bool
 	// PeakReplicas is the largest number of replicas (GPUs for
 	// data-parallel jobs) the job has run with on any type; 0 if it never
@@ -219,12 +227,19 @@ type Job struct {
 	MinGPUs, MaxGPUs int
 	// GPUs is the fixed GPU count of a Rigid job.
 	GPUs int
+	// Types, if not nil, lists the GPU types the job may use (an allow-list,
+	// e.g. the types its container image supports); no other type is ever
+	// offered, and a running job on another type is migrated or preempted.
+	// Names of types the cluster does not have are allowed. nil means every
+	// type its Models do not exclude (bootstrap.Excluded). An empty non-nil
+	// list is an error.
+	Types []string
 	// ReplicaSize is, for a hybrid-parallel job, the GPUs of one replica (P)
 	// per type; the job scales data-parallel in units of P and can use only
 	// the types listed. nil for data-parallel jobs (P = 1 everywhere).
 	ReplicaSize map[string]int
 	// NonPreemptible jobs keep their allocation once running (they are
-	// pinned to State.Current).
+	// pinned to State.Current, see JobState.Restoring).
 	NonPreemptible bool
 	// Models gives the job's goodput models per type.
 	Models Models
@@ -235,7 +250,7 @@ type Job struct {
 // Snapshot is the input of one scheduling round. Time is an input: the
 // library keeps no clock.
 type Snapshot struct {
-	// Now is the time of the round.
+	// Now is the time of the round; it must not be the zero time.
 	Now time.Time
 	// Cluster is the inventory.
 	Cluster Cluster
@@ -265,15 +280,21 @@ type Quota struct {
 // Table is a fixed goodput table, GPU type → replicas → goodput, usable as
 // a job's Models (it implements Evaluator): the running example of the paper
 // and tests use it to state normalised goodputs directly. A type absent from
-// the table has no model (bootstrap.None); a replica count absent from a
-// type's map is an invalid configuration.
+// the table has no model yet (bootstrap.None); a type present with an empty
+// (or nil) map is excluded: the job cannot run on it (bootstrap.Excluded). A
+// replica count absent from a type's map is an invalid configuration.
 type Table map[string]map[int]float64
 
-// Model reports Measured for the types in the table; the model itself only
-// carries a batch size of 1 (Evaluate gives the goodputs).
+// Model reports Measured for the types in the table with at least one
+// entry, Excluded for those with none and None for the others; the model
+// itself only carries a batch size of 1 (Evaluate gives the goodputs).
 func (t Table) Model(gpuType string) (goodput.Model, bootstrap.Source) {
-	if _, ok := t[gpuType]; !ok {
+	row, ok := t[gpuType]
+	switch {
+	case !ok:
 		return goodput.Model{InitBatch: 1, MaxBatch: 1}, bootstrap.None
+	case len(row) == 0:
+		return goodput.Model{InitBatch: 1, MaxBatch: 1}, bootstrap.Excluded
 	}
 	return goodput.Model{InitBatch: 1, MaxBatch: 1}, bootstrap.Measured
 }

@@ -3,25 +3,51 @@ package sia
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/sia-sched/sia/configset"
 )
 
 // Validate checks the snapshot against every documented rule with default
-// options; Round, BuildMatrix and Place validate with their own options.
-// Errors are *InputError values wrapping ErrInvalidInput.
+// options, as Round does; Round and BuildMatrix validate with their own
+// options (BuildMatrix does not need the GPUs of running jobs, see
+// JobState.Current). Errors are *InputError values wrapping ErrInvalidInput
+// (or ErrInfeasible for pinned jobs that cannot fit).
+//
+// The rules, beyond the per-field ones documented on each type:
+//
+//   - Now is not the zero time, and no job is Submitted after it;
+//   - node IDs are unique, every node has a type and at least one GPU, and
+//     the GPUs of the cluster add up to at most MaxInt;
+//   - a running job's Current shape fits the cluster (Nodes nodes of its
+//     type holding GPUs GPUs), and (Round) its Placement lists exactly the
+//     GPUs it holds, on known nodes of its type, within range, none listed
+//     twice or held by another job;
+//   - a pinned job (Restoring, or NonPreemptible and running) holds an
+//     allocation within its bounds (MinGPUs, MaxGPUs, replica size, Types),
+//     and the pinned jobs of a type fit its capacity less Reserved.
 func (s *Snapshot) Validate() error {
 	o := (*Options)(nil).WithDefaults()
-	_, err := validateSnapshot(s, &o)
+	_, err := validateSnapshot(s, &o, true)
 	return err
 }
 
-// validateSnapshot checks the snapshot and returns the per-round cluster view.
-func validateSnapshot(s *Snapshot, o *Options) (*cluster, error) {
+// validateSnapshot checks the snapshot and returns the per-round cluster
+// view; placed requires running jobs to list their GPUs (Round and Place
+// need them, the matrix does not).
+func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if s == nil {
 		return nil, &InputError{Field: "Snapshot", Reason: "nil snapshot"}
 	}
+	if s.Now.IsZero() {
+		return nil, &InputError{Field: "Snapshot.Now", Reason: "zero time: the round needs the current time (job ages enter the restart factor)"}
+	}
 	nodes := make(map[string]*Node, len(s.Cluster.Nodes))
+	sizes := map[string][]int{}
+	total := 0
 	for i := range s.Cluster.Nodes {
 		n := &s.Cluster.Nodes[i]
 		field := "Cluster.Nodes[" + strconv.Itoa(i) + "]"
@@ -32,15 +58,21 @@ func validateSnapshot(s *Snapshot, o *Options) (*cluster, error) {
 			return nil, &InputError{Node: n.ID, Field: field + ".ID", Reason: "duplicate node ID"}
 		case n.Type == "":
 			return nil, &InputError{Node: n.ID, Field: field + ".Type", Reason: "empty GPU type"}
-		case n.GPUs <= 0:
-			return nil, &InputError{Node: n.ID, Type: n.Type, Field: field + ".GPUs", Reason: fmt.Sprintf("%d, want > 0", n.GPUs)}
+		case n.GPUs <= 0 || n.GPUs > configset.MaxGPUsPerNode:
+			return nil, &InputError{Node: n.ID, Type: n.Type, Field: field + ".GPUs", Reason: fmt.Sprintf("%d, want 1..%d", n.GPUs, configset.MaxGPUsPerNode)}
 		}
+		sizes[n.Type] = append(sizes[n.Type], n.GPUs)
 		nodes[n.ID] = n
+		if total > math.MaxInt-n.GPUs {
+			return nil, &InputError{Node: n.ID, Type: n.Type, Field: field + ".GPUs", Reason: "the cluster's GPUs add up to more than MaxInt"}
+		}
+		total += n.GPUs
 	}
 	cl, err := newCluster(s.Cluster, o.MaxGPUsPerJob)
 	if err != nil {
 		return nil, err
 	}
+	sh := newShapes(sizes)
 	for _, t := range slices.Sorted(maps.Keys(s.Reserved)) {
 		r := s.Reserved[t]
 		if _, ok := cl.capacity[t]; !ok {
@@ -54,10 +86,15 @@ func validateSnapshot(s *Snapshot, o *Options) (*cluster, error) {
 		return nil, err
 	}
 	ids := make(map[string]bool, len(s.Jobs))
-	used := map[GPU]string{}
+	held := 0
+	for i := range s.Jobs {
+		held += min(len(s.Jobs[i].State.Current.Placement), total)
+		held = min(held, total)
+	}
+	used := make(map[GPU]string, held)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		if err := validateJob(j, i, s, cl, nodes, used); err != nil {
+		if err := validateJob(j, i, s, cl, sh, nodes, used, placed); err != nil {
 			return nil, err
 		}
 		if ids[j.ID] {
@@ -65,10 +102,60 @@ func validateSnapshot(s *Snapshot, o *Options) (*cluster, error) {
 		}
 		ids[j.ID] = true
 	}
+	if err := validatePins(s, cl); err != nil {
+		return nil, err
+	}
 	return cl, nil
 }
 
-func validateJob(j *Job, i int, s *Snapshot, cl *cluster, nodes map[string]*Node, used map[GPU]string) error {
+// shapes are the node sizes of each type, largest first, so that the most
+// GPUs k nodes of a type hold together is a prefix sum.
+type shapes map[string][]int
+
+func newShapes(sizes map[string][]int) shapes {
+	for _, s := range sizes {
+		slices.Sort(s)
+		slices.Reverse(s)
+	}
+	return shapes(sizes)
+}
+
+// most returns the most GPUs that k nodes of type t hold together.
+func (sh shapes) most(t string, k int) int {
+	sum := 0
+	for _, g := range sh[t][:min(k, len(sh[t]))] {
+		sum += g
+	}
+	return sum
+}
+
+// pinned reports whether the job is pinned to its current allocation.
+func pinned(j *Job) bool {
+	return j.State.Current.Running() && (j.State.Restoring || j.NonPreemptible)
+}
+
+// validatePins checks that the pinned jobs of each type fit its capacity
+// less Reserved (sums checked for overflow: each count is at most the
+// capacity).
+func validatePins(s *Snapshot, cl *cluster) error {
+	used := map[string]int{}
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		if !pinned(j) {
+			continue
+		}
+		t := j.State.Current.Type
+		avail := cl.capacity[t] - s.Reserved[t]
+		if used[t] > avail-j.State.Current.GPUs {
+			return &InputError{Job: j.ID, Type: t, Field: fmt.Sprintf("Jobs[%d].State.Current.GPUs", i), Err: ErrInfeasible,
+				Reason: fmt.Sprintf("%d pinned GPUs, but the pinned jobs before it already hold %d of the %d the type offers (capacity less Reserved)", j.State.Current.GPUs, used[t], avail)}
+		}
+		used[t] += j.State.Current.GPUs
+	}
+	return nil
+}
+
+func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes map[string]*Node, used map[GPU]string, placed bool) error {
 	bad := func(f, format string, args ...any) error {
 		return &InputError{Job: j.ID, Field: fmt.Sprintf("Jobs[%d]", i) + f, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -89,8 +176,18 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, nodes map[string]*Node
 		return bad(".GPUs", "%d, a rigid job needs a fixed GPU count > 0", j.GPUs)
 	case j.Kind != Rigid && j.GPUs != 0:
 		return bad(".GPUs", "%d, only rigid jobs have a fixed GPU count (use MinGPUs/MaxGPUs)", j.GPUs)
-	case !s.Now.IsZero() && !j.Submitted.IsZero() && j.Submitted.After(s.Now):
+	case !j.Submitted.IsZero() && j.Submitted.After(s.Now):
 		return bad(".Submitted", "%v is after Snapshot.Now %v", j.Submitted, s.Now)
+	case j.Types != nil && len(j.Types) == 0:
+		return bad(".Types", "empty list (nil means every type)")
+	}
+	for k, t := range j.Types {
+		if t == "" {
+			return bad(fmt.Sprintf(".Types[%d]", k), "empty GPU type name")
+		}
+		if slices.Index(j.Types, t) < k {
+			return &InputError{Job: j.ID, Type: t, Field: fmt.Sprintf("Jobs[%d].Types[%d]", i, k), Reason: "type listed twice"}
+		}
 	}
 	if j.ReplicaSize != nil && len(j.ReplicaSize) == 0 {
 		return bad(".ReplicaSize", "empty map (nil means data parallel)")
@@ -121,7 +218,7 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, nodes map[string]*Node
 		}
 		return nil
 	}
-	field := fmt.Sprintf("Jobs[%d]", i)
+	field := "Jobs[" + strconv.Itoa(i) + "]"
 	cap, ok := cl.capacity[cur.Type]
 	switch {
 	case !ok:
@@ -130,10 +227,21 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, nodes map[string]*Node
 		return bad(".State.Current.Nodes", "%d, want 1..GPUs (%d)", cur.Nodes, cur.GPUs)
 	case cur.GPUs > cap:
 		return bad(".State.Current.GPUs", "%d exceeds the capacity %d of type %q", cur.GPUs, cap, cur.Type)
+	case cur.Nodes > len(sh[cur.Type]):
+		return bad(".State.Current.Nodes", "%d, but the cluster has %d nodes of type %q", cur.Nodes, len(sh[cur.Type]), cur.Type)
+	case cur.GPUs > sh.most(cur.Type, cur.Nodes):
+		return bad(".State.Current.GPUs", "%d GPUs do not fit on %d nodes of type %q (at most %d)", cur.GPUs, cur.Nodes, cur.Type, sh.most(cur.Type, cur.Nodes))
 	case j.Kind == Rigid && cur.GPUs != j.GPUs:
 		return bad(".State.Current.GPUs", "%d, but the rigid job's count is %d", cur.GPUs, j.GPUs)
+	case placed && len(cur.Placement) == 0:
+		return bad(".State.Current.Placement", "empty for a running job: list the %d GPUs it holds (or clear Current if they are unknown: the job is then queued)", cur.GPUs)
 	case len(cur.Placement) != 0 && len(cur.Placement) != cur.GPUs:
 		return bad(".State.Current.Placement", "%d GPUs listed for an allocation of %d", len(cur.Placement), cur.GPUs)
+	}
+	if pinned(j) {
+		if err := validatePinnedBounds(j, i); err != nil {
+			return err
+		}
 	}
 	if j.ReplicaSize != nil {
 		p, ok := j.ReplicaSize[cur.Type]
@@ -145,23 +253,47 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, nodes map[string]*Node
 	nodeSet := map[string]bool{}
 	for k, g := range cur.Placement {
 		n := nodes[g.Node]
-		f := fmt.Sprintf("%s.State.Current.Placement[%d]", field, k)
+		f := func() string { return field + ".State.Current.Placement[" + strconv.Itoa(k) + "]" }
 		switch {
 		case n == nil:
-			return &InputError{Job: j.ID, Node: g.Node, Field: f, Reason: "unknown node"}
+			return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: "unknown node"}
 		case n.Type != cur.Type:
-			return &InputError{Job: j.ID, Node: g.Node, Type: n.Type, Field: f, Reason: fmt.Sprintf("node of type %q, allocation of type %q", n.Type, cur.Type)}
+			return &InputError{Job: j.ID, Node: g.Node, Type: n.Type, Field: f(), Reason: fmt.Sprintf("node of type %q, allocation of type %q", n.Type, cur.Type)}
 		case g.Index < 0 || g.Index >= n.GPUs:
-			return &InputError{Job: j.ID, Node: g.Node, Field: f, Reason: fmt.Sprintf("GPU index %d, node has %d GPUs", g.Index, n.GPUs)}
+			return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: fmt.Sprintf("GPU index %d, node has %d GPUs", g.Index, n.GPUs)}
 		}
 		if other, dup := used[g]; dup {
-			return &InputError{Job: j.ID, Node: g.Node, Field: f, Reason: fmt.Sprintf("GPU %d also held by job %q", g.Index, other)}
+			if other == j.ID {
+				return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: fmt.Sprintf("GPU %d listed twice", g.Index)}
+			}
+			return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: fmt.Sprintf("GPU %d also held by job %q", g.Index, other)}
 		}
 		used[g] = j.ID
 		nodeSet[g.Node] = true
 	}
 	if len(cur.Placement) != 0 && len(nodeSet) != cur.Nodes {
 		return bad(".State.Current.Nodes", "%d, but the placement spans %d nodes", cur.Nodes, len(nodeSet))
+	}
+	return nil
+}
+
+// validatePinnedBounds checks that a pinned job's allocation, which the
+// round cannot change, lies within the job's own bounds: a host that pins a
+// job outside them contradicts itself.
+func validatePinnedBounds(j *Job, i int) error {
+	cur := j.State.Current
+	why := "is pinned (Restoring or NonPreemptible), so it cannot be resized"
+	f := fmt.Sprintf("Jobs[%d].State.Current", i)
+	if j.Kind != Rigid {
+		if cur.GPUs < max(j.MinGPUs, 1) {
+			return &InputError{Job: j.ID, Type: cur.Type, Field: f + ".GPUs", Reason: fmt.Sprintf("%d is below MinGPUs %d, but the job %s", cur.GPUs, j.MinGPUs, why)}
+		}
+		if j.MaxGPUs > 0 && cur.GPUs > j.MaxGPUs {
+			return &InputError{Job: j.ID, Type: cur.Type, Field: f + ".GPUs", Reason: fmt.Sprintf("%d exceeds MaxGPUs %d, but the job %s", cur.GPUs, j.MaxGPUs, why)}
+		}
+	}
+	if j.Types != nil && !slices.Contains(j.Types, cur.Type) {
+		return &InputError{Job: j.ID, Type: cur.Type, Field: f + ".Type", Reason: "not in the job's Types, but the job " + strings.Replace(why, "resized", "moved", 1)}
 	}
 	return nil
 }

@@ -1,0 +1,270 @@
+package sia
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/sia-sched/sia/ilp"
+)
+
+// The deadline contract of Round (see Scheduler.Round): the steps that can
+// be interrupted (matrix, solve) stop early enough to leave the steps that
+// cannot (placement, the plan) the time they are measured to need, and a
+// round out of time still admits queued jobs greedily.
+
+// Measured costs (BenchmarkRoundDeadlineSweep, one core of an AMD EPYC
+// shared with other work), with a safety factor of about two.
+const (
+	// rowCostPerType is the time one full matrix row takes per GPU type
+	// (about 6.5 µs measured on the paper's three types).
+	rowCostPerType = 12 * time.Microsecond
+	// keepCostPerJob is the time a running job's current-configuration row
+	// takes (built even when the round is out of time).
+	keepCostPerJob = 4 * time.Microsecond
+	// placeCostPerJob and placeCostFixed size the time kept for placement
+	// and the plan (about 1.5 µs per job measured at 2,048 GPUs and 1,500
+	// jobs, 5,000 jobs on 8,192 GPUs alike).
+	placeCostPerJob = 4 * time.Microsecond
+	placeCostFixed  = 500 * time.Microsecond
+	// matrixShare is the share of the time left after validation that the
+	// matrix may use when it cannot be built in full: the solver gets the
+	// rest.
+	matrixShare = 0.6
+)
+
+// roundContext returns ctx with Options.RoundTimeout applied when ctx has
+// no deadline.
+func roundContext(ctx context.Context, o *Options) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok || o.RoundTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, o.RoundTimeout)
+}
+
+// placeReserve is the time Round keeps for placement and the plan when ctx
+// has a deadline.
+func placeReserve(jobs int) time.Duration {
+	return placeCostFixed + time.Duration(jobs)*placeCostPerJob
+}
+
+// workers is the number of goroutines that build the matrix.
+func workers(o *Options, jobs int) int {
+	return min(max(o.Parallelism, 1), max(jobs/minJobsPerWorker, 1))
+}
+
+// matrixPlan returns the context the matrix is built under and whether it
+// is built by priority (buildRows' phased mode). work's deadline is the
+// round's less the placement reserve. The matrix stops early enough to leave
+// time for the current configurations of the running jobs (built even after
+// its deadline); when the whole matrix is not expected to fit in half the
+// time left, it is built by priority and gets matrixShare of the time, the
+// solver the rest.
+func matrixPlan(work context.Context, snap *Snapshot, cl *cluster, o *Options) (context.Context, context.CancelFunc, bool) {
+	dl, ok := work.Deadline()
+	if !ok {
+		return work, func() {}, false
+	}
+	running := 0
+	for i := range snap.Jobs {
+		if snap.Jobs[i].State.Current.Running() {
+			running++
+		}
+	}
+	w := workers(o, len(snap.Jobs))
+	avail := time.Until(dl) - time.Duration(running)*keepCostPerJob/time.Duration(w)
+	est := time.Duration(len(snap.Jobs)) * time.Duration(max(len(cl.types), 1)) * rowCostPerType / time.Duration(w)
+	if avail >= 2*est {
+		ctx, cancel := context.WithTimeout(work, avail)
+		return ctx, cancel, false
+	}
+	ctx, cancel := context.WithTimeout(work, time.Duration(float64(max(avail, 0))*matrixShare))
+	return ctx, cancel, true
+}
+
+// solverContext returns work with a deadline earlier by a tenth of the time
+// left: the solver's own overshoot must fit the round's.
+func solverContext(work context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := work.Deadline()
+	if !ok {
+		return work, func() {}
+	}
+	return context.WithDeadline(work, dl.Add(-time.Until(dl)/10))
+}
+
+// fitter tracks the GPUs and quota room left by a partial assignment of an
+// allocation problem, so that options can be added one by one in O(quotas
+// covering the job).
+type fitter struct {
+	p       *ilp.Problem
+	free    map[string]int
+	qfree   []int
+	qOf     [][]int // quotas covering each job (not the AllJobs ones)
+	qAll    []int   // AllJobs quotas
+	assign  []int
+	invalid bool // the pins alone break a row
+}
+
+func newFitter(p *ilp.Problem) *fitter {
+	f := &fitter{p: p, free: make(map[string]int, len(p.Capacity)), qfree: make([]int, len(p.Quotas)),
+		qOf: make([][]int, len(p.Jobs)), assign: make([]int, len(p.Jobs))}
+	for t, c := range p.Capacity {
+		f.free[t] = c - p.Reserved[t]
+	}
+	for q := range p.Quotas {
+		f.qfree[q] = p.Quotas[q].Limit
+		if p.Quotas[q].AllJobs {
+			f.qAll = append(f.qAll, q)
+			continue
+		}
+		for _, j := range p.Quotas[q].Jobs {
+			if j >= 0 && j < len(p.Jobs) {
+				f.qOf[j] = append(f.qOf[j], q)
+			}
+		}
+	}
+	for i := range f.assign {
+		f.assign[i] = -1
+	}
+	return f
+}
+
+// fits reports whether option k of job i fits what is left.
+func (f *fitter) fits(i, k int) bool {
+	o := f.p.Jobs[i].Options[k]
+	if o.GPUs > f.free[o.Type] {
+		return false
+	}
+	for _, qs := range [2][]int{f.qOf[i], f.qAll} {
+		for _, q := range qs {
+			if f.p.Quotas[q].Counts(o) && o.GPUs > f.qfree[q] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// take assigns option k to job i.
+func (f *fitter) take(i, k int) {
+	o := f.p.Jobs[i].Options[k]
+	f.free[o.Type] -= o.GPUs
+	for _, qs := range [2][]int{f.qOf[i], f.qAll} {
+		for _, q := range qs {
+			if f.p.Quotas[q].Counts(o) {
+				f.qfree[q] -= o.GPUs
+			}
+		}
+	}
+	f.assign[i] = k
+}
+
+// greedyAssignment returns a feasible assignment built greedily from warm
+// (the jobs' current configurations): pins first, then the current
+// configurations that still fit, then the waiting jobs, smallest first, each
+// on its smallest option that beats waiting and fits. ok is false when the
+// pins alone do not fit (the solver then reports why). It takes
+// O(options · quotas per job) time.
+func greedyAssignment(p *ilp.Problem, warm []int) (assign []int, ok bool) {
+	f := newFitter(p)
+	for i, j := range p.Jobs {
+		if j.Pin >= 0 {
+			if !f.fits(i, j.Pin) {
+				return nil, false
+			}
+			f.take(i, j.Pin)
+		}
+	}
+	for i, k := range warm {
+		if k >= 0 && f.assign[i] < 0 && k < len(p.Jobs[i].Options) && f.fits(i, k) {
+			f.take(i, k)
+		}
+	}
+	// Waiting jobs by their smallest option that beats waiting.
+	type cand struct{ job, opt, gpus int }
+	var cands []cand
+	for i, j := range p.Jobs {
+		if f.assign[i] >= 0 {
+			continue
+		}
+		best := -1
+		for k, o := range j.Options {
+			if !better(o.Value, j.Unallocated, p.Sense) {
+				continue
+			}
+			if best < 0 || o.GPUs < j.Options[best].GPUs || o.GPUs == j.Options[best].GPUs && better(o.Value, j.Options[best].Value, p.Sense) {
+				best = k
+			}
+		}
+		if best >= 0 {
+			cands = append(cands, cand{i, best, j.Options[best].GPUs})
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int { return a.gpus - b.gpus })
+	for _, c := range cands {
+		if f.fits(c.job, c.opt) {
+			f.take(c.job, c.opt)
+			continue
+		}
+		// Its smallest option does not fit: any other option of the job
+		// that fits and beats waiting.
+		j := p.Jobs[c.job]
+		for k, o := range j.Options {
+			if better(o.Value, j.Unallocated, p.Sense) && f.fits(c.job, k) {
+				f.take(c.job, k)
+				break
+			}
+		}
+	}
+	return f.assign, true
+}
+
+// relaxedBound is a bound on the problem's optimum that ignores capacities
+// and quotas: every job at its best option (or waiting, or its pin).
+func relaxedBound(p *ilp.Problem) float64 {
+	var s float64
+	for _, j := range p.Jobs {
+		if j.Pin >= 0 {
+			s += j.Options[j.Pin].Value
+			continue
+		}
+		b := j.Unallocated
+		for _, o := range j.Options {
+			if better(o.Value, b, p.Sense) {
+				b = o.Value
+			}
+		}
+		s += b
+	}
+	return s
+}
+
+// unknownBound is the trivial bound of a problem of the given sense.
+func unknownBound(sense ilp.Sense) float64 {
+	if sense == ilp.Maximize {
+		return math.Inf(1)
+	}
+	return math.Inf(-1)
+}
+
+// solveOrGreedy solves p under ctx, starting from warm (the current
+// configurations). A round out of time still admits what it can: when ctx
+// has expired before the solve, the greedy assignment is returned at once
+// (with the relaxed bound); when the solver stops early, its incumbent is
+// replaced by the greedy assignment if that is better. A solution the solver
+// proved optimal is returned as it is.
+func solveOrGreedy(ctx context.Context, p *ilp.Problem, warm []int, o *Options) (ilp.Solution, error) {
+	greedy, ok := greedyAssignment(p, warm)
+	if ctx.Err() != nil && ok {
+		return ilp.Solution{Status: ilp.Feasible, Assignment: greedy, Objective: p.Objective(greedy), Bound: relaxedBound(p)}, nil
+	}
+	sol, err := ilp.Solve(ctx, p, &ilp.Settings{WarmStart: warm, MaxNodes: o.SolverMaxNodes})
+	if err != nil || sol.Status == ilp.Optimal || !ok {
+		return sol, err
+	}
+	if g := p.Objective(greedy); sol.Assignment == nil || better(g, sol.Objective, p.Sense) {
+		sol.Assignment, sol.Objective = greedy, g
+	}
+	return sol, nil
+}

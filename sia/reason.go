@@ -1,0 +1,237 @@
+package sia
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/sia-sched/sia/bootstrap"
+	"github.com/sia-sched/sia/ilp"
+)
+
+// QueueReason says why a job gets no GPUs in a plan (Decision.Reason of a
+// Queue or Preempt decision), so that a host can tell its user.
+type QueueReason int
+
+const (
+	// ReasonNone: the job has GPUs (every decision but Queue and Preempt).
+	ReasonNone QueueReason = iota
+	// ReasonTooLarge: the job's smallest size (MinGPUs, or a rigid job's GPUs, in
+	// multiples of its replica size) is larger than every GPU type it may
+	// use has (capacity), or than Options.MaxGPUsPerJob.
+	ReasonTooLarge
+	// ReasonNoAdmissibleType: no GPU type of the cluster can run the job — Types,
+	// ReplicaSize or its Models (bootstrap.Excluded) rule out every type,
+	// or no configuration of the types left is valid (batch limits).
+	ReasonNoAdmissibleType
+	// ReasonQuota: the quotas covering the job leave no room for any of its
+	// configurations (their limits, less what other jobs of the quota
+	// hold).
+	ReasonQuota
+	// ReasonReserved: the job's configurations fit only in GPUs withheld by
+	// Snapshot.Reserved.
+	ReasonReserved
+	// ReasonLostOptimisation: the job could run, but the optimal allocation gives
+	// the GPUs to jobs worth more, or values waiting at least as much as
+	// every configuration of the job (a running job discounted by its
+	// restart factor).
+	ReasonLostOptimisation
+	// ReasonDeadline: the round ran out of time (or hit Options.SolverMaxNodes)
+	// before it could give the job GPUs or prove it should wait: its row
+	// was cut short or the allocation is not proven optimal.
+	ReasonDeadline
+	// ReasonUnplaceable: the solver gave the job GPUs, but placement found no
+	// GPUs for the configuration (fragmentation); see Plan.Unplaced.
+	ReasonUnplaceable
+)
+
+// String returns the reason's name in lower case ("too-large", …).
+func (r QueueReason) String() string {
+	switch r {
+	case ReasonNone:
+		return "none"
+	case ReasonTooLarge:
+		return "too-large"
+	case ReasonNoAdmissibleType:
+		return "no-admissible-type"
+	case ReasonQuota:
+		return "quota"
+	case ReasonReserved:
+		return "reserved"
+	case ReasonLostOptimisation:
+		return "lost-optimisation"
+	case ReasonDeadline:
+		return "deadline"
+	case ReasonUnplaceable:
+		return "unplaceable"
+	}
+	return fmt.Sprintf("QueueReason(%d)", int(r))
+}
+
+// reasoner explains why jobs get no GPUs: it knows what the solution leaves
+// free per type and per quota.
+type reasoner struct {
+	snap     *Snapshot
+	m        *Matrix
+	sol      Solution
+	o        *Options
+	free     map[string]int // capacity − reserved − used by the solution
+	qfree    []int          // snapshot quotas: limit − used
+	quotasOf map[int][]int  // row → snapshot quotas covering it
+}
+
+func newReasoner(snap *Snapshot, m *Matrix, sol Solution, o *Options) *reasoner {
+	r := &reasoner{snap: snap, m: m, sol: sol, o: o, free: map[string]int{}, quotasOf: map[int][]int{}}
+	for _, t := range m.Types {
+		r.free[t] = m.TypeCapacity(t) - m.Reserved[t]
+	}
+	for i, c := range sol.Choice {
+		if c >= 0 {
+			e := &m.Rows[i].Entries[c]
+			r.free[e.Config.Type] -= e.charge()
+		}
+	}
+	r.qfree = make([]int, len(m.Quotas))
+	for q := range m.Quotas {
+		iq := &m.Quotas[q]
+		r.qfree[q] = iq.Limit
+		if iq.AllJobs {
+			continue // placement rows of the cluster, not a snapshot quota
+		}
+		for _, i := range iq.Jobs {
+			r.quotasOf[i] = append(r.quotasOf[i], q)
+			if c := sol.Choice[i]; c >= 0 && r.counts(q, &m.Rows[i].Entries[c]) {
+				r.qfree[q] -= m.Rows[i].Entries[c].charge()
+			}
+		}
+	}
+	return r
+}
+
+func (r *reasoner) counts(q int, e *Entry) bool {
+	iq := &r.m.Quotas[q]
+	return iq.Counts(ilp.Option{Type: e.Config.Pool(), GPUs: e.charge()})
+}
+
+// reason returns why job i, which gets no GPUs, waits; unplaced says the
+// solver allocated it but placement could not.
+func (r *reasoner) reason(i int, unplaced bool) QueueReason {
+	if unplaced {
+		return ReasonUnplaceable
+	}
+	row := &r.m.Rows[i]
+	j := &r.snap.Jobs[i]
+	offered := 0
+	for k := range row.Entries {
+		if e := &row.Entries[k]; !e.Dropped && !e.Dominated || k == row.Pin {
+			offered++
+		}
+	}
+	switch {
+	case len(row.Entries) == 0 && row.Partial:
+		return ReasonDeadline
+	case len(row.Entries) == 0:
+		return r.whyNoEntries(j)
+	case offered == 0 && row.Partial:
+		return ReasonDeadline
+	case offered == 0:
+		return ReasonLostOptimisation
+	}
+	// Some configuration is offered: which constraint keeps it out? First
+	// the limits themselves, then what the allocation leaves.
+	if q, res := r.blocked(i, row, true); q {
+		return ReasonQuota
+	} else if res {
+		return ReasonReserved
+	}
+	if row.Partial || r.sol.Status != ilp.Optimal {
+		return ReasonDeadline
+	}
+	if q, res := r.blocked(i, row, false); q {
+		return ReasonQuota
+	} else if res {
+		return ReasonReserved
+	}
+	return ReasonLostOptimisation
+}
+
+// blocked reports whether every offered entry of row i is kept out by a
+// snapshot quota covering the job (quota), and whether every one fits only
+// with the reserved GPUs (reserved): against the limits and the capacity
+// less Reserved (static), or against what the solution leaves of them.
+func (r *reasoner) blocked(i int, row *Row, static bool) (quota, reserved bool) {
+	quota, reserved = true, true
+	for k := range row.Entries {
+		e := &row.Entries[k]
+		if (e.Dropped || e.Dominated) && k != row.Pin {
+			continue
+		}
+		t, g := e.Config.Type, e.charge()
+		free := r.free[t]
+		if static {
+			free = r.m.TypeCapacity(t) - r.m.Reserved[t]
+		}
+		if g <= free || g > free+r.m.Reserved[t] {
+			reserved = false
+		}
+		blockedByQuota := false
+		for _, q := range r.quotasOf[i] {
+			room := r.qfree[q]
+			if static {
+				room = r.m.Quotas[q].Limit
+			}
+			if r.counts(q, e) && g > room {
+				blockedByQuota = true
+				break
+			}
+		}
+		quota = quota && blockedByQuota
+	}
+	return quota, reserved
+}
+
+// whyNoEntries tells TooLarge from NoAdmissibleType for a job whose row is
+// empty.
+func (r *reasoner) whyNoEntries(j *Job) QueueReason {
+	admissible, tooLarge := 0, 0
+	for _, t := range r.m.Types {
+		if j.Types != nil && !slices.Contains(j.Types, t) {
+			continue
+		}
+		p := 1
+		if j.ReplicaSize != nil {
+			var ok bool
+			if p, ok = j.ReplicaSize[t]; !ok {
+				continue
+			}
+		}
+		if _, src := j.Models.Model(t); src == bootstrap.Excluded {
+			continue
+		}
+		admissible++
+		size, limit := max(j.MinGPUs, 1), min(r.m.largestPool(t), r.o.MaxGPUsPerJob)
+		if j.Kind == Rigid {
+			size, limit = j.GPUs, r.m.largestPool(t)
+		}
+		if size = ceilDiv(size, p) * p; size > limit || size < 0 {
+			tooLarge++
+		}
+	}
+	if admissible > 0 && tooLarge == admissible {
+		return ReasonTooLarge
+	}
+	return ReasonNoAdmissibleType
+}
+
+// largestPool returns the GPUs of the largest pool of GPU type t: no
+// configuration spans pools, so no job larger than it can run on t.
+func (m *Matrix) largestPool(t string) int {
+	ps, ok := m.Pools[t]
+	if !ok {
+		return m.Capacity[t]
+	}
+	most := 0
+	for _, p := range ps {
+		most = max(most, m.Capacity[p])
+	}
+	return most
+}
