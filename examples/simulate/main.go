@@ -108,8 +108,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			c.roundSet = true
 		}
 	})
-	if c.round <= 0 {
-		return nil, fmt.Errorf("-round %v: want a positive duration", c.round)
+	if lo, hi := time.Duration(sim.MinRound)*time.Second, time.Duration(sim.MaxRound)*time.Second; c.round < lo || c.round > hi {
+		return nil, fmt.Errorf("-round %v: want %v..%v", c.round, lo, hi)
 	}
 	for _, s := range strings.Split(scale, ",") {
 		k, err := strconv.Atoi(strings.TrimSpace(s))

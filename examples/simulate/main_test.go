@@ -42,6 +42,14 @@ func TestBadInputs(t *testing.T) {
 		{"unknown application", []string{"-workload", writeWorkload(t, "name,time,application,num_replicas,batch_size\nx,0,gpt9,1,8\n"), "-noftf"}, "gpt9"},
 		{"negative time", []string{"-workload", writeWorkload(t, "name,time,application,num_replicas,batch_size\nx,-3,bert,1,8\n")}, "time"},
 		{"extra argument", []string{"stray"}, "stray"},
+		{"1ns round", []string{"-round", "1ns", "-workload", good}, "-round 1ns"},
+		{"round over a day", []string{"-round", "25h", "-workload", good}, "-round"},
+		{"huge submit time", []string{"-workload", writeWorkload(t, "name,time,application,num_replicas,batch_size\nx,1e308,bert,1,8\n")}, "out of range"},
+		{"submit after the simulated span", []string{"-workload", writeWorkload(t, "name,time,application,num_replicas,batch_size\nx,6000000,bert,1,8\n"), "-noftf"}, "MaxTime"},
+		{"duplicate workload column", []string{"-workload", writeWorkload(t, "name,time,application,num_replicas,batch_size,time\nx,0,bert,1,8,5\n")}, "duplicate column"},
+		{"NaN hours", []string{"-hours", "NaN"}, "hours"},
+		{"huge hours", []string{"-hours", "1e12", "-rate", "1e-9"}, "hours"},
+		{"NaN rate", []string{"-rate", "NaN"}, "rate"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,4 +119,26 @@ func TestJobLargerThanClusterIsReportedUnfinished(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(lines[1]), &s))
 	assert.Equal(t, 1.0, g["unfinished"], "rigid at 100 GPUs never fits")
 	assert.Equal(t, 0.0, s["unfinished"], "Sia scales the job to what exists")
+}
+
+// TestMalformedProfilesNameTheFile: the trace ground truth is read by
+// bootstrap's reader; a duplicate step_time column is an error naming the
+// file, line and column, not a silently different ground truth.
+func TestMalformedProfilesNameTheFile(t *testing.T) {
+	dir := t.TempDir()
+	adir := filepath.Join(dir, "cifar10")
+	require.NoError(t, os.Mkdir(adir, 0o755))
+	files := map[string]string{
+		"validation-128.csv": "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,2\n",
+		"placements-aws.csv": "placement,local_bsz,step_time,sync_time,step_time\n1,64,0.1,0.01,100\n",
+	}
+	for n, b := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(adir, n), []byte(b), 0o644))
+	}
+	wl := writeWorkload(t, "name,time,application,num_replicas,batch_size\ncifar10-0,0,cifar10,1,128\n")
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"-data", dir, "-cluster", "t4:1x4", "-workload", wl, "-noftf"}, &out, &errb)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), filepath.Join(adir, "placements-aws.csv")+":1")
+	assert.Contains(t, err.Error(), `"step_time": duplicate column`)
 }

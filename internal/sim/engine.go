@@ -186,14 +186,17 @@ const (
 type Config struct {
 	Cluster Cluster
 	Truth   Truth
-	// Round is the round length in seconds (default 60).
+	// Round is the round length in seconds (0 = DefaultRound, else
+	// MinRound..MaxRound).
 	Round float64
 	// Rigid runs every job at its requested batch size (batch tuning off).
 	Rigid bool
 	// Batch selects the model a job uses to tune its batch size.
 	Batch BatchMode
 	// MaxTime stops the simulation after this many simulated seconds; jobs
-	// still running are reported as unfinished (default 60 days).
+	// still running are reported as unfinished (0 = DefaultMaxTime, 60 days).
+	// Every job must be submitted before it, and MaxTime/Round must not
+	// exceed MaxRounds.
 	MaxTime float64
 	// Observer, if set, is called after every round.
 	Observer func(RoundStat)
@@ -235,6 +238,16 @@ type Result struct {
 	End float64
 }
 
+// Bounds of Config (seconds). Every run has at most MaxRounds rounds, so a
+// run of any valid input ends.
+const (
+	DefaultRound   = 60
+	MinRound       = 1
+	MaxRound       = 86400
+	DefaultMaxTime = 60 * 86400
+	MaxRounds      = 1 << 24
+)
+
 // stallRounds ends a simulation early when, after the last arrival, the
 // policy has left every active job without GPUs for this many rounds in a row
 // (for example rigid jobs larger than every GPU type): they are reported as
@@ -256,14 +269,31 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 	if len(cfg.Cluster.Groups) == 0 {
 		return nil, inputErr("", 0, "", "Cluster", "empty cluster")
 	}
-	if cfg.Round == 0 {
-		cfg.Round = 60
+	if pol == nil {
+		return nil, inputErr("", 0, "", "Policy", "nil policy")
 	}
-	if !(cfg.Round > 0) || math.IsInf(cfg.Round, 0) {
-		return nil, inputErr("", 0, "", "Round", "%v, want a positive number of seconds", cfg.Round)
+	if err := wl.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Round == 0 {
+		cfg.Round = DefaultRound
+	}
+	if !(cfg.Round >= MinRound && cfg.Round <= MaxRound) {
+		return nil, inputErr("", 0, "", "Round", "%v, want %v..%v seconds", cfg.Round, MinRound, MaxRound)
 	}
 	if cfg.MaxTime == 0 {
-		cfg.MaxTime = 60 * 86400
+		cfg.MaxTime = DefaultMaxTime
+	}
+	if !(cfg.MaxTime > 0 && cfg.MaxTime <= MaxSubmit+DefaultMaxTime) {
+		return nil, inputErr("", 0, "", "MaxTime", "%v, want more than 0 and at most %d seconds", cfg.MaxTime, MaxSubmit+DefaultMaxTime)
+	}
+	if n := cfg.MaxTime / cfg.Round; n > MaxRounds {
+		return nil, inputErr("", 0, "", "MaxTime", "%v s in rounds of %v s is %.0f rounds, at most %d", cfg.MaxTime, cfg.Round, n, MaxRounds)
+	}
+	for _, spec := range wl.Jobs {
+		if spec.Submit >= cfg.MaxTime {
+			return nil, inputErr(wl.File, spec.Line, spec.Name, "time", "submitted at %v s, not before the end of the simulation (MaxTime %v s)", spec.Submit, cfg.MaxTime)
+		}
 	}
 	e := &engine{cfg: cfg, round: cfg.Round}
 	supported := false

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -177,4 +178,58 @@ func TestEngineStopsWhenNothingCanRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, -1.0, res.Jobs[0].JCT)
 	assert.InDelta(t, 60*stallRounds, res.End, 60)
+}
+
+// TestRunBoundsConfig: every Run ends in a bounded number of rounds; a
+// round length, time limit or submission time out of range is an error
+// naming the field instead of a hang or a negative makespan.
+func TestRunBoundsConfig(t *testing.T) {
+	never := scripted(func(float64, []*Job) map[string]Alloc { return nil })
+	tests := []struct {
+		name  string
+		cfg   Config
+		wl    *Workload
+		field string
+	}{
+		{"1ns round", Config{Round: 1e-9}, toyWorkload(JobSpec{Name: "j"}), "Round"},
+		{"negative round", Config{Round: -60}, toyWorkload(JobSpec{Name: "j"}), "Round"},
+		{"NaN round", Config{Round: math.NaN()}, toyWorkload(JobSpec{Name: "j"}), "Round"},
+		{"infinite round", Config{Round: math.Inf(1)}, toyWorkload(JobSpec{Name: "j"}), "Round"},
+		{"round over a day", Config{Round: 86401}, toyWorkload(JobSpec{Name: "j"}), "Round"},
+		{"NaN max time", Config{MaxTime: math.NaN()}, toyWorkload(JobSpec{Name: "j"}), "MaxTime"},
+		{"negative max time", Config{MaxTime: -1}, toyWorkload(JobSpec{Name: "j"}), "MaxTime"},
+		{"infinite max time", Config{MaxTime: math.Inf(1)}, toyWorkload(JobSpec{Name: "j"}), "MaxTime"},
+		{"too many rounds", Config{Round: 1, MaxTime: 2 * MaxRounds}, toyWorkload(JobSpec{Name: "j"}), "MaxTime"},
+		{"submit 1e308", Config{}, toyWorkload(JobSpec{Name: "j", Submit: 1e308}), "Jobs[0].Submit"},
+		{"submit after max time", Config{MaxTime: 600}, toyWorkload(JobSpec{Name: "j", Submit: 600}), "time"},
+		{"NaN submit", Config{}, toyWorkload(JobSpec{Name: "j", Submit: math.NaN()}), "Jobs[0].Submit"},
+		{"duplicate job", Config{}, toyWorkload(JobSpec{Name: "j"}, JobSpec{Name: "j"}), "Jobs[1].Name"},
+		{"nil workload", Config{}, nil, "Workload"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Cluster, cfg.Truth = toyCluster, toyTruth{}
+			_, err := Run(context.Background(), cfg, tc.wl, never)
+			var ie *InputError
+			require.ErrorAs(t, err, &ie)
+			assert.ErrorIs(t, err, ErrInvalidInput)
+			assert.Equal(t, tc.field, ie.Field, err.Error())
+		})
+	}
+	_, err := Run(context.Background(), Config{Cluster: toyCluster, Truth: toyTruth{}}, toyWorkload(JobSpec{Name: "j"}), nil)
+	assert.ErrorIs(t, err, ErrInvalidInput)
+}
+
+// TestSummarizeFiniteAtTheBounds: the latest submission time the reader
+// accepts gives a finite, non-negative makespan.
+func TestSummarizeFiniteAtTheBounds(t *testing.T) {
+	never := scripted(func(float64, []*Job) map[string]Alloc { return nil })
+	res, err := Run(context.Background(), Config{Cluster: toyCluster, Truth: toyTruth{}, Round: 3600, MaxTime: MaxSubmit + 7200},
+		toyWorkload(JobSpec{Name: "j", Submit: MaxSubmit}), never)
+	require.NoError(t, err)
+	s := Summarize([]*Result{res})
+	assert.Equal(t, 1, s.Unfinished)
+	assert.GreaterOrEqual(t, s.Makespan, 0.0)
+	assert.False(t, math.IsInf(s.Makespan, 0) || math.IsNaN(s.Makespan))
 }

@@ -19,6 +19,9 @@ type InputError struct {
 	Job   string // job name, if known
 	Field string // column or field name, if known
 	Msg   string
+	// Err is the underlying error, if any (for example the
+	// *bootstrap.ParseError of a malformed profile file).
+	Err error
 }
 
 // Error formats the error as "sim: file:line: job "x": field "f": message".
@@ -40,8 +43,13 @@ func (e *InputError) Error() string {
 	return s + e.Msg
 }
 
-// Unwrap returns ErrInvalidInput.
-func (e *InputError) Unwrap() error { return ErrInvalidInput }
+// Unwrap returns ErrInvalidInput and the underlying error, if any.
+func (e *InputError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrInvalidInput, e.Err}
+	}
+	return []error{ErrInvalidInput}
+}
 
 func inputErr(file string, line int, job, field, format string, args ...any) error {
 	return &InputError{File: file, Line: line, Job: job, Field: field, Msg: fmt.Sprintf(format, args...)}
