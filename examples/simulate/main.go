@@ -42,10 +42,10 @@ import (
 
 	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/fairness"
-	"github.com/sia-sched/sia/internal/sim"
-	"github.com/sia-sched/sia/internal/sim/gavel"
-	"github.com/sia-sched/sia/internal/sim/pollux"
-	"github.com/sia-sched/sia/internal/sim/siapolicy"
+	"github.com/sia-sched/sia/sia/sim"
+	"github.com/sia-sched/sia/sia/sim/gavel"
+	"github.com/sia-sched/sia/sia/sim/pollux"
+	"github.com/sia-sched/sia/sia/sim/siapolicy"
 )
 
 func main() {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sia-sched/sia/bootstrap"
-	"github.com/sia-sched/sia/internal/sim"
+	"github.com/sia-sched/sia/sia/sim"
 	"github.com/sia-sched/sia/internal/testdata"
 )
 
