@@ -15,8 +15,8 @@ import (
 
 	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/goodput"
-	"github.com/sia-sched/sia/sia/sim"
 	"github.com/sia-sched/sia/sia"
+	"github.com/sia-sched/sia/sia/sim"
 )
 
 // Options configure the adapter.

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sia-sched/sia/bootstrap"
-	"github.com/sia-sched/sia/sia/sim"
 	"github.com/sia-sched/sia/internal/testdata"
+	"github.com/sia-sched/sia/sia/sim"
 )
 
 type rigidCheck struct {
