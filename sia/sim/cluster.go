@@ -70,6 +70,40 @@ func ParseCluster(spec string, scale int) (Cluster, error) {
 	return c, nil
 }
 
+// MaxGPUsPerNode bounds NodeGroup.GPUsPerNode.
+const MaxGPUsPerNode = 1024
+
+// NewCluster returns a cluster of the given node groups, validated.
+func NewCluster(groups ...NodeGroup) (Cluster, error) {
+	c := Cluster{Groups: append([]NodeGroup(nil), groups...)}
+	return c, c.Validate()
+}
+
+// Validate checks that the cluster has at least one group, distinct
+// non-empty types, 1..MaxClusterNodes nodes and 1..MaxGPUsPerNode GPUs per
+// node. Errors are *InputError naming the group.
+func (c Cluster) Validate() error {
+	if len(c.Groups) == 0 {
+		return inputErr("", 0, "", "Cluster", "empty cluster")
+	}
+	seen := map[string]bool{}
+	for i, g := range c.Groups {
+		f := fmt.Sprintf("Cluster.Groups[%d]", i)
+		switch {
+		case g.Type == "":
+			return inputErr("", 0, "", f+".Type", "empty GPU type")
+		case seen[g.Type]:
+			return inputErr("", 0, "", f+".Type", "GPU type %q listed twice", g.Type)
+		case g.Nodes < 1 || g.Nodes > MaxClusterNodes:
+			return inputErr("", 0, "", f+".Nodes", "%d, want 1..%d", g.Nodes, MaxClusterNodes)
+		case g.GPUsPerNode < 1 || g.GPUsPerNode > MaxGPUsPerNode:
+			return inputErr("", 0, "", f+".GPUsPerNode", "%d, want 1..%d", g.GPUsPerNode, MaxGPUsPerNode)
+		}
+		seen[g.Type] = true
+	}
+	return nil
+}
+
 // Types returns the GPU types in group order.
 func (c Cluster) Types() []string {
 	out := make([]string, len(c.Groups))

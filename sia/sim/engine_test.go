@@ -233,3 +233,66 @@ func TestSummarizeFiniteAtTheBounds(t *testing.T) {
 	assert.GreaterOrEqual(t, s.Makespan, 0.0)
 	assert.False(t, math.IsInf(s.Makespan, 0) || math.IsNaN(s.Makespan))
 }
+
+func TestRunRecordsStartAllocationsAndPolicyErrors(t *testing.T) {
+	// The job waits one round, then runs from t = 120.
+	pol := scripted(func(now float64, jobs []*Job) map[string]Alloc {
+		if now < 120 {
+			return nil
+		}
+		return map[string]Alloc{"j": {Type: "a", Nodes: []int{0, 0}}}
+	})
+	s, err := New(toyCluster, toyTruth{}, &Options{Rigid: true, LogAllocations: true})
+	require.NoError(t, err)
+	res, err := s.Run(context.Background(), toyWorkload(JobSpec{Name: "j"}), pol)
+	require.NoError(t, err)
+	assert.Equal(t, 120.0, res.Jobs[0].Start)
+	assert.True(t, res.Jobs[0].Finished())
+	require.GreaterOrEqual(t, len(res.Rounds), 2)
+	assert.Empty(t, res.Rounds[0].Allocations)
+	assert.Equal(t, map[string]Alloc{"j": {Type: "a", Nodes: []int{0, 0}}}, res.Rounds[1].Allocations)
+	assert.InDelta(t, res.Jobs[0].GPUSeconds/3600, res.Jobs[0].GPUHours(), 1e-12)
+
+	never, err := Run(context.Background(), Config{Cluster: toyCluster, Truth: toyTruth{}}, toyWorkload(JobSpec{Name: "j"}), scripted(func(float64, []*Job) map[string]Alloc { return nil }))
+	require.NoError(t, err)
+	assert.Equal(t, -1.0, never.Jobs[0].Start)
+	assert.Nil(t, never.Rounds[0].Allocations, "not logged by default")
+
+	bad := scripted(func(float64, []*Job) map[string]Alloc { return map[string]Alloc{"j": {Type: "a", Nodes: []int{9}}} })
+	_, err = s.Run(context.Background(), toyWorkload(JobSpec{Name: "j"}), bad)
+	var pe *PolicyError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "scripted", pe.Policy)
+	assert.Equal(t, 60.0, pe.Now)
+	assert.ErrorIs(t, err, ErrInvalidInput)
+}
+
+func TestNewValidatesOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		c     Cluster
+		opt   *Options
+		field string
+	}{
+		{"empty cluster", Cluster{}, nil, "Cluster"},
+		{"zero nodes", Cluster{Groups: []NodeGroup{{Type: "a", Nodes: 0, GPUsPerNode: 4}}}, nil, "Cluster.Groups[0].Nodes"},
+		{"duplicate type", Cluster{Groups: []NodeGroup{{Type: "a", Nodes: 1, GPUsPerNode: 4}, {Type: "a", Nodes: 1, GPUsPerNode: 4}}}, nil, "Cluster.Groups[1].Type"},
+		{"huge node", Cluster{Groups: []NodeGroup{{Type: "a", Nodes: 1, GPUsPerNode: MaxGPUsPerNode + 1}}}, nil, "Cluster.Groups[0].GPUsPerNode"},
+		{"short round", toyCluster, &Options{Round: 0.5}, "Round"},
+		{"NaN max time", toyCluster, &Options{MaxTime: math.NaN()}, "MaxTime"},
+		{"bad batch mode", toyCluster, &Options{Batch: 7}, "Batch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.c, toyTruth{}, tc.opt)
+			var ie *InputError
+			require.ErrorAs(t, err, &ie)
+			assert.Equal(t, tc.field, ie.Field)
+		})
+	}
+	s, err := New(toyCluster, toyTruth{}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, float64(DefaultRound), s.Config().Round)
+	assert.Equal(t, float64(DefaultMaxTime), s.Config().MaxTime)
+	_, err = New(toyCluster, nil, nil)
+	assert.ErrorIs(t, err, ErrInvalidInput)
+}

@@ -54,3 +54,21 @@ func (e *InputError) Unwrap() []error {
 func inputErr(file string, line int, job, field, format string, args ...any) error {
 	return &InputError{File: file, Line: line, Job: job, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
+
+// PolicyError reports a policy's failure during Run: Schedule returned an
+// error, or allocations that break the cluster's constraints (then Err is an
+// *InputError naming the job and errors.Is(err, ErrInvalidInput) holds).
+type PolicyError struct {
+	// Policy is the policy's name and Now the simulated time in seconds.
+	Policy string
+	Now    float64
+	Err    error
+}
+
+// Error implements error.
+func (e *PolicyError) Error() string {
+	return fmt.Sprintf("sim: policy %s at t=%.0fs: %v", e.Policy, e.Now, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *PolicyError) Unwrap() error { return e.Err }

@@ -38,6 +38,26 @@ type Options struct {
 	// Fit is passed to goodput.Fit on every refit (nil: one start, as the
 	// artifact).
 	Fit *goodput.FitOptions
+	// Scheduler, if set, runs the rounds instead of a *sia.Scheduler built
+	// from Sia: anything with Round's shape, so that a modified Sia (an
+	// edited matrix, another solver, a wrapper that logs) is a few lines.
+	Scheduler Rounder
+	// Name, if set, is the policy's name in reports (default "sia" with
+	// "-rigid", "-oracle" or "-noprof" as the options say).
+	Name string
+}
+
+// Rounder runs one scheduling round: *sia.Scheduler implements it.
+type Rounder interface {
+	Round(ctx context.Context, snap sia.Snapshot) (sia.Plan, error)
+}
+
+// RounderFunc adapts a function to Rounder.
+type RounderFunc func(ctx context.Context, snap sia.Snapshot) (sia.Plan, error)
+
+// Round implements Rounder.
+func (f RounderFunc) Round(ctx context.Context, snap sia.Snapshot) (sia.Plan, error) {
+	return f(ctx, snap)
 }
 
 // Policy adapts package sia to sim.Policy. Use one per simulated workload.
@@ -46,7 +66,7 @@ type Policy struct {
 	truth   sim.Truth
 	cluster sia.Cluster
 	types   []string
-	sched   *sia.Scheduler
+	sched   Rounder
 	jobs    map[string]*jobState
 	name    string
 }
@@ -63,13 +83,17 @@ var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // New returns a Sia policy for a cluster and ground truth.
 func New(c sim.Cluster, truth sim.Truth, opt Options) (*Policy, error) {
-	so := opt.Sia
-	if so == nil {
-		so = &sia.Options{Variant: sia.Artifact}
-	}
-	sched, err := sia.New(so)
-	if err != nil {
-		return nil, err
+	sched := opt.Scheduler
+	if sched == nil {
+		so := opt.Sia
+		if so == nil {
+			so = &sia.Options{Variant: sia.Artifact}
+		}
+		s, err := sia.New(so)
+		if err != nil {
+			return nil, err
+		}
+		sched = s
 	}
 	if opt.Fit == nil {
 		opt.Fit = &goodput.FitOptions{Starts: 1}
@@ -89,6 +113,9 @@ func New(c sim.Cluster, truth sim.Truth, opt Options) (*Policy, error) {
 		p.name += "-oracle"
 	case bootstrap.NoProfiling:
 		p.name += "-noprof"
+	}
+	if opt.Name != "" {
+		p.name = opt.Name
 	}
 	return p, nil
 }
