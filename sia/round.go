@@ -3,7 +3,6 @@ package sia
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"time"
 )
 
@@ -14,6 +13,7 @@ import (
 // concurrent use on distinct snapshots.
 type Scheduler struct {
 	opts Options
+	edit MatrixEdit // see WithMatrixEdit
 }
 
 // New returns a Scheduler with the given options (nil = all defaults), or an
@@ -72,6 +72,9 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	if err := s.applyEdit(&snap, m); err != nil {
+		return Plan{}, err
+	}
 	sol, err := solve(work, m, o)
 	t3 := time.Now()
 	plan.Timings.Solve = t3.Sub(t2)
@@ -86,16 +89,7 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	plan.Decisions = decide(&snap, m, sol, lay)
-	plan.Matrix = m
-	plan.Status, plan.Objective, plan.Bound = sol.Status, sol.Objective, sol.Bound
-	plan.Evicted, plan.Unplaced = lay.Evicted, lay.Unplaced
-	for _, d := range plan.Decisions {
-		if d.Action == Migrate {
-			plan.Migrated = append(plan.Migrated, d.Job)
-		}
-	}
-	slices.Sort(plan.Migrated)
+	assemble(&plan, &snap, m, sol, lay)
 	plan.Timings.Total = time.Since(t0)
 	if o.Logger != nil && o.Logger.Enabled(ctx, slog.LevelDebug) {
 		o.Logger.LogAttrs(ctx, slog.LevelDebug, "sia round",
