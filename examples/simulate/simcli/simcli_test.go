@@ -1,4 +1,4 @@
-package main
+package simcli
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sia-sched/sia/sia/sim"
 )
 
 func writeWorkload(t *testing.T, body string) string {
@@ -54,7 +56,7 @@ func TestBadInputs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			err := run(context.Background(), tc.args, &out, &errb)
+			err := Run(context.Background(), tc.args, &out, &errb)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.NotContains(t, strings.TrimSpace(err.Error()), "\n")
@@ -64,7 +66,7 @@ func TestBadInputs(t *testing.T) {
 
 func TestJSONKeys(t *testing.T) {
 	var out, errb bytes.Buffer
-	err := run(context.Background(), []string{"-workload", writeWorkload(t, small), "-policy", "sia,gavel", "-json"}, &out, &errb)
+	err := Run(context.Background(), []string{"-workload", writeWorkload(t, small), "-policy", "sia,gavel", "-json"}, &out, &errb)
 	require.NoError(t, err, errb.String())
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 2)
@@ -89,7 +91,7 @@ func TestJSONKeys(t *testing.T) {
 func TestTableAndPlots(t *testing.T) {
 	var out, errb bytes.Buffer
 	dir := t.TempDir()
-	err := run(context.Background(), []string{"-workload", writeWorkload(t, small), "-policy", "gavel,sia-rigid", "-scale", "1,2", "-plot", dir, "-noftf"}, &out, &errb)
+	err := Run(context.Background(), []string{"-workload", writeWorkload(t, small), "-policy", "gavel,sia-rigid", "-scale", "1,2", "-plot", dir, "-noftf"}, &out, &errb)
 	require.NoError(t, err, errb.String())
 	assert.Contains(t, out.String(), "gavel@x1")
 	assert.Contains(t, out.String(), "sia-rigid@x2")
@@ -102,7 +104,7 @@ func TestTableAndPlots(t *testing.T) {
 
 func TestEmptyWorkloadSucceeds(t *testing.T) {
 	var out, errb bytes.Buffer
-	err := run(context.Background(), []string{"-workload", writeWorkload(t, "name,time,application,num_replicas,batch_size\n"), "-policy", "sia,gavel,pollux", "-json"}, &out, &errb)
+	err := Run(context.Background(), []string{"-workload", writeWorkload(t, "name,time,application,num_replicas,batch_size\n"), "-policy", "sia,gavel,pollux", "-json"}, &out, &errb)
 	require.NoError(t, err)
 	assert.Equal(t, 3, strings.Count(out.String(), "\"jobs\":0"))
 }
@@ -110,7 +112,7 @@ func TestEmptyWorkloadSucceeds(t *testing.T) {
 func TestJobLargerThanClusterIsReportedUnfinished(t *testing.T) {
 	var out, errb bytes.Buffer
 	body := "name,time,application,num_replicas,batch_size\nbert-0,0,bert,100,384\ncifar10-0,10,cifar10,4,2048\n"
-	err := run(context.Background(), []string{"-workload", writeWorkload(t, body), "-policy", "gavel,sia", "-json", "-noftf"}, &out, &errb)
+	err := Run(context.Background(), []string{"-workload", writeWorkload(t, body), "-policy", "gavel,sia", "-json", "-noftf"}, &out, &errb)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 2)
@@ -137,8 +139,104 @@ func TestMalformedProfilesNameTheFile(t *testing.T) {
 	}
 	wl := writeWorkload(t, "name,time,application,num_replicas,batch_size\ncifar10-0,0,cifar10,1,128\n")
 	var out, errb bytes.Buffer
-	err := run(context.Background(), []string{"-data", dir, "-cluster", "t4:1x4", "-workload", wl, "-noftf"}, &out, &errb)
+	err := Run(context.Background(), []string{"-data", dir, "-cluster", "t4:1x4", "-workload", wl, "-noftf"}, &out, &errb)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), filepath.Join(adir, "placements-aws.csv")+":1")
 	assert.Contains(t, err.Error(), `"step_time": duplicate column`)
+}
+
+// hold is a test policy: every job gets one GPU of the first type that
+// supports it, on the first node with a free GPU.
+type hold struct{ truth sim.Truth }
+
+func (hold) Name() string { return "hold" }
+
+func (h hold) Schedule(_ context.Context, s *sim.State) (map[string]sim.Alloc, error) {
+	used := map[string][]int{}
+	out := map[string]sim.Alloc{}
+	for _, j := range s.Jobs {
+		for _, g := range s.Cluster.Groups {
+			if !h.truth.Supports(j.Spec.App, g.Type) {
+				continue
+			}
+			u := used[g.Type]
+			if u == nil {
+				u = make([]int, g.Nodes)
+				used[g.Type] = u
+			}
+			for n := range u {
+				if u[n] < g.GPUsPerNode {
+					u[n]++
+					out[j.Name()] = sim.Alloc{Type: g.Type, Nodes: []int{n}}
+					break
+				}
+			}
+			if _, ok := out[j.Name()]; ok {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+func TestRegistryOwnPolicyGetsEveryOutput(t *testing.T) {
+	r := Builtin()
+	require.NoError(t, r.Register(Policy{Name: "hold", Rigid: true, New: func(env Env) (sim.Policy, error) { return hold{env.Truth}, nil }}))
+	dir := t.TempDir()
+	csvFile, jsonFile := filepath.Join(dir, "jobs.csv"), filepath.Join(dir, "jobs.json")
+	var out, errb bytes.Buffer
+	err := r.Run(context.Background(), []string{"-workload", writeWorkload(t, small), "-policy", "hold,gavel", "-noftf",
+		"-jobs-csv", csvFile, "-jobs-json", jsonFile, "-plot", dir}, &out, &errb)
+	require.NoError(t, err, errb.String())
+	assert.Contains(t, out.String(), "hold ")
+	var rows []JobRow
+	b, err := os.ReadFile(jsonFile)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &rows))
+	require.Len(t, rows, 6, "three jobs under two policies")
+	for _, row := range rows {
+		assert.Contains(t, []string{"hold", "gavel"}, row.Policy)
+		assert.GreaterOrEqual(t, row.Start, row.Arrival, row.Job)
+		assert.InDelta(t, row.Finish-row.Arrival, row.JCT, 1e-9, row.Job)
+		assert.Greater(t, row.GPUHours, 0.0)
+	}
+	c, err := os.ReadFile(csvFile)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(c)), "\n")
+	require.Len(t, lines, 7)
+	assert.Equal(t, strings.Join(jobHeader, ","), lines[0])
+	_, err = os.Stat(filepath.Join(dir, "gpus_hold.png"))
+	assert.NoError(t, err)
+
+	assert.ErrorIs(t, r.Register(Policy{Name: "hold", New: func(Env) (sim.Policy, error) { return nil, nil }}), ErrRegistry)
+	assert.ErrorIs(t, r.Register(Policy{Name: "a,b", New: func(Env) (sim.Policy, error) { return nil, nil }}), ErrRegistry)
+	assert.ErrorIs(t, r.Register(Policy{Name: "x"}), ErrRegistry)
+	require.NoError(t, r.Register(Policy{Name: "nil", New: func(Env) (sim.Policy, error) { return nil, nil }}))
+	err = r.Run(context.Background(), []string{"-workload", writeWorkload(t, small), "-policy", "nil"}, &out, &errb)
+	assert.ErrorContains(t, err, "no policy")
+	// The default registry does not know the test's policy.
+	err = Run(context.Background(), []string{"-policy", "hold"}, &out, &errb)
+	assert.ErrorContains(t, err, "unknown policy")
+}
+
+func TestSiaFlags(t *testing.T) {
+	wl := writeWorkload(t, small)
+	jct := func(args ...string) []JobRow {
+		f := filepath.Join(t.TempDir(), "j.json")
+		var out, errb bytes.Buffer
+		require.NoError(t, Run(context.Background(), append([]string{"-workload", wl, "-policy", "sia", "-noftf", "-jobs-json", f}, args...), &out, &errb))
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var rows []JobRow
+		require.NoError(t, json.Unmarshal(b, &rows))
+		return rows
+	}
+	base := jct()
+	assert.Equal(t, base, jct("-p", "-0.5", "-variant", "artifact"), "the defaults spelled out")
+	assert.Len(t, jct("-p", "1", "-variant", "paper", "-round", "30s"), 3)
+	for _, args := range [][]string{{"-variant", "nope"}, {"-p", "NaN"}, {"-p", "-1", "-lambda", "-2"}, {"-lambda", "Inf"}} {
+		var out, errb bytes.Buffer
+		err := Run(context.Background(), append([]string{"-workload", wl}, args...), &out, &errb)
+		assert.Error(t, err, args)
+	}
 }
