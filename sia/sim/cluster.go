@@ -67,11 +67,18 @@ func ParseCluster(spec string, scale int) (Cluster, error) {
 		}
 		c.Groups = append(c.Groups, NodeGroup{Type: typ, Nodes: n * scale, GPUsPerNode: r})
 	}
+	if err := c.Validate(); err != nil {
+		return Cluster{}, err
+	}
 	return c, nil
 }
 
 // MaxGPUsPerNode bounds NodeGroup.GPUsPerNode.
 const MaxGPUsPerNode = 1024
+
+// MaxClusterGPUs bounds the GPUs of a cluster (all groups): the policies'
+// per-round work and memory grow with it.
+const MaxClusterGPUs = 1 << 20
 
 // NewCluster returns a cluster of the given node groups, validated.
 func NewCluster(groups ...NodeGroup) (Cluster, error) {
@@ -87,6 +94,7 @@ func (c Cluster) Validate() error {
 		return inputErr("", 0, "", "Cluster", "empty cluster")
 	}
 	seen := map[string]bool{}
+	total := 0
 	for i, g := range c.Groups {
 		f := fmt.Sprintf("Cluster.Groups[%d]", i)
 		switch {
@@ -100,6 +108,10 @@ func (c Cluster) Validate() error {
 			return inputErr("", 0, "", f+".GPUsPerNode", "%d, want 1..%d", g.GPUsPerNode, MaxGPUsPerNode)
 		}
 		seen[g.Type] = true
+		total += g.Nodes * g.GPUsPerNode
+		if total > MaxClusterGPUs {
+			return inputErr("", 0, "", "Cluster", "more than %d GPUs", MaxClusterGPUs)
+		}
 	}
 	return nil
 }

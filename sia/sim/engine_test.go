@@ -296,3 +296,16 @@ func TestNewValidatesOptions(t *testing.T) {
 	_, err = New(toyCluster, nil, nil)
 	assert.ErrorIs(t, err, ErrInvalidInput)
 }
+
+func TestParseClusterBoundsSize(t *testing.T) {
+	_, err := ParseCluster("a:65536x1024", 1)
+	var ie *InputError
+	require.ErrorAs(t, err, &ie)
+	assert.Equal(t, "Cluster", ie.Field)
+	_, err = ParseCluster("a:1024x1024", 1)
+	require.NoError(t, err, "exactly MaxClusterGPUs")
+	_, err = ParseCluster("a:1024x1024,b:1x1", 1)
+	assert.ErrorIs(t, err, ErrInvalidInput)
+	_, err = ParseCluster("t4:6x4", 1024)
+	require.NoError(t, err)
+}

@@ -45,6 +45,7 @@ func TestBadInputs(t *testing.T) {
 		{"negative time", []string{"-workload", writeWorkload(t, "name,time,application,num_replicas,batch_size\nx,-3,bert,1,8\n")}, "time"},
 		{"extra argument", []string{"stray"}, "stray"},
 		{"1ns round", []string{"-round", "1ns", "-workload", good}, "-round 1ns"},
+		{"cluster too large", []string{"-cluster", "t4:65536x64"}, "GPUs"},
 		{"round over a day", []string{"-round", "25h", "-workload", good}, "-round"},
 		{"huge submit time", []string{"-workload", writeWorkload(t, "name,time,application,num_replicas,batch_size\nx,1e308,bert,1,8\n")}, "out of range"},
 		{"submit after the simulated span", []string{"-workload", writeWorkload(t, "name,time,application,num_replicas,batch_size\nx,6000000,bert,1,8\n"), "-noftf"}, "MaxTime"},
