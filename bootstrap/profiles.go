@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -133,15 +134,36 @@ var (
 	seedColumns        = []string{"gpu_type", "local_bsz", "placement", "step_time", "sync_time"}
 )
 
+// ReadOptions tightens the profile readers. A nil *ReadOptions (and the
+// zero value) reads as ReadModelDir does.
+type ReadOptions struct {
+	// SyncBelowStep rejects a placement or scalability row whose sync_time is
+	// not below its step_time (file, line and column sync_time in the error).
+	// A ground truth that splits a step into compute (step − sync) and
+	// all-reduce needs it, as does every row given to goodput.Fit; gpt_pmp's
+	// per-micro-batch files break it, so it is off by default.
+	SyncBelowStep bool
+	// Types, when not empty, restricts ReadModelDirWith and ReadModelFSWith
+	// to the GPU types listed (profile file suffixes such as "aws"): the
+	// placements and scalability files of other types are not read, so a
+	// malformed file of an unused type does not fail the read.
+	Types []string
+}
+
+func (o *ReadOptions) wants(typ string) bool {
+	return o == nil || len(o.Types) == 0 || slices.Contains(o.Types, typ)
+}
+
 // profTable is a CSV file with a checked header.
 type profTable struct {
 	name string
 	r    *csv.Reader
 	col  map[string]int
 	rec  []string
+	opt  ReadOptions
 }
 
-func profOpen(r io.Reader, name string, required []string) (*profTable, error) {
+func profOpen(r io.Reader, name string, required []string, opt *ReadOptions) (*profTable, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
@@ -153,6 +175,9 @@ func profOpen(r io.Reader, name string, required []string) (*profTable, error) {
 		return nil, profCSVError(name, err)
 	}
 	t := &profTable{name: name, r: cr, col: make(map[string]int, len(header))}
+	if opt != nil {
+		t.opt = *opt
+	}
 	for i, h := range header {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
 		if _, dup := t.col[h]; dup && h != "" {
@@ -294,6 +319,9 @@ func (t *profTable) times() (step, sync float64, err error) {
 	if sync, err = t.float("sync_time", true); err != nil {
 		return 0, 0, err
 	}
+	if t.opt.SyncBelowStep && sync >= step {
+		return 0, 0, t.errorf("sync_time", "%v is not below step_time %v", sync, step)
+	}
 	return step, sync, nil
 }
 
@@ -312,8 +340,8 @@ func (t *profTable) placementRow() (PlacementRow, error) {
 
 // readRows reads every data row of a profile file with the given columns,
 // converting each with row; the first error stops the read.
-func readRows[T any](r io.Reader, name string, cols []string, row func(*profTable) (T, error)) ([]T, error) {
-	t, err := profOpen(r, name, cols)
+func readRows[T any](r io.Reader, name string, cols []string, opt *ReadOptions, row func(*profTable) (T, error)) ([]T, error) {
+	t, err := profOpen(r, name, cols, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +370,13 @@ func readRows[T any](r io.Reader, name string, cols []string, row func(*profTabl
 // The sync time may exceed the step time (gpt_pmp's files record a
 // per-micro-batch step time); goodput.Fit rejects such observations.
 func ReadPlacements(r io.Reader, name string) ([]PlacementRow, error) {
-	return readRows(r, name, placementColumns, (*profTable).placementRow)
+	return ReadPlacementsWith(r, name, nil)
+}
+
+// ReadPlacementsWith is ReadPlacements with the checks of opt (nil = none
+// beyond ReadPlacements').
+func ReadPlacementsWith(r io.Reader, name string, opt *ReadOptions) ([]PlacementRow, error) {
+	return readRows(r, name, placementColumns, opt, (*profTable).placementRow)
 }
 
 // ReadScalability reads a scalability-<type>.csv file (columns num_nodes,
@@ -350,7 +384,13 @@ func ReadPlacements(r io.Reader, name string) ([]PlacementRow, error) {
 // errors. Counts must be positive integers up to MaxCount with num_replicas ≥
 // num_nodes.
 func ReadScalability(r io.Reader, name string) ([]ScalabilityRow, error) {
-	return readRows(r, name, scalabilityColumns, func(t *profTable) (row ScalabilityRow, err error) {
+	return ReadScalabilityWith(r, name, nil)
+}
+
+// ReadScalabilityWith is ReadScalability with the checks of opt (nil = none
+// beyond ReadScalability's).
+func ReadScalabilityWith(r io.Reader, name string, opt *ReadOptions) ([]ScalabilityRow, error) {
+	return readRows(r, name, scalabilityColumns, opt, func(t *profTable) (row ScalabilityRow, err error) {
 		if row.Nodes, err = t.count("num_nodes", 1); err != nil {
 			return row, err
 		}
@@ -375,7 +415,7 @@ func ReadScalability(r io.Reader, name string) ([]ScalabilityRow, error) {
 // Progress, iteration and the gradient statistics must be non-negative,
 // metric finite.
 func ReadValidation(r io.Reader, name string) ([]ValidationRow, error) {
-	return readRows(r, name, validationColumns, func(t *profTable) (row ValidationRow, err error) {
+	return readRows(r, name, validationColumns, nil, func(t *profTable) (row ValidationRow, err error) {
 		if row.Progress, err = t.float("progress", true); err != nil {
 			return row, err
 		}
@@ -398,7 +438,7 @@ func ReadValidation(r io.Reader, name string) ([]ValidationRow, error) {
 // ReadSeed reads a seed profile (columns gpu_type, local_bsz, placement,
 // step_time, sync_time in any order). name is used in errors.
 func ReadSeed(r io.Reader, name string) ([]SeedRow, error) {
-	return readRows(r, name, seedColumns, func(t *profTable) (row SeedRow, err error) {
+	return readRows(r, name, seedColumns, nil, func(t *profTable) (row SeedRow, err error) {
 		if row.GPUType = t.field("gpu_type"); row.GPUType == "" {
 			return row, t.errorf("gpu_type", "empty GPU type")
 		}
@@ -512,7 +552,13 @@ func (m *ModelProfile) BatchRange() (initBatch, maxBatch int, ok bool) {
 // missing folder gives an error
 // satisfying errors.Is(err, fs.ErrNotExist).
 func ReadModelDir(dir string) (*ModelProfile, error) {
-	m, err := readModel(os.DirFS(dir), ".", dir)
+	return ReadModelDirWith(dir, nil)
+}
+
+// ReadModelDirWith is ReadModelDir with the checks and the type filter of
+// opt (nil = ReadModelDir).
+func ReadModelDirWith(dir string, opt *ReadOptions) (*ModelProfile, error) {
+	m, err := readModel(os.DirFS(dir), ".", dir, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -525,11 +571,17 @@ func ReadModelDir(dir string) (*ModelProfile, error) {
 // ReadModelFS is ReadModelDir on a file system; dir is a slash-separated path
 // inside fsys ("." for its root). Errors name files as dir/file.
 func ReadModelFS(fsys fs.FS, dir string) (*ModelProfile, error) {
-	return readModel(fsys, dir, dir)
+	return readModel(fsys, dir, dir, nil)
+}
+
+// ReadModelFSWith is ReadModelFS with the checks and the type filter of opt
+// (nil = ReadModelFS).
+func ReadModelFSWith(fsys fs.FS, dir string, opt *ReadOptions) (*ModelProfile, error) {
+	return readModel(fsys, dir, dir, opt)
 }
 
 // readModel reads folder dir of fsys; display is the folder's name in errors.
-func readModel(fsys fs.FS, dir, display string) (*ModelProfile, error) {
+func readModel(fsys fs.FS, dir, display string, opt *ReadOptions) (*ModelProfile, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("bootstrap: reading profile folder %s: %w", display, err)
@@ -549,10 +601,12 @@ func readModel(fsys fs.FS, dir, display string) (*ModelProfile, error) {
 		switch {
 		case strings.HasPrefix(name, "placements-") && strings.HasSuffix(name, ".csv"):
 			typ := strings.TrimSuffix(strings.TrimPrefix(name, "placements-"), ".csv")
-			if typ == "" {
+			if typ == "" || !opt.wants(typ) {
 				continue
 			}
-			rows, err := profReadFile(fsys, file, shown(name), ReadPlacements)
+			rows, err := profReadFile(fsys, file, shown(name), func(r io.Reader, name string) ([]PlacementRow, error) {
+				return ReadPlacementsWith(r, name, opt)
+			})
 			if err != nil {
 				return nil, err
 			}
@@ -560,7 +614,7 @@ func readModel(fsys fs.FS, dir, display string) (*ModelProfile, error) {
 			typeOrder = append(typeOrder, typ)
 		case strings.HasPrefix(name, "scalability-") && strings.HasSuffix(name, ".csv"):
 			typ := strings.TrimSuffix(strings.TrimPrefix(name, "scalability-"), ".csv")
-			if typ != "" {
+			if typ != "" && opt.wants(typ) {
 				scal[typ] = name
 			}
 		case strings.HasPrefix(name, "validation-") && strings.HasSuffix(name, ".csv"):
@@ -591,7 +645,9 @@ func readModel(fsys fs.FS, dir, display string) (*ModelProfile, error) {
 		if !ok {
 			return nil, &ParseError{File: shown(name), Reason: "no " + printable("placements-"+typ+".csv") + " beside it"}
 		}
-		rows, err := profReadFile(fsys, path.Join(dir, name), shown(name), ReadScalability)
+		rows, err := profReadFile(fsys, path.Join(dir, name), shown(name), func(r io.Reader, name string) ([]ScalabilityRow, error) {
+			return ReadScalabilityWith(r, name, opt)
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -608,7 +664,14 @@ func readModel(fsys fs.FS, dir, display string) (*ModelProfile, error) {
 func profReadFile[T any](fsys fs.FS, file, shown string, read func(io.Reader, string) ([]T, error)) ([]T, error) {
 	f, err := fsys.Open(file)
 	if err != nil {
-		return nil, fmt.Errorf("bootstrap: %w", err)
+		// Name the file as the caller knows it (fs.PathError holds the path
+		// inside fsys); keep the cause for errors.Is (fs.ErrNotExist,
+		// fs.ErrPermission).
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("bootstrap: %s: %w", printable(shown), err)
 	}
 	defer f.Close()
 	return read(f, shown)
@@ -627,7 +690,7 @@ func ReadProfilesDir(dir string) ([]*ModelProfile, error) {
 		if !e.IsDir() {
 			continue
 		}
-		m, err := readModel(os.DirFS(dir), e.Name(), filepath.Join(dir, e.Name()))
+		m, err := readModel(os.DirFS(dir), e.Name(), filepath.Join(dir, e.Name()), nil)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -562,4 +563,53 @@ func FuzzReadModelFS(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestReadOptionsSyncBelowStep(t *testing.T) {
+	in := "placement,local_bsz,step_time,sync_time\n1,4,0.5,0.1\n2,4,0.5,0.5\n"
+	rows, err := ReadPlacements(strings.NewReader(in), "p.csv")
+	require.NoError(t, err, "off by default (gpt_pmp's files)")
+	require.Len(t, rows, 2)
+	_, err = ReadPlacementsWith(strings.NewReader(in), "p.csv", &ReadOptions{SyncBelowStep: true})
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, ParseError{File: "p.csv", Line: 3, Column: "sync_time", Reason: "0.5 is not below step_time 0.5"}, *pe)
+
+	sc := "num_nodes,num_replicas,local_bsz,step_time,sync_time\n1,2,4,0.5,0.6\n"
+	_, err = ReadScalability(strings.NewReader(sc), "s.csv")
+	require.NoError(t, err)
+	_, err = ReadScalabilityWith(strings.NewReader(sc), "s.csv", &ReadOptions{SyncBelowStep: true})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 2, pe.Line)
+	assert.Equal(t, "sync_time", pe.Column)
+}
+
+func TestReadModelFSWithTypes(t *testing.T) {
+	fsys := fstest.MapFS{
+		"m/placements-a.csv":  {Data: []byte("placement,local_bsz,step_time,sync_time\n1,4,0.5,0.1\n")},
+		"m/placements-b.csv":  {Data: []byte("placement,local_bsz,step_time,sync_time\n1,4,0,0\n")},
+		"m/scalability-b.csv": {Data: []byte("garbage")},
+		"m/validation-8.csv":  {Data: []byte("progress,iteration,metric,grad_sqr,grad_var\n1,1,0,1,1\n")},
+	}
+	_, err := ReadModelFS(fsys, "m")
+	require.ErrorIs(t, err, ErrMalformed)
+	m, err := ReadModelFSWith(fsys, "m", &ReadOptions{Types: []string{"a"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a"}, m.TypeNames())
+	_, err = ReadModelFSWith(fsys, "m", &ReadOptions{Types: []string{"a", "b"}})
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "m/placements-b.csv", pe.File)
+}
+
+// TestReadModelDirUnopenableFileNamesIt: a file that is listed but cannot be
+// opened (here a dangling symbolic link) fails the read with the file's
+// path as the caller gave it, and the cause for errors.Is.
+func TestReadModelDirUnopenableFileNamesIt(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "placements-a.csv"), []byte("placement,local_bsz,step_time,sync_time\n1,4,0.5,0.1\n"), 0o644))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "scalability-a.csv")))
+	_, err := ReadModelDir(dir)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	assert.Contains(t, err.Error(), filepath.Join(dir, "scalability-a.csv"))
 }

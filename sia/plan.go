@@ -110,6 +110,11 @@ type Plan struct {
 	// jobs that change GPU type; Unplaced the jobs the solver allocated but
 	// placement could not place (they get no GPUs this round). Sorted by ID.
 	Evicted, Migrated, Unplaced []string
+	// Kept lists the running jobs whose new allocation could not be placed
+	// and that keep their current allocation instead (sorted). When Kept or
+	// Unplaced is not empty the plan differs from the solver's allocation,
+	// and Status is Feasible, not Optimal.
+	Kept []string
 	// Timings are the steps' wall times.
 	Timings Timings
 }

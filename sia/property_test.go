@@ -225,7 +225,13 @@ func TestRoundProperties(t *testing.T) {
 				best, _ := bruteForce(p.Matrix)
 				assert.InDelta(t, best, p.Objective, 1e-9*math.Max(1, math.Abs(best)), "seed %d round %d", seed, round)
 			}
-			assert.Equal(t, ilp.Optimal, p.Status, "seed %d round %d", seed, round)
+			// The solver proves every round; a plan that placement had to
+			// change (a job unplaced or kept in place) is only Feasible.
+			want := ilp.Optimal
+			if len(p.Unplaced) > 0 || len(p.Kept) > 0 {
+				want = ilp.Feasible
+			}
+			assert.Equal(t, want, p.Status, "seed %d round %d", seed, round)
 			applyPlan(&g.snap, &p, time.Minute)
 		}
 	}

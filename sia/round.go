@@ -3,7 +3,6 @@ package sia
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"time"
 )
 
@@ -14,6 +13,7 @@ import (
 // concurrent use on distinct snapshots.
 type Scheduler struct {
 	opts Options
+	edit MatrixEdit // see WithMatrixEdit
 }
 
 // New returns a Scheduler with the given options (nil = all defaults), or an
@@ -100,6 +100,9 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	if err := s.applyEdit(&snap, m); err != nil {
+		return Plan{}, err
+	}
 	sctx, scancel := solverContext(work)
 	sol, err := solve(sctx, m, o)
 	scancel()
@@ -116,16 +119,7 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	plan.Decisions = decide(&snap, m, sol, lay, o)
-	plan.Matrix = m
-	plan.Status, plan.Objective, plan.Bound = sol.Status, sol.Objective, sol.Bound
-	plan.Evicted, plan.Unplaced = lay.Evicted, lay.Unplaced
-	for _, d := range plan.Decisions {
-		if d.Action == Migrate {
-			plan.Migrated = append(plan.Migrated, d.Job)
-		}
-	}
-	slices.Sort(plan.Migrated)
+	assemble(&plan, &snap, m, sol, lay, o)
 	plan.Timings.Total = time.Since(t0)
 	if o.Logger != nil && o.Logger.Enabled(ctx, slog.LevelDebug) {
 		o.Logger.LogAttrs(ctx, slog.LevelDebug, "sia round",

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sia-sched/sia/bootstrap"
-	"github.com/sia-sched/sia/internal/sim"
-	"github.com/sia-sched/sia/internal/sim/gavel"
-	"github.com/sia-sched/sia/internal/sim/pollux"
-	"github.com/sia-sched/sia/internal/sim/siapolicy"
+	"github.com/sia-sched/sia/sia/sim"
+	"github.com/sia-sched/sia/sia/sim/gavel"
+	"github.com/sia-sched/sia/sia/sim/pollux"
+	"github.com/sia-sched/sia/sia/sim/siapolicy"
 )
 
 // checked wraps a policy and checks every decision it hands the simulator

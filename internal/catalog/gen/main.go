@@ -19,7 +19,7 @@ import (
 
 	"github.com/sia-sched/sia/goodput"
 	"github.com/sia-sched/sia/internal/catalog"
-	"github.com/sia-sched/sia/internal/sim"
+	"github.com/sia-sched/sia/sia/sim"
 )
 
 func main() {

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -58,6 +57,7 @@ type Job struct {
 	alloc      Alloc
 	shape      []int // lookup shape (after respreading), empty when unallocated
 	started    bool
+	start      float64 // time of the first start, -1 before it
 	restarts   int
 	rescale    float64
 	epoch      int
@@ -186,41 +186,72 @@ const (
 type Config struct {
 	Cluster Cluster
 	Truth   Truth
-	// Round is the round length in seconds (default 60).
+	// Round is the round length in seconds (0 = DefaultRound, else
+	// MinRound..MaxRound).
 	Round float64
 	// Rigid runs every job at its requested batch size (batch tuning off).
 	Rigid bool
 	// Batch selects the model a job uses to tune its batch size.
 	Batch BatchMode
 	// MaxTime stops the simulation after this many simulated seconds; jobs
-	// still running are reported as unfinished (default 60 days).
+	// still running are reported as unfinished (0 = DefaultMaxTime, 60 days).
+	// Every job must be submitted before it, and MaxTime/Round must not
+	// exceed MaxRounds.
 	MaxTime float64
 	// Observer, if set, is called after every round.
 	Observer func(RoundStat)
+	// LogAllocations records every round's allocations in
+	// Result.Rounds[i].Allocations.
+	LogAllocations bool
 }
 
-// RoundStat summarises one round for observers and plots.
+// RoundStat summarises one round for observers and plots: the per-round log
+// of a Result.
 type RoundStat struct {
-	Now       float64
-	Active    int
-	Running   int
+	// Now is the simulated time of the round's decision, in seconds.
+	Now float64
+	// Active counts the submitted, unfinished jobs; Running those with GPUs.
+	Active  int
+	Running int
+	// GPUsByTyp is the number of GPUs in use per type.
 	GPUsByTyp map[string]int
+	// PolicyDur is the wall time of the policy's Schedule call.
 	PolicyDur time.Duration
+	// Allocations are the policy's allocations of the round, by job (only
+	// with Config.LogAllocations: they cost memory in proportion to jobs ×
+	// rounds).
+	Allocations map[string]Alloc
 }
 
-// JobResult is the outcome of one job.
+// JobResult is the outcome of one job. Times are simulated seconds from the
+// start of the trace.
 type JobResult struct {
-	Name       string
-	App        string
+	Name string
+	App  string
+	// Submit is the arrival time; Start the time the job first got GPUs (-1
+	// if never); Completion the finish time (-1 if unfinished).
 	Submit     float64
-	Completion float64 // -1 if unfinished
-	JCT        float64 // seconds, -1 if unfinished
-	Restarts   int
+	Start      float64
+	Completion float64
+	// JCT is Completion − Submit in seconds, -1 if unfinished.
+	JCT float64
+	// Restarts counts checkpoint-restarts after the first start.
+	Restarts int
+	// GPUSeconds are the GPU-seconds allocated (every round the job held
+	// GPUs, restore time included).
 	GPUSeconds float64
-	Contention float64 // mean active jobs while it was active
-	Replicas   int
-	Batch      int
+	// Contention is the mean number of active jobs while it was active.
+	Contention float64
+	// Replicas and Batch are the workload's request.
+	Replicas int
+	Batch    int
 }
+
+// GPUHours returns the job's allocated GPU-hours.
+func (r JobResult) GPUHours() float64 { return r.GPUSeconds / 3600 }
+
+// Finished reports whether the job completed.
+func (r JobResult) Finished() bool { return r.Completion >= 0 }
 
 // Result is the outcome of simulating one workload.
 type Result struct {
@@ -234,6 +265,16 @@ type Result struct {
 	// End is the simulated time when the run stopped.
 	End float64
 }
+
+// Bounds of Config (seconds). Every run has at most MaxRounds rounds, so a
+// run of any valid input ends.
+const (
+	DefaultRound   = 60
+	MinRound       = 1
+	MaxRound       = 86400
+	DefaultMaxTime = 60 * 86400
+	MaxRounds      = 1 << 24
+)
 
 // stallRounds ends a simulation early when, after the last arrival, the
 // policy has left every active job without GPUs for this many rounds in a row
@@ -250,20 +291,40 @@ type engine struct {
 
 // Run simulates one workload under a policy.
 func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if cfg.Truth == nil {
 		return nil, inputErr("", 0, "", "Truth", "no ground truth")
 	}
-	if len(cfg.Cluster.Groups) == 0 {
-		return nil, inputErr("", 0, "", "Cluster", "empty cluster")
+	if err := cfg.Cluster.Validate(); err != nil {
+		return nil, err
+	}
+	if pol == nil {
+		return nil, inputErr("", 0, "", "Policy", "nil policy")
+	}
+	if err := wl.Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.Round == 0 {
-		cfg.Round = 60
+		cfg.Round = DefaultRound
 	}
-	if !(cfg.Round > 0) || math.IsInf(cfg.Round, 0) {
-		return nil, inputErr("", 0, "", "Round", "%v, want a positive number of seconds", cfg.Round)
+	if !(cfg.Round >= MinRound && cfg.Round <= MaxRound) {
+		return nil, inputErr("", 0, "", "Round", "%v, want %v..%v seconds", cfg.Round, MinRound, MaxRound)
 	}
 	if cfg.MaxTime == 0 {
-		cfg.MaxTime = 60 * 86400
+		cfg.MaxTime = DefaultMaxTime
+	}
+	if !(cfg.MaxTime > 0 && cfg.MaxTime <= MaxSubmit+DefaultMaxTime) {
+		return nil, inputErr("", 0, "", "MaxTime", "%v, want more than 0 and at most %d seconds", cfg.MaxTime, MaxSubmit+DefaultMaxTime)
+	}
+	if n := cfg.MaxTime / cfg.Round; n > MaxRounds {
+		return nil, inputErr("", 0, "", "MaxTime", "%v s in rounds of %v s is %.0f rounds, at most %d", cfg.MaxTime, cfg.Round, n, MaxRounds)
+	}
+	for _, spec := range wl.Jobs {
+		if spec.Submit >= cfg.MaxTime {
+			return nil, inputErr(wl.File, spec.Line, spec.Name, "time", "submitted at %v s, not before the end of the simulation (MaxTime %v s)", spec.Submit, cfg.MaxTime)
+		}
 	}
 	e := &engine{cfg: cfg, round: cfg.Round}
 	supported := false
@@ -282,7 +343,7 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 			return nil, inputErr(wl.File, spec.Line, spec.Name, "application", "%s cannot run on any GPU type of cluster %s", spec.App, cfg.Cluster)
 		}
 		j := &Job{Spec: spec, App: app, Rigid: cfg.Rigid || spec.Category == CategoryRigid || spec.Category == CategoryStrongScaled,
-			completion: -1, learn: newLearner(), engine: e}
+			completion: -1, start: -1, learn: newLearner(), engine: e}
 		e.jobs = append(e.jobs, j)
 	}
 	res := &Result{Workload: wl.Name, Policy: pol.Name()}
@@ -326,13 +387,21 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 		allocs, err := pol.Schedule(ctx, st)
 		dur := time.Since(t0)
 		if err != nil {
-			return nil, fmt.Errorf("sim: policy %s at t=%.0fs: %w", pol.Name(), e.now, err)
+			return nil, &PolicyError{Policy: pol.Name(), Now: e.now, Err: err}
 		}
 		res.PolicyTimes = append(res.PolicyTimes, dur)
-		if err := e.check(active, allocs); err != nil {
-			return nil, fmt.Errorf("sim: policy %s at t=%.0fs: %w", pol.Name(), e.now, err)
+		if err := checkAllocs(cfg.Cluster, cfg.Truth, active, allocs); err != nil {
+			return nil, &PolicyError{Policy: pol.Name(), Now: e.now, Err: err}
 		}
 		rs := RoundStat{Now: e.now, Active: len(active), GPUsByTyp: map[string]int{}, PolicyDur: dur}
+		if cfg.LogAllocations {
+			rs.Allocations = make(map[string]Alloc, len(allocs))
+			for name, a := range allocs {
+				if len(a.Nodes) > 0 {
+					rs.Allocations[name] = Alloc{Type: a.Type, Nodes: slices.Clone(a.Nodes)}
+				}
+			}
+		}
 		for _, j := range active {
 			e.apply(j, allocs[j.Spec.Name])
 			if g := j.alloc.GPUs(); g > 0 {
@@ -354,7 +423,7 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 	res.End = e.now
 	for _, j := range e.jobs {
 		jr := JobResult{Name: j.Spec.Name, App: j.Spec.App, Submit: j.Spec.Submit, Completion: j.completion, JCT: -1,
-			Restarts: j.restarts, GPUSeconds: j.gpuSeconds, Contention: j.MeanContention(), Replicas: j.Spec.Replicas, Batch: j.Spec.Batch}
+			Start: j.start, Restarts: j.restarts, GPUSeconds: j.gpuSeconds, Contention: j.MeanContention(), Replicas: j.Spec.Replicas, Batch: j.Spec.Batch}
 		if j.completion >= 0 {
 			jr.JCT = j.completion - j.Spec.Submit
 		}
@@ -363,9 +432,21 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 	return res, nil
 }
 
-// check validates a policy's allocations: known active jobs, known types,
+// CheckAllocations validates a policy's allocations for a state as Run does
+// after every Schedule call: every job named is active, every type is a type
+// of the cluster the job's application supports, node indices are in range
+// and no node holds more GPUs than it has. Errors are *InputError naming the
+// job. Use it in a policy's unit tests (see the simtest package).
+func CheckAllocations(s *State, truth Truth, allocs map[string]Alloc) error {
+	if s == nil || truth == nil {
+		return inputErr("", 0, "", "State", "nil state or ground truth")
+	}
+	return checkAllocs(s.Cluster, truth, s.Jobs, allocs)
+}
+
+// checkAllocs validates a policy's allocations: known active jobs, known types,
 // node indices in range, no node over capacity, no job on an unsupported type.
-func (e *engine) check(active []*Job, allocs map[string]Alloc) error {
+func checkAllocs(cl Cluster, truth Truth, active []*Job, allocs map[string]Alloc) error {
 	byName := map[string]*Job{}
 	for _, j := range active {
 		byName[j.Spec.Name] = j
@@ -385,11 +466,11 @@ func (e *engine) check(active []*Job, allocs map[string]Alloc) error {
 		if len(a.Nodes) == 0 {
 			continue
 		}
-		g, ok := e.cfg.Cluster.Group(a.Type)
+		g, ok := cl.Group(a.Type)
 		if !ok {
 			return inputErr("", 0, name, "Type", "unknown GPU type %q", a.Type)
 		}
-		if !e.cfg.Truth.Supports(j.Spec.App, a.Type) {
+		if !truth.Supports(j.Spec.App, a.Type) {
 			return inputErr("", 0, name, "Type", "%s cannot run on %s", j.Spec.App, a.Type)
 		}
 		u := used[a.Type]
@@ -461,6 +542,8 @@ func (e *engine) restart(j *Job) {
 	j.rescale = j.App.RestartDelay
 	if j.started {
 		j.restarts++
+	} else {
+		j.start = e.now
 	}
 	j.started = true
 }

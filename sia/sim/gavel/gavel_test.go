@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sia-sched/sia/internal/sim"
 	"github.com/sia-sched/sia/internal/testdata"
+	"github.com/sia-sched/sia/sia/sim"
 )
 
 func modelSetup(t *testing.T, n int) (sim.Cluster, sim.Truth, *sim.Workload) {

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -177,4 +178,134 @@ func TestEngineStopsWhenNothingCanRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, -1.0, res.Jobs[0].JCT)
 	assert.InDelta(t, 60*stallRounds, res.End, 60)
+}
+
+// TestRunBoundsConfig: every Run ends in a bounded number of rounds; a
+// round length, time limit or submission time out of range is an error
+// naming the field instead of a hang or a negative makespan.
+func TestRunBoundsConfig(t *testing.T) {
+	never := scripted(func(float64, []*Job) map[string]Alloc { return nil })
+	tests := []struct {
+		name  string
+		cfg   Config
+		wl    *Workload
+		field string
+	}{
+		{"1ns round", Config{Round: 1e-9}, toyWorkload(JobSpec{Name: "j"}), "Round"},
+		{"negative round", Config{Round: -60}, toyWorkload(JobSpec{Name: "j"}), "Round"},
+		{"NaN round", Config{Round: math.NaN()}, toyWorkload(JobSpec{Name: "j"}), "Round"},
+		{"infinite round", Config{Round: math.Inf(1)}, toyWorkload(JobSpec{Name: "j"}), "Round"},
+		{"round over a day", Config{Round: 86401}, toyWorkload(JobSpec{Name: "j"}), "Round"},
+		{"NaN max time", Config{MaxTime: math.NaN()}, toyWorkload(JobSpec{Name: "j"}), "MaxTime"},
+		{"negative max time", Config{MaxTime: -1}, toyWorkload(JobSpec{Name: "j"}), "MaxTime"},
+		{"infinite max time", Config{MaxTime: math.Inf(1)}, toyWorkload(JobSpec{Name: "j"}), "MaxTime"},
+		{"too many rounds", Config{Round: 1, MaxTime: 2 * MaxRounds}, toyWorkload(JobSpec{Name: "j"}), "MaxTime"},
+		{"submit 1e308", Config{}, toyWorkload(JobSpec{Name: "j", Submit: 1e308}), "Jobs[0].Submit"},
+		{"submit after max time", Config{MaxTime: 600}, toyWorkload(JobSpec{Name: "j", Submit: 600}), "time"},
+		{"NaN submit", Config{}, toyWorkload(JobSpec{Name: "j", Submit: math.NaN()}), "Jobs[0].Submit"},
+		{"duplicate job", Config{}, toyWorkload(JobSpec{Name: "j"}, JobSpec{Name: "j"}), "Jobs[1].Name"},
+		{"nil workload", Config{}, nil, "Workload"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Cluster, cfg.Truth = toyCluster, toyTruth{}
+			_, err := Run(context.Background(), cfg, tc.wl, never)
+			var ie *InputError
+			require.ErrorAs(t, err, &ie)
+			assert.ErrorIs(t, err, ErrInvalidInput)
+			assert.Equal(t, tc.field, ie.Field, err.Error())
+		})
+	}
+	_, err := Run(context.Background(), Config{Cluster: toyCluster, Truth: toyTruth{}}, toyWorkload(JobSpec{Name: "j"}), nil)
+	assert.ErrorIs(t, err, ErrInvalidInput)
+}
+
+// TestSummarizeFiniteAtTheBounds: the latest submission time the reader
+// accepts gives a finite, non-negative makespan.
+func TestSummarizeFiniteAtTheBounds(t *testing.T) {
+	never := scripted(func(float64, []*Job) map[string]Alloc { return nil })
+	res, err := Run(context.Background(), Config{Cluster: toyCluster, Truth: toyTruth{}, Round: 3600, MaxTime: MaxSubmit + 7200},
+		toyWorkload(JobSpec{Name: "j", Submit: MaxSubmit}), never)
+	require.NoError(t, err)
+	s := Summarize([]*Result{res})
+	assert.Equal(t, 1, s.Unfinished)
+	assert.GreaterOrEqual(t, s.Makespan, 0.0)
+	assert.False(t, math.IsInf(s.Makespan, 0) || math.IsNaN(s.Makespan))
+}
+
+func TestRunRecordsStartAllocationsAndPolicyErrors(t *testing.T) {
+	// The job waits one round, then runs from t = 120.
+	pol := scripted(func(now float64, jobs []*Job) map[string]Alloc {
+		if now < 120 {
+			return nil
+		}
+		return map[string]Alloc{"j": {Type: "a", Nodes: []int{0, 0}}}
+	})
+	s, err := New(toyCluster, toyTruth{}, &Options{Rigid: true, LogAllocations: true})
+	require.NoError(t, err)
+	res, err := s.Run(context.Background(), toyWorkload(JobSpec{Name: "j"}), pol)
+	require.NoError(t, err)
+	assert.Equal(t, 120.0, res.Jobs[0].Start)
+	assert.True(t, res.Jobs[0].Finished())
+	require.GreaterOrEqual(t, len(res.Rounds), 2)
+	assert.Empty(t, res.Rounds[0].Allocations)
+	assert.Equal(t, map[string]Alloc{"j": {Type: "a", Nodes: []int{0, 0}}}, res.Rounds[1].Allocations)
+	assert.InDelta(t, res.Jobs[0].GPUSeconds/3600, res.Jobs[0].GPUHours(), 1e-12)
+
+	never, err := Run(context.Background(), Config{Cluster: toyCluster, Truth: toyTruth{}}, toyWorkload(JobSpec{Name: "j"}), scripted(func(float64, []*Job) map[string]Alloc { return nil }))
+	require.NoError(t, err)
+	assert.Equal(t, -1.0, never.Jobs[0].Start)
+	assert.Nil(t, never.Rounds[0].Allocations, "not logged by default")
+
+	bad := scripted(func(float64, []*Job) map[string]Alloc { return map[string]Alloc{"j": {Type: "a", Nodes: []int{9}}} })
+	_, err = s.Run(context.Background(), toyWorkload(JobSpec{Name: "j"}), bad)
+	var pe *PolicyError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "scripted", pe.Policy)
+	assert.Equal(t, 60.0, pe.Now)
+	assert.ErrorIs(t, err, ErrInvalidInput)
+}
+
+func TestNewValidatesOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		c     Cluster
+		opt   *Options
+		field string
+	}{
+		{"empty cluster", Cluster{}, nil, "Cluster"},
+		{"zero nodes", Cluster{Groups: []NodeGroup{{Type: "a", Nodes: 0, GPUsPerNode: 4}}}, nil, "Cluster.Groups[0].Nodes"},
+		{"duplicate type", Cluster{Groups: []NodeGroup{{Type: "a", Nodes: 1, GPUsPerNode: 4}, {Type: "a", Nodes: 1, GPUsPerNode: 4}}}, nil, "Cluster.Groups[1].Type"},
+		{"huge node", Cluster{Groups: []NodeGroup{{Type: "a", Nodes: 1, GPUsPerNode: MaxGPUsPerNode + 1}}}, nil, "Cluster.Groups[0].GPUsPerNode"},
+		{"short round", toyCluster, &Options{Round: 0.5}, "Round"},
+		{"NaN max time", toyCluster, &Options{MaxTime: math.NaN()}, "MaxTime"},
+		{"bad batch mode", toyCluster, &Options{Batch: 7}, "Batch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.c, toyTruth{}, tc.opt)
+			var ie *InputError
+			require.ErrorAs(t, err, &ie)
+			assert.Equal(t, tc.field, ie.Field)
+		})
+	}
+	s, err := New(toyCluster, toyTruth{}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, float64(DefaultRound), s.Config().Round)
+	assert.Equal(t, float64(DefaultMaxTime), s.Config().MaxTime)
+	_, err = New(toyCluster, nil, nil)
+	assert.ErrorIs(t, err, ErrInvalidInput)
+}
+
+func TestParseClusterBoundsSize(t *testing.T) {
+	_, err := ParseCluster("a:65536x1024", 1)
+	var ie *InputError
+	require.ErrorAs(t, err, &ie)
+	assert.Equal(t, "Cluster", ie.Field)
+	_, err = ParseCluster("a:1024x1024", 1)
+	require.NoError(t, err, "exactly MaxClusterGPUs")
+	_, err = ParseCluster("a:1024x1024,b:1x1", 1)
+	assert.ErrorIs(t, err, ErrInvalidInput)
+	_, err = ParseCluster("t4:6x4", 1024)
+	require.NoError(t, err)
 }

@@ -8,8 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sia-sched/sia/bootstrap"
-	"github.com/sia-sched/sia/internal/sim"
 	"github.com/sia-sched/sia/internal/testdata"
+	"github.com/sia-sched/sia/sia"
+	"github.com/sia-sched/sia/sia/sim"
 )
 
 type rigidCheck struct {
@@ -99,5 +100,37 @@ func BenchmarkSaturnWorkload1(b *testing.B) {
 		if _, err := sim.Run(context.Background(), sim.Config{Cluster: c, Truth: tr}, wl, p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSchedulerOfRoundShape: a modified Sia is any Rounder; with the
+// default scheduler behind it, the run is the same as without.
+func TestSchedulerOfRoundShape(t *testing.T) {
+	truth, err := sim.LoadModel()
+	require.NoError(t, err)
+	c, err := sim.ParseCluster("heterogeneous", 1)
+	require.NoError(t, err)
+	wl, err := sim.Generate(3, 1, 10)
+	require.NoError(t, err)
+	base, err := New(c, truth, Options{})
+	require.NoError(t, err)
+	want, err := sim.Run(context.Background(), sim.Config{Cluster: c, Truth: truth}, wl, base)
+	require.NoError(t, err)
+
+	inner, err := sia.New(&sia.Options{Variant: sia.Artifact})
+	require.NoError(t, err)
+	rounds := 0
+	wrapped, err := New(c, truth, Options{Name: "sia-logged", Scheduler: RounderFunc(func(ctx context.Context, snap sia.Snapshot) (sia.Plan, error) {
+		rounds++
+		return inner.Round(ctx, snap)
+	})})
+	require.NoError(t, err)
+	assert.Equal(t, "sia-logged", wrapped.Name())
+	got, err := sim.Run(context.Background(), sim.Config{Cluster: c, Truth: truth}, wl, wrapped)
+	require.NoError(t, err)
+	assert.Equal(t, len(got.Rounds), rounds)
+	require.Len(t, got.Jobs, len(want.Jobs))
+	for i := range want.Jobs {
+		assert.Equal(t, want.Jobs[i].JCT, got.Jobs[i].JCT, want.Jobs[i].Name)
 	}
 }

@@ -45,6 +45,13 @@ type Workload struct {
 // malformed rather than simulated.
 const MaxReplicas = 1 << 16
 
+// MaxBatch bounds the batch_size column.
+const MaxBatch = math.MaxInt32
+
+// MaxSubmit bounds submission times: ten years of seconds. A later time is
+// out of range (it cannot be simulated in a bounded number of rounds).
+const MaxSubmit = 10 * 365 * 86400
+
 // ReadWorkload parses a workload CSV with the header
 // name,time,application,num_replicas,batch_size[,category] (columns in any
 // order). file names the source in errors. Every error is an *InputError naming
@@ -104,14 +111,17 @@ func ReadWorkload(r io.Reader, file string) (*Workload, error) {
 			return nil, inputErr(file, line, j.Name, "application", "empty application")
 		}
 		t, err := strconv.ParseFloat(get("time"), 64)
-		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
-			return nil, inputErr(file, line, j.Name, "time", "%q is not a finite number >= 0", get("time"))
+		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
+			return nil, inputErr(file, line, j.Name, "time", "%q is not a finite number", get("time"))
+		}
+		if t < 0 || t > MaxSubmit {
+			return nil, inputErr(file, line, j.Name, "time", "%s is out of range, want 0..%d seconds", get("time"), MaxSubmit)
 		}
 		j.Submit = t
 		if j.Replicas, err = positiveInt(get("num_replicas"), MaxReplicas); err != nil {
 			return nil, inputErr(file, line, j.Name, "num_replicas", "%v", err)
 		}
-		if j.Batch, err = positiveInt(get("batch_size"), math.MaxInt32); err != nil {
+		if j.Batch, err = positiveInt(get("batch_size"), MaxBatch); err != nil {
 			return nil, inputErr(file, line, j.Name, "batch_size", "%v", err)
 		}
 		if hasCat {
@@ -126,6 +136,43 @@ func ReadWorkload(r io.Reader, file string) (*Workload, error) {
 	}
 	sort.SliceStable(wl.Jobs, func(a, b int) bool { return wl.Jobs[a].Submit < wl.Jobs[b].Submit })
 	return wl, nil
+}
+
+// Validate checks a workload built in code as ReadWorkload checks a file:
+// non-empty unique job names and applications, submission times in
+// 0..MaxSubmit, replicas in 1..MaxReplicas, batch sizes in 1..MaxBatch and a
+// known category. Errors are *InputError naming the job and field.
+func (wl *Workload) Validate() error {
+	if wl == nil {
+		return inputErr("", 0, "", "Workload", "nil workload")
+	}
+	seen := make(map[string]bool, len(wl.Jobs))
+	for i, j := range wl.Jobs {
+		bad := func(field, format string, args ...any) error {
+			return inputErr(wl.File, j.Line, j.Name, fmt.Sprintf("Jobs[%d].%s", i, field), format, args...)
+		}
+		switch {
+		case j.Name == "":
+			return bad("Name", "empty job name")
+		case seen[j.Name]:
+			return bad("Name", "duplicate job name")
+		case j.App == "":
+			return bad("App", "empty application")
+		case !(j.Submit >= 0 && j.Submit <= MaxSubmit):
+			return bad("Submit", "%v, want 0..%d seconds", j.Submit, MaxSubmit)
+		case j.Replicas < 1 || j.Replicas > MaxReplicas:
+			return bad("Replicas", "%d, want 1..%d", j.Replicas, MaxReplicas)
+		case j.Batch < 1 || j.Batch > MaxBatch:
+			return bad("Batch", "%d, want 1..%d", j.Batch, MaxBatch)
+		}
+		switch j.Category {
+		case "", CategoryAdaptive, CategoryStrongScaled, CategoryRigid:
+		default:
+			return bad("Category", "%q, want adaptive, scale-gpus or rigid", j.Category)
+		}
+		seen[j.Name] = true
+	}
+	return nil
 }
 
 func positiveInt(s string, max int) (int, error) {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sia-sched/sia/internal/sim"
+	"github.com/sia-sched/sia/sia/sim"
 )
 
 func TestPickType(t *testing.T) {

@@ -67,7 +67,53 @@ func ParseCluster(spec string, scale int) (Cluster, error) {
 		}
 		c.Groups = append(c.Groups, NodeGroup{Type: typ, Nodes: n * scale, GPUsPerNode: r})
 	}
+	if err := c.Validate(); err != nil {
+		return Cluster{}, err
+	}
 	return c, nil
+}
+
+// MaxGPUsPerNode bounds NodeGroup.GPUsPerNode.
+const MaxGPUsPerNode = 1024
+
+// MaxClusterGPUs bounds the GPUs of a cluster (all groups): the policies'
+// per-round work and memory grow with it.
+const MaxClusterGPUs = 1 << 20
+
+// NewCluster returns a cluster of the given node groups, validated.
+func NewCluster(groups ...NodeGroup) (Cluster, error) {
+	c := Cluster{Groups: append([]NodeGroup(nil), groups...)}
+	return c, c.Validate()
+}
+
+// Validate checks that the cluster has at least one group, distinct
+// non-empty types, 1..MaxClusterNodes nodes and 1..MaxGPUsPerNode GPUs per
+// node. Errors are *InputError naming the group.
+func (c Cluster) Validate() error {
+	if len(c.Groups) == 0 {
+		return inputErr("", 0, "", "Cluster", "empty cluster")
+	}
+	seen := map[string]bool{}
+	total := 0
+	for i, g := range c.Groups {
+		f := fmt.Sprintf("Cluster.Groups[%d]", i)
+		switch {
+		case g.Type == "":
+			return inputErr("", 0, "", f+".Type", "empty GPU type")
+		case seen[g.Type]:
+			return inputErr("", 0, "", f+".Type", "GPU type %q listed twice", g.Type)
+		case g.Nodes < 1 || g.Nodes > MaxClusterNodes:
+			return inputErr("", 0, "", f+".Nodes", "%d, want 1..%d", g.Nodes, MaxClusterNodes)
+		case g.GPUsPerNode < 1 || g.GPUsPerNode > MaxGPUsPerNode:
+			return inputErr("", 0, "", f+".GPUsPerNode", "%d, want 1..%d", g.GPUsPerNode, MaxGPUsPerNode)
+		}
+		seen[g.Type] = true
+		total += g.Nodes * g.GPUsPerNode
+		if total > MaxClusterGPUs {
+			return inputErr("", 0, "", "Cluster", "more than %d GPUs", MaxClusterGPUs)
+		}
+	}
+	return nil
 }
 
 // Types returns the GPU types in group order.

@@ -20,7 +20,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize/convex/lp"
 
-	"github.com/sia-sched/sia/internal/sim"
+	"github.com/sia-sched/sia/sia/sim"
 )
 
 // ErrLP reports that the time-share LP could not be solved.

@@ -26,8 +26,11 @@ var requestMix = []struct {
 // hour over the given hours, each job drawn from the Helios request mix.
 // The same seed gives the same workload.
 func Generate(seed uint64, hours, rate float64) (*Workload, error) {
-	if !(hours > 0) || !(rate > 0) || math.IsInf(hours, 0) || math.IsInf(rate, 0) || hours*rate > 1e6 {
-		return nil, inputErr("", 0, "", "rate", "need positive hours and jobs per hour (at most 1e6 jobs), got %v h at %v/h", hours, rate)
+	if !(hours > 0) || hours*3600 > MaxSubmit {
+		return nil, inputErr("", 0, "", "hours", "%v, want more than 0 and at most %d hours", hours, MaxSubmit/3600)
+	}
+	if !(rate > 0) || math.IsInf(rate, 0) || hours*rate > 1e6 {
+		return nil, inputErr("", 0, "", "rate", "need a positive number of jobs per hour (at most 1e6 jobs), got %v h at %v/h", hours, rate)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	total := 0.0

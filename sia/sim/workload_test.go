@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,14 @@ func TestReadWorkloadErrors(t *testing.T) {
 		{"field count", h + "x,0,bert,1\n", 2, "", ""},
 		{"bad category", "name,time,application,num_replicas,batch_size,category\nx,0,bert,1,12,elastic\n", 2, "category", "x"},
 		{"bad quote", h + "\"x,0,bert,1,12\n", 2, "", ""},
+		{"huge time", h + "x,1e308,bert,1,12\n", 2, "time", "x"},
+		{"time past the bound", h + "x,315360001,bert,1,12\n", 2, "time", "x"},
+		{"infinite time", h + "x,+Inf,bert,1,12\n", 2, "time", "x"},
+		{"hex time", h + "x,0x10,bert,1,12\n", 2, "time", "x"},
+		{"nan replicas", h + "x,0,bert,NaN,12\n", 2, "num_replicas", "x"},
+		{"huge batch", h + "x,0,bert,1,1e12\n", 2, "batch_size", "x"},
+		{"duplicate time column", "name,time,application,num_replicas,batch_size,time\nx,0,bert,1,12,5\n", 1, "time", ""},
+		{"BOM then duplicate", "\ufeffname,time,application,num_replicas,batch_size,name\n", 1, "name", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,6 +71,46 @@ func TestReadWorkloadErrors(t *testing.T) {
 			assert.NotContains(t, err.Error(), "\n")
 		})
 	}
+}
+
+func TestReadWorkloadBOMAndBounds(t *testing.T) {
+	in := "\ufeffname,time,application,num_replicas,batch_size\nx,315360000,bert,65536,2147483647\n"
+	wl, err := ReadWorkload(strings.NewReader(in), "w.csv")
+	require.NoError(t, err)
+	assert.Equal(t, JobSpec{Name: "x", Submit: MaxSubmit, App: "bert", Replicas: MaxReplicas, Batch: MaxBatch, Line: 2}, wl.Jobs[0])
+}
+
+func TestWorkloadValidate(t *testing.T) {
+	good := JobSpec{Name: "a", App: "bert", Replicas: 1, Batch: 8}
+	tests := []struct {
+		name  string
+		edit  func(*JobSpec)
+		field string
+	}{
+		{"empty name", func(j *JobSpec) { j.Name = "" }, "Jobs[1].Name"},
+		{"duplicate name", func(j *JobSpec) { j.Name = "a" }, "Jobs[1].Name"},
+		{"empty app", func(j *JobSpec) { j.App = "" }, "Jobs[1].App"},
+		{"NaN submit", func(j *JobSpec) { j.Submit = math.NaN() }, "Jobs[1].Submit"},
+		{"negative submit", func(j *JobSpec) { j.Submit = -1 }, "Jobs[1].Submit"},
+		{"huge submit", func(j *JobSpec) { j.Submit = 1e308 }, "Jobs[1].Submit"},
+		{"zero replicas", func(j *JobSpec) { j.Replicas = 0 }, "Jobs[1].Replicas"},
+		{"huge replicas", func(j *JobSpec) { j.Replicas = MaxReplicas + 1 }, "Jobs[1].Replicas"},
+		{"zero batch", func(j *JobSpec) { j.Batch = 0 }, "Jobs[1].Batch"},
+		{"bad category", func(j *JobSpec) { j.Category = "elastic" }, "Jobs[1].Category"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := good
+			b.Name = "b"
+			tc.edit(&b)
+			err := (&Workload{Jobs: []JobSpec{good, b}}).Validate()
+			var ie *InputError
+			require.ErrorAs(t, err, &ie)
+			assert.Equal(t, tc.field, ie.Field)
+		})
+	}
+	require.NoError(t, (&Workload{Jobs: []JobSpec{good}}).Validate())
+	assert.ErrorIs(t, (*Workload)(nil).Validate(), ErrInvalidInput)
 }
 
 func TestLoadWorkloadsFolder(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"sort"
 
 	"github.com/sia-sched/sia/goodput"
-	"github.com/sia-sched/sia/internal/sim"
+	"github.com/sia-sched/sia/sia/sim"
 )
 
 // Options tune the Pollux baseline. The zero value means the artifact's

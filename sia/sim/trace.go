@@ -1,9 +1,8 @@
 package sim
 
 import (
-	"encoding/csv"
 	"errors"
-	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/goodput"
 )
 
@@ -62,6 +62,14 @@ type traceApp struct {
 // placements-<type>.csv, scalability-<type>.csv and validation-<bsz>.csv) for
 // the given simulator GPU types (see ProfileTypes). Models without a folder are
 // skipped; a type a model was not profiled on is unsupported for it.
+//
+// The files are read by the bootstrap package's readers (bootstrap.ReadModelDirWith),
+// with their checks: a byte-order mark, duplicate or missing columns, counts
+// that are not positive integers, times that are not finite, a zero step time
+// and a sync time not below its step time are errors naming file, line and
+// column. Only the files of the requested types are read; a file that exists
+// but cannot be read is an error, never skipped. Every error is an
+// *InputError; for malformed files it also wraps the *bootstrap.ParseError.
 func LoadTrace(dir string, types []string) (*TraceTruth, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -70,13 +78,32 @@ func LoadTrace(dir string, types []string) (*TraceTruth, error) {
 	if !st.IsDir() {
 		return nil, inputErr(dir, 0, "", "", "not a folder")
 	}
+	suffixes := make([]string, 0, len(types))
+	for _, typ := range types {
+		suffix, ok := ProfileTypes[typ]
+		if !ok {
+			return nil, inputErr("", 0, "", "cluster", "GPU type %q has no profiles (known: t4, a100, rtx, quad, v100)", typ)
+		}
+		suffixes = append(suffixes, suffix)
+	}
 	t := &TraceTruth{dir: dir, apps: map[string]*traceApp{}}
 	for _, name := range AppNames {
 		adir := filepath.Join(dir, name)
-		if st, err := os.Stat(adir); err != nil || !st.IsDir() {
+		st, err := os.Stat(adir)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		a, err := loadTraceApp(adir, name, types)
+		if err != nil {
+			return nil, inputErr(adir, 0, "", "", "%v", errors.Unwrap(err))
+		}
+		if !st.IsDir() {
+			return nil, inputErr(adir, 0, "", "", "not a folder (want the model's profiles)")
+		}
+		m, err := bootstrap.ReadModelDirWith(adir, &bootstrap.ReadOptions{SyncBelowStep: true, Types: suffixes})
+		if err != nil {
+			return nil, profileErr(err)
+		}
+		a, err := newTraceApp(adir, name, m, types)
 		if err != nil {
 			return nil, err
 		}
@@ -88,35 +115,35 @@ func LoadTrace(dir string, types []string) (*TraceTruth, error) {
 	return t, nil
 }
 
-func loadTraceApp(adir, name string, types []string) (*traceApp, error) {
+// profileErr turns an error of the bootstrap readers into an *InputError
+// that keeps its position and wraps it.
+func profileErr(err error) error {
+	var pe *bootstrap.ParseError
+	if errors.As(err, &pe) {
+		return &InputError{File: pe.File, Line: pe.Line, Field: pe.Column, Msg: pe.Reason, Err: err}
+	}
+	return &InputError{Msg: strings.TrimPrefix(err.Error(), "bootstrap: "), Err: err}
+}
+
+// newTraceApp builds one model's ground truth from its profiles.
+func newTraceApp(adir, name string, m *bootstrap.ModelProfile, types []string) (*traceApp, error) {
 	a := &traceApp{types: map[string]*traceType{}}
-	vals, _ := filepath.Glob(filepath.Join(adir, "validation-*.csv"))
-	for _, f := range vals {
-		bs := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "validation-"), ".csv")
-		b, err := strconv.Atoi(bs)
-		if err != nil || b <= 0 {
-			return nil, inputErr(f, 0, "", "", "batch size %q in the file name is not a positive integer", bs)
+	for _, c := range m.Validation {
+		if len(c.Rows) == 0 {
+			return nil, inputErr(adir, 0, "", "", "the validation file of batch size %d has no epochs", c.Batch)
 		}
-		recs, err := readTable(f, "progress", "iteration", "grad_sqr", "grad_var")
-		if err != nil {
-			return nil, err
-		}
-		v := validation{bsz: float64(b)}
-		for _, r := range recs {
-			v.progress = append(v.progress, r[0])
-			v.iteration = append(v.iteration, r[1])
-			v.sqr = append(v.sqr, r[2])
-			v.variance = append(v.variance, r[3])
-		}
-		if len(v.progress) == 0 {
-			return nil, inputErr(f, 0, "", "", "no epochs")
+		v := validation{bsz: float64(c.Batch)}
+		for _, r := range c.Rows {
+			v.progress = append(v.progress, r.Progress)
+			v.iteration = append(v.iteration, float64(r.Iteration))
+			v.sqr = append(v.sqr, r.GradSqr)
+			v.variance = append(v.variance, r.GradVar)
 		}
 		a.val = append(a.val, v)
 	}
 	if len(a.val) == 0 {
 		return nil, inputErr(adir, 0, "", "", "no validation-<bsz>.csv files")
 	}
-	sort.Slice(a.val, func(i, j int) bool { return a.val[i].bsz < a.val[j].bsz })
 	a.app = appConstants[name]
 	a.app.InitBatch = int(a.val[0].bsz)
 	a.app.MaxBatch = int(a.val[len(a.val)-1].bsz)
@@ -126,18 +153,15 @@ func loadTraceApp(adir, name string, types []string) (*traceApp, error) {
 		}
 	}
 	for _, typ := range types {
-		suffix, ok := ProfileTypes[typ]
+		suffix := ProfileTypes[typ]
+		tp, ok := m.Type(suffix)
 		if !ok {
-			return nil, inputErr("", 0, "", "cluster", "GPU type %q has no profiles (known: t4, a100, rtx, quad, v100)", typ)
-		}
-		pf := filepath.Join(adir, "placements-"+suffix+".csv")
-		if _, err := os.Stat(pf); err != nil {
 			continue
 		}
-		tt, err := loadTraceType(pf, filepath.Join(adir, "scalability-"+suffix+".csv"))
-		if err != nil {
-			return nil, err
+		if len(tp.Placements) == 0 {
+			return nil, inputErr(filepath.Join(adir, "placements-"+suffix+".csv"), 0, "", "", "no rows")
 		}
+		tt := newTraceType(tp)
 		if name == "deepspeech2" && suffix == "rtx" {
 			tt.maxLocal = 57 // the published simulator's override
 		}
@@ -146,17 +170,9 @@ func loadTraceApp(adir, name string, types []string) (*traceApp, error) {
 	return a, nil
 }
 
-func loadTraceType(pfile, sfile string) (*traceType, error) {
+// newTraceType indexes the placement and scalability rows of one GPU type.
+func newTraceType(tp bootstrap.TypeProfile) *traceType {
 	tt := &traceType{placements: map[string][]bszPoint{}, placeMax: map[string]int{}, grid: map[nrKey][]bszPoint{}, byN: map[int][]int{}, replMax: map[int]int{}, minLocal: math.MaxInt}
-	f, err := os.Open(pfile)
-	if err != nil {
-		return nil, inputErr(pfile, 0, "", "", "%v", errors.Unwrap(err))
-	}
-	defer f.Close()
-	recs, places, err := readCSV(f, pfile, []string{"local_bsz", "step_time", "sync_time"}, "placement")
-	if err != nil {
-		return nil, err
-	}
 	type acc struct{ s, y, n float64 }
 	mean := map[nrKey]map[float64]*acc{}
 	add := func(k nrKey, b, step, sync float64) {
@@ -175,57 +191,36 @@ func loadTraceType(pfile, sfile string) (*traceType, error) {
 		x.n++
 	}
 	var one1Max, step1Max float64
-	for i, r := range recs {
-		shape, err := parsePlacement(places[i].val)
-		if err != nil {
-			return nil, inputErr(pfile, places[i].line, "", "placement", "%v", err)
-		}
+	for _, r := range tp.Placements {
+		shape := placementShape(r.Placement)
 		id := placementID(shape)
-		b := r[0]
-		tt.placements[id] = append(tt.placements[id], bszPoint{b, r[1], r[2]})
-		if int(b) > tt.placeMax[id] {
-			tt.placeMax[id] = int(b)
+		b := float64(r.LocalBatch)
+		tt.placements[id] = append(tt.placements[id], bszPoint{b, r.StepTime, r.SyncTime})
+		if r.LocalBatch > tt.placeMax[id] {
+			tt.placeMax[id] = r.LocalBatch
 		}
 		n, rep := len(shape), sum(shape)
-		tt.rows = append(tt.rows, profRow{n, rep, b, r[1], r[2]})
-		add(nrKey{n, rep}, b, r[1], r[2])
-		if int(b) < tt.minLocal {
-			tt.minLocal = int(b)
-		}
-		if int(b) > tt.maxLocal {
-			tt.maxLocal = int(b)
-		}
-		if int(b) > tt.replMax[rep] {
-			tt.replMax[rep] = int(b)
+		tt.rows = append(tt.rows, profRow{n, rep, b, r.StepTime, r.SyncTime})
+		add(nrKey{n, rep}, b, r.StepTime, r.SyncTime)
+		tt.minLocal = min(tt.minLocal, r.LocalBatch)
+		tt.maxLocal = max(tt.maxLocal, r.LocalBatch)
+		if r.LocalBatch > tt.replMax[rep] {
+			tt.replMax[rep] = r.LocalBatch
 		}
 		if rep == 1 {
 			one1Max = math.Max(one1Max, b)
-			step1Max = math.Max(step1Max, r[1])
-			tt.seed = append(tt.seed, goodput.Observation{Nodes: 1, Replicas: 1, LocalBatch: int(b), StepTime: r[1], SyncTime: r[2]})
+			step1Max = math.Max(step1Max, r.StepTime)
+			tt.seed = append(tt.seed, r.Observation())
 		}
-	}
-	if len(recs) == 0 {
-		return nil, inputErr(pfile, 0, "", "", "no rows")
 	}
 	if step1Max > 0 {
 		tt.xput1 = one1Max / step1Max
 	}
-	if sf, err := os.Open(sfile); err == nil {
-		defer sf.Close()
-		srecs, _, err := readCSV(sf, sfile, []string{"num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"}, "")
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range srecs {
-			n, rep := int(r[0]), int(r[1])
-			if n < 1 || rep < 1 {
-				return nil, inputErr(sfile, 0, "", "num_nodes", "non-positive node or replica count")
-			}
-			row := profRow{n, rep, r[2], r[3], r[4]}
-			tt.rows = append(tt.rows, row)
-			tt.scal = append(tt.scal, row)
-			add(nrKey{n, rep}, r[2], r[3], r[4])
-		}
+	for _, r := range tp.Scalability {
+		row := profRow{r.Nodes, r.Replicas, float64(r.LocalBatch), r.StepTime, r.SyncTime}
+		tt.rows = append(tt.rows, row)
+		tt.scal = append(tt.scal, row)
+		add(nrKey{r.Nodes, r.Replicas}, row.local, r.StepTime, r.SyncTime)
 	}
 	for id := range tt.placements {
 		pts := tt.placements[id]
@@ -246,7 +241,7 @@ func loadTraceType(pfile, sfile string) (*traceType, error) {
 		tt.ns = append(tt.ns, n)
 	}
 	sort.Ints(tt.ns)
-	return tt, nil
+	return tt
 }
 
 // dedupPoints averages rows with the same batch size (sorted input).
@@ -265,93 +260,14 @@ func dedupPoints(pts []bszPoint) []bszPoint {
 	return out
 }
 
-type strCell struct {
-	val  string
-	line int
-}
-
-// readCSV reads numeric columns cols (and optionally one string column) by
-// header name, returning rows of floats. Errors name file:line and the column.
-func readCSV(r io.Reader, file string, cols []string, strCol string) ([][]float64, []strCell, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
-	if err != nil {
-		if err == io.EOF {
-			return nil, nil, inputErr(file, 1, "", "", "empty file")
-		}
-		return nil, nil, csvErr(file, err)
+// placementShape turns a placement of the profile files (one digit 1-9 per
+// node, checked by the bootstrap reader) into GPUs per node.
+func placementShape(p string) []int {
+	out := make([]int, len(p))
+	for i := 0; i < len(p); i++ {
+		out[i] = int(p[i] - '0')
 	}
-	idx := map[string]int{}
-	for i, h := range header {
-		idx[strings.TrimSpace(h)] = i
-	}
-	want := append([]string(nil), cols...)
-	if strCol != "" {
-		want = append(want, strCol)
-	}
-	for _, c := range want {
-		if _, ok := idx[c]; !ok {
-			return nil, nil, inputErr(file, 1, "", c, "missing column")
-		}
-	}
-	var out [][]float64
-	var strs []strCell
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, csvErr(file, err)
-		}
-		line, _ := cr.FieldPos(0)
-		if len(rec) != len(header) {
-			return nil, nil, inputErr(file, line, "", "", "%d fields, want %d", len(rec), len(header))
-		}
-		row := make([]float64, len(cols))
-		for i, c := range cols {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rec[idx[c]]), 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-				return nil, nil, inputErr(file, line, "", c, "%q is not a finite number >= 0", rec[idx[c]])
-			}
-			row[i] = v
-		}
-		out = append(out, row)
-		if strCol != "" {
-			strs = append(strs, strCell{strings.TrimSpace(rec[idx[strCol]]), line})
-		}
-	}
-	return out, strs, nil
-}
-
-func readTable(file string, cols ...string) ([][]float64, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, inputErr(file, 0, "", "", "%v", errors.Unwrap(err))
-	}
-	defer f.Close()
-	rows, _, err := readCSV(f, file, cols, "")
-	return rows, err
-}
-
-func parsePlacement(s string) ([]int, error) {
-	if s == "" || len(s) > 64 {
-		return nil, errors.New("want a digit string, one digit per node")
-	}
-	out := make([]int, 0, len(s))
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return nil, errors.New("want a digit string, one digit per node")
-		}
-		if c != '0' {
-			out = append(out, int(c-'0'))
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no GPUs in placement")
-	}
-	return out, nil
+	return out
 }
 
 // placementID normalises a shape to its lexicographically smallest rotation,

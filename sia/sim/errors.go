@@ -19,6 +19,9 @@ type InputError struct {
 	Job   string // job name, if known
 	Field string // column or field name, if known
 	Msg   string
+	// Err is the underlying error, if any (for example the
+	// *bootstrap.ParseError of a malformed profile file).
+	Err error
 }
 
 // Error formats the error as "sim: file:line: job "x": field "f": message".
@@ -40,9 +43,32 @@ func (e *InputError) Error() string {
 	return s + e.Msg
 }
 
-// Unwrap returns ErrInvalidInput.
-func (e *InputError) Unwrap() error { return ErrInvalidInput }
+// Unwrap returns ErrInvalidInput and the underlying error, if any.
+func (e *InputError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrInvalidInput, e.Err}
+	}
+	return []error{ErrInvalidInput}
+}
 
 func inputErr(file string, line int, job, field, format string, args ...any) error {
 	return &InputError{File: file, Line: line, Job: job, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
+
+// PolicyError reports a policy's failure during Run: Schedule returned an
+// error, or allocations that break the cluster's constraints (then Err is an
+// *InputError naming the job and errors.Is(err, ErrInvalidInput) holds).
+type PolicyError struct {
+	// Policy is the policy's name and Now the simulated time in seconds.
+	Policy string
+	Now    float64
+	Err    error
+}
+
+// Error implements error.
+func (e *PolicyError) Error() string {
+	return fmt.Sprintf("sim: policy %s at t=%.0fs: %v", e.Policy, e.Now, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *PolicyError) Unwrap() error { return e.Err }

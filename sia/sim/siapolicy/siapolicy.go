@@ -15,8 +15,8 @@ import (
 
 	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/goodput"
-	"github.com/sia-sched/sia/internal/sim"
 	"github.com/sia-sched/sia/sia"
+	"github.com/sia-sched/sia/sia/sim"
 )
 
 // Options configure the adapter.
@@ -38,6 +38,26 @@ type Options struct {
 	// Fit is passed to goodput.Fit on every refit (nil: one start, as the
 	// artifact).
 	Fit *goodput.FitOptions
+	// Scheduler, if set, runs the rounds instead of a *sia.Scheduler built
+	// from Sia: anything with Round's shape, so that a modified Sia (an
+	// edited matrix, another solver, a wrapper that logs) is a few lines.
+	Scheduler Rounder
+	// Name, if set, is the policy's name in reports (default "sia" with
+	// "-rigid", "-oracle" or "-noprof" as the options say).
+	Name string
+}
+
+// Rounder runs one scheduling round: *sia.Scheduler implements it.
+type Rounder interface {
+	Round(ctx context.Context, snap sia.Snapshot) (sia.Plan, error)
+}
+
+// RounderFunc adapts a function to Rounder.
+type RounderFunc func(ctx context.Context, snap sia.Snapshot) (sia.Plan, error)
+
+// Round implements Rounder.
+func (f RounderFunc) Round(ctx context.Context, snap sia.Snapshot) (sia.Plan, error) {
+	return f(ctx, snap)
 }
 
 // Policy adapts package sia to sim.Policy. Use one per simulated workload.
@@ -46,7 +66,7 @@ type Policy struct {
 	truth   sim.Truth
 	cluster sia.Cluster
 	types   []string
-	sched   *sia.Scheduler
+	sched   Rounder
 	jobs    map[string]*jobState
 	name    string
 }
@@ -63,13 +83,17 @@ var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // New returns a Sia policy for a cluster and ground truth.
 func New(c sim.Cluster, truth sim.Truth, opt Options) (*Policy, error) {
-	so := opt.Sia
-	if so == nil {
-		so = &sia.Options{Variant: sia.Artifact}
-	}
-	sched, err := sia.New(so)
-	if err != nil {
-		return nil, err
+	sched := opt.Scheduler
+	if sched == nil {
+		so := opt.Sia
+		if so == nil {
+			so = &sia.Options{Variant: sia.Artifact}
+		}
+		s, err := sia.New(so)
+		if err != nil {
+			return nil, err
+		}
+		sched = s
 	}
 	if opt.Fit == nil {
 		opt.Fit = &goodput.FitOptions{Starts: 1}
@@ -90,7 +114,37 @@ func New(c sim.Cluster, truth sim.Truth, opt Options) (*Policy, error) {
 	case bootstrap.NoProfiling:
 		p.name += "-noprof"
 	}
+	if opt.Name != "" {
+		p.name = opt.Name
+	}
 	return p, nil
+}
+
+// fillPlacements gives the running jobs that this policy did not place (a
+// state built by hand or by another policy) concrete GPUs: on each node of
+// their allocation, the lowest GPU indices no other job holds. sia.Round
+// needs every running job's GPUs.
+func (p *Policy) fillPlacements(snap *sia.Snapshot, allocs []sim.Alloc) {
+	used := map[sia.GPU]bool{}
+	for _, j := range snap.Jobs {
+		for _, g := range j.State.Current.Placement {
+			used[g] = true
+		}
+	}
+	for i := range snap.Jobs {
+		cur := &snap.Jobs[i].State.Current
+		if !cur.Running() || len(cur.Placement) > 0 {
+			continue
+		}
+		for _, k := range allocs[i].Nodes {
+			g := sia.GPU{Node: nodeID(cur.Type, k)}
+			for used[g] {
+				g.Index++
+			}
+			used[g] = true
+			cur.Placement = append(cur.Placement, g)
+		}
+	}
 }
 
 func nodeID(typ string, k int) string { return typ + "/" + strconv.Itoa(k) }
@@ -184,6 +238,7 @@ func (p *Policy) feed(j *sim.Job, st *jobState) error {
 func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.Alloc, error) {
 	snap := sia.Snapshot{Now: Epoch.Add(time.Duration(s.Now * float64(time.Second))), Cluster: p.cluster}
 	active := map[string]bool{}
+	allocs := make([]sim.Alloc, 0, len(s.Jobs))
 	for _, j := range s.Jobs {
 		name := j.Spec.Name
 		active[name] = true
@@ -213,7 +268,9 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 			sj.State.Current = sia.Allocation{Type: a.Type, Nodes: len(shape), GPUs: a.GPUs(), Placement: st.placement}
 		}
 		snap.Jobs = append(snap.Jobs, sj)
+		allocs = append(allocs, a)
 	}
+	p.fillPlacements(&snap, allocs)
 	for name := range p.jobs {
 		if !active[name] {
 			delete(p.jobs, name)

@@ -1,9 +1,10 @@
-package main
+package simcli
 
 import (
 	"fmt"
 	"image/color"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/plot"
@@ -16,34 +17,11 @@ import (
 // (first workload, one figure per policy) and, when several scales were run,
 // the policy runtime against cluster size.
 func writePlots(dir string, os []outcome) error {
-	p := plot.New()
-	p.Title.Text = "JCT CDF"
-	p.X.Label.Text = "JCT (h)"
-	p.Y.Label.Text = "fraction of jobs"
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	series := make([]Series, len(os))
 	for i, o := range os {
-		jcts := o.summary.JCTs
-		if len(jcts) == 0 {
-			continue
-		}
-		pts := make(plotter.XYs, len(jcts))
-		for k, v := range jcts {
-			pts[k].X = maxf(v/3600, 1e-3)
-			pts[k].Y = float64(k+1) / float64(len(jcts))
-		}
-		l, err := plotter.NewLine(pts)
-		if err != nil {
-			return err
-		}
-		l.Color = plotutil.Color(i)
-		l.Dashes = plotutil.Dashes(i)
-		p.Add(l)
-		p.Legend.Add(o.policy, l)
+		series[i] = Series{Name: o.policy, JCTs: o.summary.JCTs}
 	}
-	p.Legend.Top = false
-	p.Legend.Left = false
-	if err := p.Save(6*vg.Inch, 4*vg.Inch, filepath.Join(dir, "jct_cdf.png")); err != nil {
+	if err := WriteJCTCDF(filepath.Join(dir, "jct_cdf.png"), series...); err != nil {
 		return err
 	}
 	for _, o := range os {
@@ -133,6 +111,45 @@ func writePlots(dir string, os []outcome) error {
 	q.Add(plotter.NewGrid())
 	_ = color.Black
 	return q.Save(6*vg.Inch, 4*vg.Inch, filepath.Join(dir, "policy_runtime.png"))
+}
+
+// Series is one curve of a JCT CDF: a name and JCTs in seconds.
+type Series struct {
+	Name string
+	JCTs []float64
+}
+
+// WriteJCTCDF draws the CDF of each series' JCTs (hours, log scale) into a
+// PNG file, as examples/simulate's jct_cdf.png. Empty series are skipped.
+func WriteJCTCDF(file string, series ...Series) error {
+	p := plot.New()
+	p.Title.Text = "JCT CDF"
+	p.X.Label.Text = "JCT (h)"
+	p.Y.Label.Text = "fraction of jobs"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	for i, sr := range series {
+		jcts := slices.Sorted(slices.Values(sr.JCTs))
+		if len(jcts) == 0 {
+			continue
+		}
+		pts := make(plotter.XYs, len(jcts))
+		for k, v := range jcts {
+			pts[k].X = maxf(v/3600, 1e-3)
+			pts[k].Y = float64(k+1) / float64(len(jcts))
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return err
+		}
+		l.Color = plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(i)
+		p.Add(l)
+		p.Legend.Add(sr.Name, l)
+	}
+	p.Legend.Top = false
+	p.Legend.Left = false
+	return p.Save(6*vg.Inch, 4*vg.Inch, file)
 }
 
 func maxf(a, b float64) float64 {

@@ -1,0 +1,243 @@
+package sia
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/sia-sched/sia/ilp"
+)
+
+// Edited says which numbers of a goodput matrix a caller changed, so that
+// Refinish knows what to recompute.
+type Edited int
+
+const (
+	// EditedNormalized: entries' Normalized (G) or Restart were changed (for
+	// example a stickiness bonus on the current configuration); every Value
+	// is recomputed as (Restart·Normalized)^P.
+	EditedNormalized Edited = iota
+	// EditedValue: entries' Value were changed directly; they are kept.
+	EditedValue
+)
+
+// Refinish re-applies a variant's finishing steps to a matrix whose entries a
+// caller edited, so that it is again what BuildMatrix would have produced for
+// those numbers: each Value is recomputed (EditedNormalized) or kept
+// (EditedValue), then clipped at ArtifactClip and rounded to ArtifactGrid when
+// the variant does (Knobs.Clip, Knobs.Round; also each row's Unallocated);
+// Dropped is set exactly for the non-finite values (never on a pinned entry);
+// and Dominated is recomputed from scratch, so stale flags are cleared. opts
+// must be the options the matrix was built with (nil = the defaults). The
+// matrix is changed in place; on error it is left unchanged. Errors wrap
+// ErrInvalidInput: nil matrix, invalid options, options that do not match
+// the matrix (P, rounding), entry indices out of range, NaN numbers.
+func Refinish(m *Matrix, opts *Options, edited Edited) error {
+	if m == nil {
+		return &InputError{Field: "Matrix", Reason: "nil matrix"}
+	}
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	o := opts.WithDefaults()
+	k := o.knobs()
+	if err := checkRefinish(m, &o, &k, edited); err != nil {
+		return err
+	}
+	for i := range m.Rows {
+		refinishRow(&m.Rows[i], o.P, &k, m.Sense, edited)
+	}
+	return nil
+}
+
+// checkRefinish validates the matrix against the options before any change.
+func checkRefinish(m *Matrix, o *Options, k *ArtifactKnobs, edited Edited) error {
+	if edited != EditedNormalized && edited != EditedValue {
+		return &InputError{Field: "Edited", Reason: fmt.Sprintf("unknown value %d", edited)}
+	}
+	if m.P != o.P {
+		return &InputError{Field: "Options.P", Reason: fmt.Sprintf("%v, but the matrix was built with p = %v", o.P, m.P)}
+	}
+	if k.Round != (m.Grid > 0) {
+		return &InputError{Field: "Options", Reason: "the variant's rounding does not match the matrix's Grid"}
+	}
+	for i := range m.Rows {
+		r := &m.Rows[i]
+		if r.Pin < -1 || r.Pin >= len(r.Entries) || r.Current < -1 || r.Current >= len(r.Entries) {
+			return &InputError{Job: r.Job, Field: fmt.Sprintf("Matrix.Rows[%d]", i), Reason: "Pin or Current out of range"}
+		}
+		if math.IsNaN(r.Unallocated) || math.IsInf(r.Unallocated, 0) {
+			return &InputError{Job: r.Job, Field: fmt.Sprintf("Matrix.Rows[%d].Unallocated", i), Reason: fmt.Sprintf("%v, want a finite number", r.Unallocated)}
+		}
+		for e := range r.Entries {
+			en := &r.Entries[e]
+			f := fmt.Sprintf("Matrix.Rows[%d].Entries[%d]", i, e)
+			if edited == EditedNormalized && (math.IsNaN(en.Normalized) || math.IsNaN(en.Restart)) {
+				return &InputError{Job: r.Job, Field: f, Reason: "NaN Normalized or Restart"}
+			}
+			if edited == EditedValue && math.IsNaN(en.Value) {
+				return &InputError{Job: r.Job, Field: f + ".Value", Reason: "NaN"}
+			}
+		}
+	}
+	return nil
+}
+
+// refinishRow applies the power, clipping, rounding, dropping and dominance
+// steps of a matrix row (as the matrix build's row finishing does).
+func refinishRow(row *Row, p float64, k *ArtifactKnobs, sense ilp.Sense, edited Edited) {
+	if k.Round {
+		row.Unallocated = roundTo(row.Unallocated, ArtifactGrid)
+	}
+	for i := range row.Entries {
+		e := &row.Entries[i]
+		v := e.Value
+		if edited == EditedNormalized {
+			v = 0.0
+			if x := e.Restart * e.Normalized; x > 0 {
+				v = math.Pow(x, p)
+			} else if p < 0 {
+				v = math.Inf(1)
+			}
+		}
+		if k.Clip && v > ArtifactClip {
+			v = ArtifactClip
+		}
+		if k.Round {
+			v = roundTo(v, ArtifactGrid)
+		}
+		e.Value = v
+		e.Dropped = math.IsInf(v, 0) || math.IsNaN(v)
+		e.Dominated = false
+	}
+	if row.Pin >= 0 {
+		row.Entries[row.Pin].Dropped = false
+	}
+	markDominated(row, sense)
+}
+
+// MatrixEdit changes a round's goodput matrix before it is solved (for
+// example a stickiness bonus); it returns which numbers it changed, and the
+// round then calls Refinish with them. It must not add or remove rows or
+// entries. snap is the round's validated snapshot (read only).
+type MatrixEdit func(snap *Snapshot, m *Matrix) (Edited, error)
+
+// WithMatrixEdit returns a scheduler with the same options whose rounds
+// apply edit to the matrix, re-finish it (Refinish) and solve and place the
+// edited matrix. An error of edit fails the round.
+func (s *Scheduler) WithMatrixEdit(edit MatrixEdit) *Scheduler {
+	c := *s
+	c.edit = edit
+	return &c
+}
+
+// applyEdit runs the scheduler's matrix edit, if any, and re-finishes.
+func (s *Scheduler) applyEdit(snap *Snapshot, m *Matrix) error {
+	if s.edit == nil {
+		return nil
+	}
+	rows := make([]int, len(m.Rows))
+	for i := range m.Rows {
+		rows[i] = len(m.Rows[i].Entries)
+	}
+	edited, err := s.edit(snap, m)
+	if err != nil {
+		return fmt.Errorf("sia: matrix edit: %w", err)
+	}
+	if len(m.Rows) != len(rows) {
+		return &InputError{Field: "MatrixEdit", Reason: fmt.Sprintf("the edit changed the matrix from %d to %d rows", len(rows), len(m.Rows))}
+	}
+	for i := range m.Rows {
+		if len(m.Rows[i].Entries) != rows[i] {
+			return &InputError{Job: m.Rows[i].Job, Field: "MatrixEdit", Reason: "the edit added or removed entries"}
+		}
+	}
+	return Refinish(m, &s.opts, edited)
+}
+
+// AssemblePlan builds the plan of a round from its steps: the snapshot, the
+// matrix it was solved on, the solution and the layout that placed it (the
+// last step of Round, for a caller that runs BuildMatrix, Solve and Place
+// itself, possibly editing in between). It checks that the pieces fit
+// together: one row, choice and layout element per job, chosen entries in
+// range, each placed job holding exactly its entry's GPU count of its
+// entry's type on GPUs of the snapshot's nodes, and no GPU given twice.
+// Timings are left zero. Errors wrap ErrInvalidInput.
+func AssemblePlan(snap *Snapshot, m *Matrix, sol Solution, lay Layout) (Plan, error) {
+	if snap == nil || m == nil {
+		return Plan{}, &InputError{Field: "AssemblePlan", Reason: "nil snapshot or matrix"}
+	}
+	n := len(snap.Jobs)
+	if len(m.Rows) != n || len(sol.Choice) != n || len(lay.GPUs) != n {
+		return Plan{}, &InputError{Field: "AssemblePlan", Reason: fmt.Sprintf("snapshot has %d jobs, matrix %d rows, solution %d choices, layout %d jobs", n, len(m.Rows), len(sol.Choice), len(lay.GPUs))}
+	}
+	if err := checkLayout(snap, m, sol, lay); err != nil {
+		return Plan{}, err
+	}
+	var plan Plan
+	o := (*Options)(nil).WithDefaults()
+	assemble(&plan, snap, m, sol, lay, &o)
+	return plan, nil
+}
+
+// checkLayout verifies that a layout places the solution on real, distinct
+// GPUs of the right type and count.
+func checkLayout(snap *Snapshot, m *Matrix, sol Solution, lay Layout) error {
+	nodes := make(map[string]Node, len(snap.Cluster.Nodes))
+	for _, nd := range snap.Cluster.Nodes {
+		nodes[nd.ID] = nd
+	}
+	used := map[GPU]string{}
+	for i, c := range sol.Choice {
+		row := &m.Rows[i]
+		if c < -1 || c >= len(row.Entries) {
+			return &InputError{Job: row.Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
+		}
+		gs := lay.GPUs[i]
+		if c < 0 || gs == nil {
+			if c < 0 && gs != nil {
+				return &InputError{Job: row.Job, Field: "Layout.GPUs", Reason: "GPUs for a job the solution leaves without"}
+			}
+			continue
+		}
+		e := &row.Entries[c]
+		if len(gs) != e.Config.GPUs {
+			return &InputError{Job: row.Job, Field: "Layout.GPUs", Reason: fmt.Sprintf("%d GPUs, the chosen entry has %d", len(gs), e.Config.GPUs)}
+		}
+		for _, g := range gs {
+			nd, ok := nodes[g.Node]
+			switch {
+			case !ok:
+				return &InputError{Job: row.Job, Node: g.Node, Field: "Layout.GPUs", Reason: "unknown node"}
+			case nd.Type != e.Config.Type:
+				return &InputError{Job: row.Job, Node: g.Node, Field: "Layout.GPUs", Reason: fmt.Sprintf("node of type %q, entry of type %q", nd.Type, e.Config.Type)}
+			case g.Index < 0 || g.Index >= nd.GPUs:
+				return &InputError{Job: row.Job, Node: g.Node, Field: "Layout.GPUs", Reason: fmt.Sprintf("GPU index %d, node has %d GPUs", g.Index, nd.GPUs)}
+			}
+			if other, dup := used[g]; dup {
+				return &InputError{Job: row.Job, Node: g.Node, Field: "Layout.GPUs", Reason: fmt.Sprintf("GPU %d also given to job %q", g.Index, other)}
+			}
+			used[g] = row.Job
+		}
+	}
+	return nil
+}
+
+// assemble fills a plan's decisions and solver and placement outcomes. A
+// plan whose placement changed the solver's allocation (a job unplaced, or
+// kept where it was) is not the proven optimum: its status is Feasible.
+func assemble(plan *Plan, snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) {
+	plan.Decisions = decide(snap, m, sol, lay, o)
+	plan.Matrix = m
+	plan.Status, plan.Objective, plan.Bound = sol.Status, sol.Objective, sol.Bound
+	if plan.Status == ilp.Optimal && (len(lay.Unplaced) > 0 || len(lay.Kept) > 0) {
+		plan.Status = ilp.Feasible
+	}
+	plan.Evicted, plan.Unplaced, plan.Kept = lay.Evicted, lay.Unplaced, lay.Kept
+	for _, d := range plan.Decisions {
+		if d.Action == Migrate {
+			plan.Migrated = append(plan.Migrated, d.Job)
+		}
+	}
+	slices.Sort(plan.Migrated)
+}
