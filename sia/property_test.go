@@ -117,7 +117,7 @@ func checkPlan(t *testing.T, snap *Snapshot, p *Plan) {
 		}
 		require.Equal(t, a.Nodes, len(perNode), "job %s", j.ID)
 		r := nodes[a.Placement[0].Node].GPUs
-		if r&(r-1) == 0 { // power-of-two nodes: rules (a) and (b)
+		if r&(r-1) == 0 && d.Action != Keep { // power-of-two nodes: rules (a) and (b); a kept host placement may be split
 			switch {
 			case a.GPUs <= r:
 				assert.Equal(t, 1, len(perNode), "rule (a): job %s with %d GPUs split", j.ID, a.GPUs)
