@@ -54,25 +54,26 @@ type Job struct {
 	// Rigid jobs run at their requested batch size (batch tuning disabled).
 	Rigid bool
 
-	alloc      Alloc
-	shape      []int // lookup shape (after respreading), empty when unallocated
-	started    bool
-	start      float64 // time of the first start, -1 before it
-	restarts   int
-	rescale    float64
-	epoch      int
-	progress   float64
-	atomic     int
-	accum      int
-	completion float64 // < 0 while running
-	attained   float64 // GPU-seconds allocated
-	gpuSeconds float64 // GPU-seconds charged by the metric (per round record)
-	contention []int
-	grad       goodput.GradStats
-	hasGrad    bool
-	learn      *learner
-	engine     *engine
-	lastBatch  int
+	alloc       Alloc
+	shape       []int // lookup shape (after respreading), empty when unallocated
+	started     bool
+	start       float64 // time of the first start, -1 before it
+	restarts    int
+	rescale     float64
+	epoch       int
+	progress    float64
+	atomic      int
+	accum       int
+	completion  float64        // < 0 while running
+	attained    float64        // GPU-seconds allocated
+	gpuSeconds  float64        // GPU-seconds charged by the metric (per round record)
+	waitReasons map[string]int // rounds waited, by the policy's reason (Explainer)
+	contention  []int
+	grad        goodput.GradStats
+	hasGrad     bool
+	learn       *learner
+	engine      *engine
+	lastBatch   int
 }
 
 // Name returns the job's name.
@@ -171,6 +172,15 @@ type Policy interface {
 	Schedule(ctx context.Context, s *State) (map[string]Alloc, error)
 }
 
+// Explainer is an optional extension of Policy: a policy that can say why
+// the jobs it gave no GPUs wait (package sia's Decision.Reason, for example)
+// implements it, and Run records the reasons in JobResult.WaitReasons.
+type Explainer interface {
+	// WaitReasons returns, for the last Schedule call, a short reason per
+	// job that got no GPUs (jobs missing from the map have none).
+	WaitReasons() map[string]string
+}
+
 // BatchMode says which of the job's throughput models it uses to pick its
 // batch size.
 type BatchMode int
@@ -245,6 +255,11 @@ type JobResult struct {
 	// Replicas and Batch are the workload's request.
 	Replicas int
 	Batch    int
+	// WaitReasons counts, per reason, the rounds in which the job was
+	// active but got no GPUs, as the policy explained them (see
+	// Explainer); nil when the policy gives no reasons or the job never
+	// waited.
+	WaitReasons map[string]int
 }
 
 // GPUHours returns the job's allocated GPU-hours.
@@ -402,7 +417,17 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 				}
 			}
 		}
+		var why map[string]string
+		if ex, ok := pol.(Explainer); ok {
+			why = ex.WaitReasons()
+		}
 		for _, j := range active {
+			if r := why[j.Spec.Name]; r != "" && len(allocs[j.Spec.Name].Nodes) == 0 {
+				if j.waitReasons == nil {
+					j.waitReasons = map[string]int{}
+				}
+				j.waitReasons[r]++
+			}
 			e.apply(j, allocs[j.Spec.Name])
 			if g := j.alloc.GPUs(); g > 0 {
 				j.gpuSeconds += float64(g) * e.round
@@ -423,7 +448,8 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 	res.End = e.now
 	for _, j := range e.jobs {
 		jr := JobResult{Name: j.Spec.Name, App: j.Spec.App, Submit: j.Spec.Submit, Completion: j.completion, JCT: -1,
-			Start: j.start, Restarts: j.restarts, GPUSeconds: j.gpuSeconds, Contention: j.MeanContention(), Replicas: j.Spec.Replicas, Batch: j.Spec.Batch}
+			Start: j.start, Restarts: j.restarts, GPUSeconds: j.gpuSeconds, Contention: j.MeanContention(), Replicas: j.Spec.Replicas, Batch: j.Spec.Batch,
+			WaitReasons: j.waitReasons}
 		if j.completion >= 0 {
 			jr.JCT = j.completion - j.Spec.Submit
 		}

@@ -309,3 +309,37 @@ func TestParseClusterBoundsSize(t *testing.T) {
 	_, err = ParseCluster("t4:6x4", 1024)
 	require.NoError(t, err)
 }
+
+// explained is a scripted policy that also says why the jobs it leaves out
+// wait.
+type explained struct {
+	scripted
+	why map[string]string
+}
+
+func (e explained) WaitReasons() map[string]string { return e.why }
+
+func TestEngineRecordsWaitReasons(t *testing.T) {
+	// "j" runs from its first round; "w" waits until "j" finishes (at 290,
+	// so rounds at 60 … 240 are its four waiting rounds) and then runs.
+	pol := explained{
+		scripted: func(now float64, jobs []*Job) map[string]Alloc {
+			out := map[string]Alloc{}
+			for _, j := range jobs {
+				if j.Spec.Name == "j" || len(jobs) == 1 {
+					out[j.Spec.Name] = Alloc{Type: "a", Nodes: []int{0}}
+				}
+			}
+			return out
+		},
+		// A reason for a job that runs is ignored.
+		why: map[string]string{"w": "quota", "j": "ignored"},
+	}
+	res := runToy(t, pol, toyWorkload(JobSpec{Name: "j"}, JobSpec{Name: "w"}))
+	require.Len(t, res.Jobs, 2)
+	assert.Nil(t, res.Jobs[0].WaitReasons, "a job that never waited has no reasons")
+	assert.Equal(t, map[string]int{"quota": 4}, res.Jobs[1].WaitReasons)
+	// A policy without explanations leaves the field nil.
+	res = runToy(t, pol.scripted, toyWorkload(JobSpec{Name: "j"}, JobSpec{Name: "w"}))
+	assert.Nil(t, res.Jobs[1].WaitReasons)
+}

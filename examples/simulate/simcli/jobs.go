@@ -4,8 +4,11 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // JobRow is one line of the per-job output (-jobs-csv, -jobs-json): one job
@@ -26,10 +29,14 @@ type JobRow struct {
 	Restarts int     `json:"restarts"`
 	Replicas int     `json:"replicas"`
 	Batch    int     `json:"batch_size"`
+	// WaitReasons counts the rounds the job waited without GPUs, by the
+	// policy's reason (sia's Decision.Reason: too-large, quota, …); empty
+	// for policies that give none.
+	WaitReasons map[string]int `json:"wait_reasons,omitempty"`
 }
 
 // jobHeader is the CSV header, in JobRow's order.
-var jobHeader = []string{"policy", "scale", "workload", "job", "app", "arrival_s", "start_s", "finish_s", "jct_s", "gpu_hours", "restarts", "replicas", "batch_size"}
+var jobHeader = []string{"policy", "scale", "workload", "job", "app", "arrival_s", "start_s", "finish_s", "jct_s", "gpu_hours", "restarts", "replicas", "batch_size", "wait_reasons"}
 
 func jobRows(outs []outcome) []JobRow {
 	var rows []JobRow
@@ -38,7 +45,7 @@ func jobRows(outs []outcome) []JobRow {
 			for _, j := range r.Jobs {
 				rows = append(rows, JobRow{Policy: o.policy, Scale: o.scale, Workload: r.Workload, Job: j.Name, App: j.App,
 					Arrival: j.Submit, Start: j.Start, Finish: j.Completion, JCT: j.JCT, GPUHours: j.GPUHours(),
-					Restarts: j.Restarts, Replicas: j.Replicas, Batch: j.Batch})
+					Restarts: j.Restarts, Replicas: j.Replicas, Batch: j.Batch, WaitReasons: j.WaitReasons})
 			}
 		}
 	}
@@ -91,11 +98,24 @@ func writeJobsCSV(f *os.File, rows []JobRow) error {
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	for _, r := range rows {
 		rec := []string{r.Policy, strconv.Itoa(r.Scale), r.Workload, r.Job, r.App, g(r.Arrival), g(r.Start), g(r.Finish), g(r.JCT),
-			g(r.GPUHours), strconv.Itoa(r.Restarts), strconv.Itoa(r.Replicas), strconv.Itoa(r.Batch)}
+			g(r.GPUHours), strconv.Itoa(r.Restarts), strconv.Itoa(r.Replicas), strconv.Itoa(r.Batch), formatReasons(r.WaitReasons)}
 		if err := w.Write(rec); err != nil {
 			return err
 		}
 	}
 	w.Flush()
 	return w.Error()
+}
+
+// formatReasons writes wait reasons as "reason:rounds" pairs separated by
+// ";", sorted by reason.
+func formatReasons(m map[string]int) string {
+	var b strings.Builder
+	for _, r := range slices.Sorted(maps.Keys(m)) {
+		if b.Len() > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(r + ":" + strconv.Itoa(m[r]))
+	}
+	return b.String()
 }

@@ -241,3 +241,8 @@ func TestSiaFlags(t *testing.T) {
 		assert.Error(t, err, args)
 	}
 }
+
+func TestFormatReasons(t *testing.T) {
+	assert.Equal(t, "", formatReasons(nil))
+	assert.Equal(t, "deadline:1;quota:3;too-large:12", formatReasons(map[string]int{"too-large": 12, "quota": 3, "deadline": 1}))
+}

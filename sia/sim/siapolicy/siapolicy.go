@@ -69,6 +69,7 @@ type Policy struct {
 	sched   Rounder
 	jobs    map[string]*jobState
 	name    string
+	why     map[string]string // last round's Decision.Reason per waiting job
 }
 
 type jobState struct {
@@ -119,6 +120,10 @@ func New(c sim.Cluster, truth sim.Truth, opt Options) (*Policy, error) {
 	}
 	return p, nil
 }
+
+// WaitReasons implements sim.Explainer: the Decision.Reason of every job the
+// last round gave no GPUs.
+func (p *Policy) WaitReasons() map[string]string { return p.why }
 
 // fillPlacements gives the running jobs that this policy did not place (a
 // state built by hand or by another policy) concrete GPUs: on each node of
@@ -281,10 +286,14 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 		return nil, err
 	}
 	out := map[string]sim.Alloc{}
+	p.why = map[string]string{}
 	for _, d := range plan.Decisions {
 		st := p.jobs[d.Job]
 		if !d.Allocation.Running() {
 			st.placement = nil
+			if d.Reason != sia.ReasonNone {
+				p.why[d.Job] = d.Reason.String()
+			}
 			continue
 		}
 		gpus := append([]sia.GPU(nil), d.Allocation.Placement...)

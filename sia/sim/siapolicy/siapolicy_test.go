@@ -134,3 +134,46 @@ func TestSchedulerOfRoundShape(t *testing.T) {
 		assert.Equal(t, want.Jobs[i].JCT, got.Jobs[i].JCT, want.Jobs[i].Name)
 	}
 }
+
+// TestWaitReasons: the simulator's per-job results carry sia's queue
+// reasons: a rigid job larger than the cluster waits as too-large in every
+// round, and every waiting round of the others is explained.
+func TestWaitReasons(t *testing.T) {
+	c, err := sim.NewCluster(sim.NodeGroup{Type: "t4", Nodes: 1, GPUsPerNode: 4})
+	require.NoError(t, err)
+	m, err := sim.LoadModel()
+	require.NoError(t, err)
+	wl := &sim.Workload{Name: "w", Jobs: []sim.JobSpec{
+		{Name: "big", App: "cifar10", Submit: 0, Replicas: 8, Batch: 128},
+		{Name: "a", App: "cifar10", Submit: 0, Replicas: 4, Batch: 128},
+		{Name: "b", App: "cifar10", Submit: 0, Replicas: 4, Batch: 128},
+	}}
+	p, err := New(c, m, Options{Rigid: true})
+	require.NoError(t, err)
+	res, err := sim.Run(context.Background(), sim.Config{Cluster: c, Truth: m, Rigid: true, MaxTime: 6 * 3600}, wl, p)
+	require.NoError(t, err)
+	byName := map[string]sim.JobResult{}
+	for _, j := range res.Jobs {
+		byName[j.Name] = j
+	}
+	big := byName["big"]
+	require.False(t, big.Finished())
+	assert.Equal(t, []string{sia.ReasonTooLarge.String()}, keys(big.WaitReasons))
+	assert.Equal(t, len(res.Rounds), big.WaitReasons[sia.ReasonTooLarge.String()], "too large in every round")
+	// a and b cannot run together: one of them waits, for a reason.
+	waited := 0
+	for _, n := range []string{"a", "b"} {
+		for _, k := range byName[n].WaitReasons {
+			waited += k
+		}
+	}
+	assert.Positive(t, waited)
+}
+
+func keys(m map[string]int) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
