@@ -104,7 +104,11 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64, ma
 	// rounding below it would break the programs' monotone costs)
 	n := len(core)
 	moves := make([][]coreMove, n)
-	for k, cs := range sr.candidates(core, left, lam, lp) {
+	cands := sr.candidates(core, left, lam, lp)
+	if cands == nil {
+		return false // out of time (core is not empty)
+	}
+	for k, cs := range cands {
 		j := &m.jobs[core[k]]
 		for _, c := range cs {
 			mv := coreMove{o: c.o, rc: math.Max(c.rc, 0)}

@@ -367,10 +367,19 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 // non-core job, pos the positions of the core jobs in free, core their model
 // indices and left the capacity the non-core choices leave. ok is false when
 // no assignment can beat the incumbent.
+//
+// coreOf looks at the clock: when the time is up it stops the search (the
+// node staying open at its bound lp, see interrupt) and reports ok false,
+// which its callers may then take for a pruned node without harm: a
+// stopped search proves nothing.
 func (sr *search) coreOf(free []int32, capv []int, lam []float64, lp float64) (full, pos []int, core []int32, left []int, ok bool) {
+	cands := sr.candidates(free, capv, lam, lp)
+	if cands == nil && len(free) > 0 {
+		return nil, nil, nil, nil, false // interrupted
+	}
 	full = make([]int, len(free))
 	left = append([]int(nil), capv...)
-	for k, cs := range sr.candidates(free, capv, lam, lp) {
+	for k, cs := range cands {
 		i := free[k]
 		switch len(cs) {
 		case 0:
@@ -398,11 +407,17 @@ func (sr *search) coreOf(free []int32, capv []int, lam []float64, lp float64) (f
 // and none) whose reduced cost at lam leaves them able to beat the
 // incumbent, given the bound lp at lam; none comes first, then options in
 // index order.
+//
+// It returns nil when the time runs out on the way, after interrupt(lp).
 func (sr *search) candidates(core []int32, capv []int, lam []float64, lp float64) [][]cand {
 	limit := lp - sr.target()
 	out := make([][]cand, len(core))
 	for c, i := range core {
 		j := &sr.m.jobs[i]
+		if sr.clk.tick(16 * len(j.opts)) {
+			sr.interrupt(lp)
+			return nil
+		}
 		h, _ := j.best(lam)
 		if h < limit {
 			out[c] = append(out[c], cand{o: -1, rc: h})
@@ -415,6 +430,14 @@ func (sr *search) candidates(core []int32, capv []int, lam []float64, lp float64
 		}
 	}
 	return out
+}
+
+// interrupt stops the search when the time is up in the middle of a node
+// whose bound is lp: the node stays open at lp, so the Solution's Bound
+// still holds, and the search is not proven whatever the callers conclude.
+func (sr *search) interrupt(lp float64) {
+	sr.stop, sr.hardStop = true, true
+	sr.open = math.Max(sr.open, lp)
 }
 
 // freeProfit is the profit of a choice parallel to free.
@@ -560,10 +583,14 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	stop := sr.clk.expired
 	if first {
 		// leave the greedy heuristics below their time before the deadline
-		// (quickGreedy, from the warm start too, then marginalGreedy)
-		reserve := time.Duration(greedyNanos * 5 * sr.optionCount(free))
+		// (quickGreedy, from the warm start too, then marginalGreedy), but
+		// never more than a third of the time the search had
+		reserve := time.Duration(greedyNanos * 3 * sr.optionCount(free))
 		if sr.warm != nil {
 			reserve += time.Duration(greedyNanos * sr.optionCount(free))
+		}
+		if !sr.clk.deadline.IsZero() {
+			reserve = min(reserve, sr.clk.deadline.Sub(sr.clk.started)/3)
 		}
 		stop = func() bool { return sr.clk.essentialOver() || sr.clk.short(reserve) }
 	}
@@ -577,7 +604,7 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	}
 	if first {
 		sr.offerFree(free, sr.quickGreedy(free, capv, lam, nil))
-		if sr.clk.affords(greedyNanos * 4 * sr.optionCount(free)) {
+		if sr.clk.affords(greedyNanos * 2 * sr.optionCount(free)) {
 			sr.offerFree(free, sr.marginalGreedy(free, capv, lam))
 		}
 		if sr.warm != nil { // free is every model job
@@ -890,8 +917,8 @@ func (sr *search) greedy(free []int32, capv []int, lam []float64) []int {
 }
 
 // greedyNanos is about the time quickGreedy takes per option, in
-// nanoseconds, with a margin of three for a loaded machine.
-const greedyNanos = 100
+// nanoseconds (marginalGreedy takes about twice as long).
+const greedyNanos = 30
 
 // optionCount is the number of options of the free jobs.
 func (sr *search) optionCount(free []int32) int {
