@@ -110,6 +110,10 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64, ma
 	}
 	for k, cs := range cands {
 		j := &m.jobs[core[k]]
+		if sr.clk.tick(64 * len(cs)) {
+			sr.interrupt(lp)
+			return false
+		}
 		for _, c := range cs {
 			mv := coreMove{o: c.o, rc: math.Max(c.rc, 0)}
 			if c.o >= 0 {

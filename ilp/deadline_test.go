@@ -148,7 +148,9 @@ func TestDeadlineContract(t *testing.T) {
 			require.NoError(t, err)
 			return sol, dl
 		})
-		assert.LessOrEqual(t, over, overAllowed(d), "deadline %v", d)
+		if !raceEnabled {
+			assert.LessOrEqual(t, over, overAllowed(d), "deadline %v", d)
+		}
 		require.NoError(t, p.Check(sol.Assignment))
 		if d > 0 {
 			assert.Equal(t, ilp.Feasible, sol.Status, "deadline %v", d)
@@ -163,7 +165,9 @@ func TestDeadlineContract(t *testing.T) {
 		require.NoError(t, err)
 		return sol, dl
 	})
-	assert.LessOrEqual(t, over, overAllowed(10*time.Millisecond))
+	if !raceEnabled {
+		assert.LessOrEqual(t, over, overAllowed(10*time.Millisecond))
+	}
 	assert.Equal(t, ilp.Feasible, sol.Status)
 	assert.Equal(t, 2*time.Millisecond, ilp.Slack(time.Millisecond))
 	assert.Equal(t, 100*time.Millisecond, ilp.Slack(time.Second))
