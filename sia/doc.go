@@ -46,7 +46,10 @@
 // one capacity row per pool; a type with 8- and 6-GPU nodes has the pools
 // "a100/8" and "a100/6" (configset.Config.Pool), whose entries carry the
 // type's goodput for their shape. A reservation or quota on such a type is a
-// row over the set of its pools. A rigid job whose count is no configuration
+// row over the set of its pools. No configuration spans two pools: on a
+// type with one 8-GPU and one 4-GPU node a job gets at most 8 GPUs, and a
+// rigid job larger than the type's largest pool waits with ReasonTooLarge
+// (give such nodes one size, or split the job). A rigid job whose count is no configuration
 // is shaped as whole nodes plus its remainder on one more node (9 GPUs on
 // 6-GPU nodes: 6 + 3, on 2 nodes) and counts, against its pool, the
 // smallest chain size that holds the remainder (Entry.Charge: the 3 GPUs
