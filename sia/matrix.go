@@ -130,15 +130,35 @@ type Matrix struct {
 // TypeCapacity returns the GPUs of GPU type t: the sum of its pools'
 // capacities.
 func (m *Matrix) TypeCapacity(t string) int {
-	ps, ok := m.Pools[t]
-	if !ok {
-		return m.Capacity[t]
-	}
 	n := 0
-	for _, p := range ps {
-		n += m.Capacity[p]
+	for _, c := range m.poolCapacities(t) {
+		n += c
 	}
 	return n
+}
+
+// largestPool returns the GPUs of the largest pool of GPU type t: no
+// configuration spans pools, so no job larger than it can run on t.
+func (m *Matrix) largestPool(t string) int {
+	most := 0
+	for _, c := range m.poolCapacities(t) {
+		most = max(most, c)
+	}
+	return most
+}
+
+// poolCapacities returns the capacity of each pool of GPU type t (one pool,
+// the type itself, when its nodes have one size).
+func (m *Matrix) poolCapacities(t string) []int {
+	ps, ok := m.Pools[t]
+	if !ok {
+		return []int{m.Capacity[t]}
+	}
+	out := make([]int, len(ps))
+	for i, p := range ps {
+		out[i] = m.Capacity[p]
+	}
+	return out
 }
 
 // Options returns the number of entries offered to the solver.

@@ -221,17 +221,3 @@ func (r *reasoner) whyNoEntries(j *Job) QueueReason {
 	}
 	return ReasonNoAdmissibleType
 }
-
-// largestPool returns the GPUs of the largest pool of GPU type t: no
-// configuration spans pools, so no job larger than it can run on t.
-func (m *Matrix) largestPool(t string) int {
-	ps, ok := m.Pools[t]
-	if !ok {
-		return m.Capacity[t]
-	}
-	most := 0
-	for _, p := range ps {
-		most = max(most, m.Capacity[p])
-	}
-	return most
-}
