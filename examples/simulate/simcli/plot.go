@@ -2,7 +2,6 @@ package simcli
 
 import (
 	"fmt"
-	"image/color"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -17,12 +16,20 @@ import (
 // (first workload, one figure per policy) and, when several scales were run,
 // the policy runtime against cluster size.
 func writePlots(dir string, os []outcome) error {
+	if err := writeSummaryCSV(dir, os); err != nil {
+		return err
+	}
+	if err := writeJCTBars(dir, os); err != nil {
+		return err
+	}
 	series := make([]Series, len(os))
 	for i, o := range os {
 		series[i] = Series{Name: o.policy, JCTs: o.summary.JCTs}
 	}
-	if err := WriteJCTCDF(filepath.Join(dir, "jct_cdf.png"), series...); err != nil {
-		return err
+	for _, ext := range []string{".png", ".svg"} {
+		if err := WriteJCTCDF(filepath.Join(dir, "jct_cdf"+ext), series...); err != nil {
+			return err
+		}
 	}
 	for _, o := range os {
 		if len(o.results) == 0 {
@@ -59,7 +66,7 @@ func writePlots(dir string, os []outcome) error {
 			q.Legend.Add(t, l)
 		}
 		q.Legend.Top = true
-		if err := q.Save(7*vg.Inch, 3.5*vg.Inch, filepath.Join(dir, fmt.Sprintf("gpus_%s.png", sanitize(o.policy)))); err != nil {
+		if err := savePlot(q, 7*vg.Inch, 3.5*vg.Inch, dir, fmt.Sprintf("gpus_%s", sanitize(o.policy))); err != nil {
 			return err
 		}
 	}
@@ -85,32 +92,7 @@ func writePlots(dir string, os []outcome) error {
 	if !multi {
 		return nil
 	}
-	q := plot.New()
-	q.Title.Text = "Policy runtime per round vs cluster size"
-	q.X.Label.Text = "GPUs"
-	q.Y.Label.Text = "median ms per round"
-	q.Y.Scale = plot.LogScale{}
-	q.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	q.X.Scale = plot.LogScale{}
-	q.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	for i, name := range order {
-		var pts plotter.XYs
-		for _, o := range byPolicy[name] {
-			pts = append(pts, plotter.XY{X: float64(o.gpus), Y: maxf(float64(o.summary.PolicyMedian)/1e6, 1e-3)})
-		}
-		l, s, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return err
-		}
-		l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
-		q.Add(l, s)
-		q.Legend.Add(name, l)
-	}
-	q.Legend.Top = true
-	q.Legend.Left = true
-	q.Add(plotter.NewGrid())
-	_ = color.Black
-	return q.Save(6*vg.Inch, 4*vg.Inch, filepath.Join(dir, "policy_runtime.png"))
+	return writeScalePlots(dir, order, scalePoints(order, byPolicy))
 }
 
 // Series is one curve of a JCT CDF: a name and JCTs in seconds.
@@ -120,7 +102,7 @@ type Series struct {
 }
 
 // WriteJCTCDF draws the CDF of each series' JCTs (hours, log scale) into a
-// PNG file, as examples/simulate's jct_cdf.png. Empty series are skipped.
+// PNG or SVG file (by the extension), as examples/simulate's jct_cdf.png. Empty series are skipped.
 func WriteJCTCDF(file string, series ...Series) error {
 	p := plot.New()
 	p.Title.Text = "JCT CDF"

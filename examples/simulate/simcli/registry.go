@@ -63,7 +63,9 @@ var ErrRegistry = errors.New("simcli: bad registration")
 func NewRegistry() *Registry { return &Registry{} }
 
 // Builtin returns a registry of the built-in policies: sia, sia-rigid,
-// pollux, gavel, sia-oracle and sia-noprof.
+// pollux, gavel, sia-oracle, sia-noprof and sia-artifact (the published
+// simulator's Sia; names "sia+mod..." and "sia-artifact+mod..." select one
+// difference at a time, see variants.go).
 func Builtin() *Registry {
 	r := NewRegistry()
 	sia := func(opt siapolicy.Options) func(Env) (sim.Policy, error) {
@@ -84,6 +86,7 @@ func Builtin() *Registry {
 		}},
 		{Name: "sia-oracle", New: sia(siapolicy.Options{Mode: bootstrap.Oracle})},
 		{Name: "sia-noprof", New: sia(siapolicy.Options{Mode: bootstrap.NoProfiling})},
+		siaArtifactPolicy(),
 	} {
 		if err := r.Register(p); err != nil {
 			panic(err) // the built-in names are distinct
@@ -115,7 +118,7 @@ func (r *Registry) Register(p Policy) error {
 	case p.Round != 0 && (p.Round < time.Duration(sim.MinRound)*time.Second || p.Round > time.Duration(sim.MaxRound)*time.Second):
 		return fmt.Errorf("%w: policy %q: round %v out of range", ErrRegistry, p.Name, p.Round)
 	}
-	if _, dup := r.lookup(p.Name); dup {
+	if _, dup := r.find(p.Name); dup {
 		return fmt.Errorf("%w: policy %q registered twice", ErrRegistry, p.Name)
 	}
 	r.specs = append(r.specs, p)
@@ -131,11 +134,23 @@ func (r *Registry) Names() []string {
 	return out
 }
 
-func (r *Registry) lookup(name string) (Policy, bool) {
+// find returns the policy registered under name.
+func (r *Registry) find(name string) (Policy, bool) {
 	for _, p := range r.specs {
 		if p.Name == name {
 			return p, true
 		}
+	}
+	return Policy{}, false
+}
+
+// lookup returns the registered policy, or a Sia variant with modifiers.
+func (r *Registry) lookup(name string) (Policy, bool) {
+	if p, ok := r.find(name); ok {
+		return p, true
+	}
+	if p, ok, err := siaVariantPolicy(name); ok && err == nil {
+		return p, true
 	}
 	return Policy{}, false
 }

@@ -29,7 +29,11 @@
 //	-json               one JSON object per policy per line instead of the table
 //	-jobs-csv FILE      per-job results (arrival, start, finish, JCT, GPU-hours, restarts) as CSV
 //	-jobs-json FILE     the same as a JSON array
-//	-plot DIR           write PNG figures (JCT CDF, GPUs in use per type, policy runtime vs scale)
+//	-plot DIR           write PNG and SVG figures (JCT CDF, GPUs in use per type, average JCT per
+//	                    policy, policy runtime with p25-p75 and JCT vs scale) and summary.csv
+//	-replot CSV[,CSV]   with -plot DIR: redraw Figure 9 and the JCT bars from summary.csv
+//	                    files of earlier -plot runs (no simulation)
+//	-cpuprofile FILE    write a CPU profile of the whole run (go tool pprof)
 //	-noftf              skip the finish-time-fairness runs
 package simcli
 
@@ -42,6 +46,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,6 +94,8 @@ type config struct {
 	json                    bool
 	jobsCSV, jobsJSON       string
 	plot                    string
+	cpuProfile              string
+	replot                  []string
 	noFTF                   bool
 }
 
@@ -116,6 +123,9 @@ func (r *Registry) parseFlags(args []string, stderr io.Writer) (*config, error) 
 	fs.StringVar(&c.jobsJSON, "jobs-json", "", "file for per-job results as JSON")
 	fs.StringVar(&c.plot, "plot", "", "folder for PNG figures")
 	fs.BoolVar(&c.noFTF, "noftf", false, "skip finish-time fairness")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file")
+	var replotFiles string
+	fs.StringVar(&replotFiles, "replot", "", "comma list of summary.csv files: draw their figures into -plot DIR without simulating")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stderr, "usage: simulate [flags]; see go doc ./examples/simulate/simcli")
@@ -126,6 +136,9 @@ func (r *Registry) parseFlags(args []string, stderr io.Writer) (*config, error) 
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if replotFiles != "" {
+		c.replot = strings.Split(replotFiles, ",")
 	}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "round" {
@@ -190,6 +203,23 @@ func (r *Registry) Run(ctx context.Context, args []string, stdout, stderr io.Wri
 		if err := os.MkdirAll(c.plot, 0o755); err != nil {
 			return fmt.Errorf("-plot: %v", err)
 		}
+	}
+	if len(c.replot) > 0 {
+		if c.plot == "" {
+			return fmt.Errorf("-replot needs -plot DIR")
+		}
+		return replot(c.replot, c.plot)
+	}
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("-cpuprofile: %v", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("-cpuprofile: %v", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var outcomes []outcome
 	for _, scale := range c.scales {

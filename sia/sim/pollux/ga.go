@@ -88,12 +88,12 @@ func hashOf(x []int8) uint64 {
 	return h
 }
 
-// run evolves the population from init and returns the chosen allocation and
-// the final population.
-func (g *gaState) run(init [][]int8) ([]int8, [][]int8) {
+// run evolves the population from init and returns the chosen allocation,
+// the final population and its non-dominated front (in population order).
+func (g *gaState) run(init [][]int8) (best []int8, pop [][]int8, front [][]int8) {
 	n := g.p.opt.Population
 	seen := map[uint64]bool{}
-	var pop []*indiv
+	var cur []*indiv
 	nw := min(runtime.GOMAXPROCS(0), 4)
 	if g.J*g.V < 64 {
 		nw = 1
@@ -110,34 +110,37 @@ func (g *gaState) run(init [][]int8) ([]int8, [][]int8) {
 			continue
 		}
 		seen[k] = true
-		pop = append(pop, &indiv{x: x})
+		cur = append(cur, &indiv{x: x})
 	}
-	for _, in := range pop {
+	for _, in := range cur {
 		g.evaluate(in)
 	}
-	pop = g.survive(pop, len(pop))
+	cur = g.survive(cur, len(cur))
 	for gen := 1; gen < g.p.opt.Generations; gen++ {
-		off := g.mate(pop, n)
+		off := g.mate(cur, n)
 		for _, in := range off {
 			g.evaluate(in)
 		}
-		pop = g.survive(append(pop, off...), n)
+		cur = g.survive(append(cur, off...), n)
 	}
 	// Non-dominated front, best power mean (first on ties).
-	best := -1
-	for i, in := range pop {
+	bi := -1
+	for i, in := range cur {
 		if in.rank != 0 {
 			continue
 		}
-		if best < 0 || in.f[0] < pop[best].f[0] {
-			best = i
+		if bi < 0 || in.f[0] < cur[bi].f[0] {
+			bi = i
 		}
 	}
-	out := make([][]int8, len(pop))
-	for i, in := range pop {
+	out := make([][]int8, len(cur))
+	for i, in := range cur {
 		out[i] = in.x
+		if in.rank == 0 {
+			front = append(front, in.x)
+		}
 	}
-	return pop[best].x, out
+	return cur[bi].x, out, front
 }
 
 func (g *gaState) mate(pop []*indiv, n int) []*indiv {

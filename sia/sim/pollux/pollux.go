@@ -31,6 +31,12 @@ type Options struct {
 	// RestartDelay is the delay assumed by the re-allocation factor in
 	// seconds (default 30, hard-coded in the artifact).
 	RestartDelay float64
+	// CarryPopulation seeds each round's search with the previous round's
+	// whole final population. By default only its non-dominated front is
+	// carried over, as the published Pollux baseline does (pymoo 0.4 keeps
+	// the optimum set of the final population as the result, and the next
+	// round starts from it).
+	CarryPopulation bool
 }
 
 // typeRank orders GPU types from most to least powerful for the tie-break of
@@ -214,8 +220,11 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 			init = append(init, x)
 		}
 	}
-	best, pop := ga.run(init)
-	p.prevPop = pop
+	best, pop, front := ga.run(init)
+	p.prevPop = front
+	if p.opt.CarryPopulation {
+		p.prevPop = pop
+	}
 	p.prevJobs = p.prevJobs[:0]
 	for _, ji := range infos {
 		p.prevJobs = append(p.prevJobs, ji.job.Spec.Name)

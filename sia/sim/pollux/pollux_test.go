@@ -128,3 +128,50 @@ func (f policyFunc) Schedule(_ context.Context, s *sim.State) (map[string]sim.Al
 	f(s)
 	return nil, nil
 }
+
+// TestCarryOverFront checks that a round hands only its non-dominated front
+// to the next round's search (the published baseline keeps pymoo's result.X),
+// unless CarryPopulation asks for the whole final population.
+func TestCarryOverFront(t *testing.T) {
+	c, err := sim.ParseCluster("heterogeneous", 1)
+	require.NoError(t, err)
+	m, err := sim.LoadModel()
+	require.NoError(t, err)
+	wl, err := sim.Generate(9, 8, 20)
+	require.NoError(t, err)
+	wl.Jobs = wl.Jobs[:30]
+	for i := range wl.Jobs {
+		wl.Jobs[i].Submit = 0
+	}
+	var state *sim.State
+	grab := policyFunc(func(s *sim.State) { state = s })
+	_, err = sim.Run(context.Background(), sim.Config{Cluster: c, Truth: m, MaxTime: 60}, wl, grab)
+	require.NoError(t, err)
+	require.NotNil(t, state)
+	schedule := func(opt Options) *Policy {
+		p := New(c, m, opt)
+		_, err := p.Schedule(context.Background(), state)
+		require.NoError(t, err)
+		return p
+	}
+	front := schedule(Options{Seed: 3, Generations: 20})
+	all := schedule(Options{Seed: 3, Generations: 20, CarryPopulation: true})
+	require.Len(t, all.prevPop, 100, "the whole final population")
+	require.NotEmpty(t, front.prevPop)
+	assert.Less(t, len(front.prevPop), len(all.prevPop), "only the front is carried over")
+	members := map[string]bool{}
+	for _, x := range all.prevPop {
+		members[string(int8Bytes(x))] = true
+	}
+	for _, x := range front.prevPop {
+		assert.True(t, members[string(int8Bytes(x))], "the front is part of the same final population")
+	}
+}
+
+func int8Bytes(x []int8) []byte {
+	b := make([]byte, len(x))
+	for i, v := range x {
+		b[i] = byte(v)
+	}
+	return b
+}

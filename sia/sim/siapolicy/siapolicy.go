@@ -45,7 +45,38 @@ type Options struct {
 	// Name, if set, is the policy's name in reports (default "sia" with
 	// "-rigid", "-oracle" or "-noprof" as the options say).
 	Name string
+	// NoSeed (Mode Profiled only) skips seeding the trackers with the jobs'
+	// 1-GPU profiles: each type's model is learned only from what the job ran
+	// on there, as in the published simulator.
+	NoSeed bool
+	// Projection (Mode Profiled only) selects how types without multi-GPU
+	// data of their own are estimated (default: the tracker's projection).
+	Projection Projection
+	// ArtifactPlacement places the scheduler's allocations with the
+	// published simulator's round-robin placer (see placeRoundRobin) instead
+	// of package sia's placement.
+	ArtifactPlacement bool
 }
+
+// Projection selects the cross-type projection of Mode Profiled.
+type Projection int
+
+const (
+	// TrackerProjection is bootstrap.Tracker's Profiled projection: from the
+	// type with the most multi-GPU observations, by the ratio of the two
+	// types' fitted 1-GPU throughputs, replaced once the type has multi-GPU
+	// data of its own.
+	TrackerProjection Projection = iota
+	// StaticRatioProjection is bootstrap.RatioProjection, the published
+	// simulator's rule: a type the job has not run on is projected from the
+	// first cluster type the job has a model for, by the ratio of the static
+	// 1-GPU throughputs of the profiles (Truth.Xput1), applied to goodput;
+	// a type's own model (even 1-GPU only) replaces it.
+	StaticRatioProjection
+	// NoProjection keeps every type's own model (seeded or learned) and
+	// projects nothing.
+	NoProjection
+)
 
 // Rounder runs one scheduling round: *sia.Scheduler implements it.
 type Rounder interface {
@@ -66,6 +97,7 @@ type Policy struct {
 	truth   sim.Truth
 	cluster sia.Cluster
 	types   []string
+	perNode map[string]int
 	sched   Rounder
 	jobs    map[string]*jobState
 	name    string
@@ -74,6 +106,7 @@ type Policy struct {
 
 type jobState struct {
 	tracker   *bootstrap.Tracker
+	models    sia.Models // tracker, or a projection over it
 	fed       map[string]int
 	placement []sia.GPU
 	peak      int
@@ -99,8 +132,12 @@ func New(c sim.Cluster, truth sim.Truth, opt Options) (*Policy, error) {
 	if opt.Fit == nil {
 		opt.Fit = &goodput.FitOptions{Starts: 1}
 	}
-	p := &Policy{opt: opt, truth: truth, sched: sched, jobs: map[string]*jobState{}, types: c.Types()}
+	if opt.Projection < TrackerProjection || opt.Projection > NoProjection {
+		return nil, fmt.Errorf("siapolicy: unknown projection %d", int(opt.Projection))
+	}
+	p := &Policy{opt: opt, truth: truth, sched: sched, jobs: map[string]*jobState{}, types: c.Types(), perNode: map[string]int{}}
 	for _, g := range c.Groups {
+		p.perNode[g.Type] = g.GPUsPerNode
 		for k := 0; k < g.Nodes; k++ {
 			p.cluster.Nodes = append(p.cluster.Nodes, sia.Node{ID: nodeID(g.Type, k), Type: g.Type, GPUs: g.GPUsPerNode})
 		}
@@ -184,12 +221,37 @@ func (p *Policy) newJob(j *sim.Job) (*jobState, error) {
 		lo, hi := p.truth.LocalRange(j.Spec.App, t)
 		spec.Limits[t] = goodput.Limits{MinLocalBatch: max(lo, 1), MaxLocalBatch: max(hi, lo, 1)}
 	}
-	tr, err := bootstrap.New(spec, &bootstrap.Options{Mode: p.opt.Mode, Fit: p.opt.Fit})
+	mode := p.opt.Mode
+	seed := mode == bootstrap.Oracle || (mode == bootstrap.Profiled && !p.opt.NoSeed)
+	if mode == bootstrap.Profiled && p.opt.Projection != TrackerProjection {
+		// The tracker must not project by itself: Oracle mode accepts the
+		// 1-GPU seeds and never projects, NoProfiling neither seeds nor
+		// projects. Observations are fed as in Profiled mode (feed keys on
+		// p.opt.Mode).
+		mode = bootstrap.NoProfiling
+		if seed {
+			mode = bootstrap.Oracle
+		}
+	}
+	tr, err := bootstrap.New(spec, &bootstrap.Options{Mode: mode, Fit: p.opt.Fit})
 	if err != nil {
 		return nil, fmt.Errorf("siapolicy: job %q: %w", j.Spec.Name, err)
 	}
+	st := &jobState{tracker: tr, models: tr, fed: map[string]int{}}
+	if p.opt.Mode == bootstrap.Profiled && p.opt.Projection == StaticRatioProjection {
+		rp := &bootstrap.RatioProjection{Tracker: tr, Order: p.types, Xput1: map[string]float64{}, PerNode: p.perNode}
+		for _, t := range p.types {
+			if p.truth.Supports(j.Spec.App, t) {
+				rp.Xput1[t] = p.truth.Xput1(j.Spec.App, t)
+			}
+		}
+		if err := rp.Validate(); err != nil {
+			return nil, fmt.Errorf("siapolicy: job %q: %w", j.Spec.Name, err)
+		}
+		st.models = rp
+	}
 	for _, t := range p.types {
-		if !p.truth.Supports(j.Spec.App, t) {
+		if !p.truth.Supports(j.Spec.App, t) || !seed {
 			continue
 		}
 		var rows []goodput.Observation
@@ -205,7 +267,7 @@ func (p *Policy) newJob(j *sim.Job) (*jobState, error) {
 			}
 		}
 	}
-	return &jobState{tracker: tr, fed: map[string]int{}}, nil
+	return st, nil
 }
 
 // feed reports the job's new measurements to its tracker. In Oracle mode the
@@ -259,7 +321,7 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 			return nil, err
 		}
 		sj := sia.Job{ID: name, Application: j.Spec.App, Submitted: Epoch.Add(time.Duration(j.Spec.Submit * float64(time.Second))),
-			Models: st.tracker}
+			Models: st.models}
 		if p.rigid(j) {
 			sj.Kind, sj.GPUs = sia.Rigid, j.Spec.Replicas
 		} else if j.Spec.Category == sim.CategoryStrongScaled {
@@ -284,6 +346,9 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 	plan, err := p.sched.Round(ctx, snap)
 	if err != nil {
 		return nil, err
+	}
+	if p.opt.ArtifactPlacement {
+		return p.placeArtifact(&plan)
 	}
 	out := map[string]sim.Alloc{}
 	p.why = map[string]string{}
