@@ -105,13 +105,13 @@ func TestOwnPolicyVsSiaAndGavel(t *testing.T) {
 	}
 	// The numbers docs/experiments.md shows (sia and gavel are
 	// examples/simulate's table for the same run).
-	assert.Equal(t, "sia        jobs 160  avg JCT 0.551 h  p99 7.80 h  makespan 12.28 h  GPU-h/job 3.83  restarts/job 3.71", got["sia"])
+	assert.Equal(t, "sia        jobs 160  avg JCT 0.556 h  p99 7.68 h  makespan 12.19 h  GPU-h/job 3.93  restarts/job 3.66", got["sia"])
 	assert.Equal(t, "gavel      jobs 160  avg JCT 1.798 h  p99 21.77 h  makespan 27.27 h  GPU-h/job 7.14  restarts/job 3.72", got["gavel"])
 	assert.Equal(t, WantSticky, got["sia-sticky"])
 }
 
 // WantSticky is the sticky policy's line of docs/experiments.md §1.
-const WantSticky = "sia-sticky jobs 160  avg JCT 0.547 h  p99 7.63 h  makespan 12.39 h  GPU-h/job 3.70  restarts/job 3.23"
+const WantSticky = "sia-sticky jobs 160  avg JCT 0.546 h  p99 7.37 h  makespan 12.36 h  GPU-h/job 3.72  restarts/job 3.26"
 
 // TestSameNumbersAsExamplesSimulate: the library, used from this module,
 // gives examples/simulate's numbers for the built-in policies, job by job
@@ -169,10 +169,10 @@ func TestPSweep(t *testing.T) {
 
 // WantPSweep are the p sweep's lines of docs/experiments.md §2.
 var WantPSweep = []string{
-	"p=-1       jobs 160  avg JCT 0.567 h  p99 7.87 h  makespan 12.59 h  GPU-h/job 3.81  restarts/job 3.66",
-	"p=-0.5     jobs 160  avg JCT 0.551 h  p99 7.80 h  makespan 12.28 h  GPU-h/job 3.83  restarts/job 3.71", // the default: examples/simulate's sia line
-	"p=0.5      jobs 160  avg JCT 0.568 h  p99 8.02 h  makespan 12.25 h  GPU-h/job 4.03  restarts/job 4.60",
-	"p=1        jobs 160  avg JCT 0.610 h  p99 8.18 h  makespan 13.21 h  GPU-h/job 4.14  restarts/job 5.36",
+	"p=-1       jobs 160  avg JCT 0.561 h  p99 8.63 h  makespan 12.30 h  GPU-h/job 3.93  restarts/job 3.62",
+	"p=-0.5     jobs 160  avg JCT 0.556 h  p99 7.68 h  makespan 12.19 h  GPU-h/job 3.93  restarts/job 3.66", // the default: examples/simulate's sia line
+	"p=0.5      jobs 160  avg JCT 0.576 h  p99 8.05 h  makespan 13.09 h  GPU-h/job 3.83  restarts/job 4.65",
+	"p=1        jobs 160  avg JCT 0.600 h  p99 7.75 h  makespan 12.24 h  GPU-h/job 4.13  restarts/job 5.00",
 }
 
 // firstFit is a policy written from scratch: jobs in arrival order get
@@ -278,7 +278,7 @@ func TestJCTCDFPlot(t *testing.T) {
 	}
 	assert.Equal(t, []string{
 		"first-fit  jobs 76  avg JCT 0.647 h  p99 10.70 h  makespan 12.79 h  GPU-h/job 4.64  restarts/job 0.00",
-		"sia        jobs 76  avg JCT 0.383 h  p99 5.46 h  makespan 7.55 h  GPU-h/job 3.65  restarts/job 3.71",
+		"sia        jobs 76  avg JCT 0.381 h  p99 5.13 h  makespan 7.23 h  GPU-h/job 3.40  restarts/job 3.53",
 		"gavel      jobs 76  avg JCT 0.586 h  p99 7.76 h  makespan 9.86 h  GPU-h/job 4.24  restarts/job 1.58",
 	}, lines)
 	file := filepath.Join(t.TempDir(), "jct_cdf.png")
