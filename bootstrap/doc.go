@@ -1,5 +1,5 @@
 // Package bootstrap manages the life cycle of a job's per-GPU-type throughput
-// models (paper §3.2, design.md §4) and reads the profile files that feed
+// models (paper §3.2) and reads the profile files that feed
 // them.
 //
 // A host keeps one Tracker per job, between scheduling rounds:

@@ -125,7 +125,7 @@ type SeedRow struct {
 	PlacementRow
 }
 
-// Column sets of the formats (design.md §9). Columns are found by header
+// Column sets of the formats (see ReadPlacements and ReadScalability). Columns are found by header
 // name, in any order; extra columns are ignored.
 var (
 	placementColumns   = []string{"placement", "local_bsz", "step_time", "sync_time"}

@@ -166,7 +166,7 @@ func TestReadModelFS(t *testing.T) {
 }
 
 // TestSharedProfiles reads every published profile and checks the per-type
-// batch limits against the artifact's table (artifact-sia.md §7.4).
+// batch limits against the published artifact's table.
 func TestSharedProfiles(t *testing.T) {
 	dir := testdata.Path(t, "profiles")
 	models, err := ReadProfilesDir(dir)

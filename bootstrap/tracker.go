@@ -92,7 +92,7 @@ type Source int
 const (
 	// None: no model for the type. Schedulers offer only the 1-GPU (one
 	// replica) configuration of the type, valued like the job's smallest
-	// configuration (artifact-sia §2.2, §4.2 step 5).
+	// configuration (as the published artifact does).
 	None Source = iota
 	// Seeded: fitted on the type's own observations, all with one replica
 	// (profiles or 1-GPU runs). Such a fit has no network cost and predicts

@@ -136,7 +136,7 @@ func TestDefaultHeterogeneousCluster(t *testing.T) {
 	assert.Len(t, s.ByType("t4"), 8)
 	assert.Len(t, s.ByType("a100"), 5)
 	assert.Len(t, s.ByType("rtx"), 6)
-	// artifact-sia §3.1 indices 0-7, 8-12, 13-18
+	// the published artifact's indices 0-7, 8-12, 13-18
 	assert.Equal(t, Config{"t4", 6, 24, 0}, cs[7])
 	assert.Equal(t, Config{"a100", 1, 1, 0}, cs[8])
 	assert.Equal(t, Config{"a100", 2, 16, 0}, cs[12])

@@ -332,7 +332,7 @@ func sortedObservations(in []Observation) []Observation {
 }
 
 // pinned returns the parameters the data cannot identify, with their fixed
-// values (design.md §3): one distinct local batch → AlphaC = mean
+// values (Pollux, OSDI '21): one distinct local batch → AlphaC = mean
 // accumulation time / 2; no multi-node data → AlphaN = BetaN = ε; no
 // single-node multi-GPU data → AlphaR = BetaR = ε; no observation with more
 // than two replicas → BetaN = BetaR = ε.
@@ -355,7 +355,7 @@ func (d *fitData) pinned() (pin [nParams]bool, val [nParams]float64) {
 	return pin, val
 }
 
-// Loss weights of the regularisers (design.md §3).
+// Loss weights of the regularisers (Pollux, OSDI '21).
 const (
 	gammaPenalty = 1e-3
 	ratioPenalty = 1e-2
@@ -463,7 +463,7 @@ func (d *fitData) loss(p *[nParams]float64, grad *[nParams]float64, delta float6
 	return f
 }
 
-// Loss returns the fitting objective of design.md §3 for parameters p on
+// Loss returns the fitting objective of Pollux (OSDI '21) for parameters p on
 // observations obs:
 //
 //	RMSE(log T_acc) + RMSE(log T_sync) + 1e-3(γ−1)² + 1e-2((βn/αn)² + (βr/αr)²)
@@ -566,7 +566,7 @@ func equal(a, b []float64) bool {
 }
 
 // Fit estimates throughput parameters from observations by minimising Loss
-// under the bounds of design.md §3 (time parameters ≥ ε, γ ∈ [1, 10]).
+// under the bounds of Pollux's fit (time parameters ≥ ε, γ ∈ [1, 10]).
 //
 // Parameters the data cannot identify are pinned: with one distinct local
 // batch AlphaC = mean(StepTime − SyncTime)/2; with no multi-node observation

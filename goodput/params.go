@@ -23,7 +23,7 @@ const (
 )
 
 // Params are the seven parameters of the throughput model of one job on one GPU
-// type (design.md §3). Times are in seconds.
+// type (Pollux, OSDI '21; paper §3.2). Times are in seconds.
 //
 //	T_acc  = AlphaC + BetaC·b                         one micro-batch of b samples per GPU
 //	T_net  = AlphaN + BetaN·max(r−2, ε)   if nodes > 1

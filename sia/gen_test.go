@@ -11,7 +11,7 @@ import (
 )
 
 // Built-in application models for tests and benchmarks, shaped after the
-// artifact's per-model facts (artifact-sia §7.4): initial and largest batch,
+// published artifact's per-model facts: initial and largest batch,
 // smallest per-GPU batch, per-type memory limits and 1-GPU speeds on t4
 // (aws), a100 (dgx-ext) and rtx.
 type benchApp struct {

@@ -88,8 +88,8 @@ type Row struct {
 	Partial bool
 }
 
-// Matrix is the restart-discounted goodput matrix of a snapshot (design.md
-// §5), in sparse form: one Row per job listing only the configurations the job
+// Matrix is the restart-discounted goodput matrix of a snapshot (paper
+// §3.3), in sparse form: one Row per job listing only the configurations the job
 // may take. It carries what the allocation problem needs.
 type Matrix struct {
 	// Rows has one row per job of the snapshot, in snapshot order.
@@ -249,7 +249,7 @@ func (cl *cluster) holds(c configset.Config) bool {
 }
 
 // BuildMatrix builds the restart-discounted goodput matrix of a snapshot
-// (design.md §5, artifact-sia §4.2–4.6):
+// (paper §3.3; the published artifact where noted):
 //
 //   - one entry per configuration the job may take: adaptive and
 //     strong-scaling jobs take the cluster's configurations within

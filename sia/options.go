@@ -10,7 +10,7 @@ import (
 	"github.com/sia-sched/sia/ilp"
 )
 
-// Default option values (design.md §5; the paper's and the artifact's
+// Default option values (paper §3.3 and §5; the paper's and the artifact's
 // settings).
 const (
 	// DefaultP is the fairness exponent p.
@@ -51,7 +51,7 @@ const (
 type Variant int
 
 const (
-	// Paper is the default: the formulas of the paper and design.md §5, with
+	// Paper is the default: the formulas of the paper (§3.3), with
 	// invalid configurations removed rather than given a filler, exact option
 	// values (no rounding or clipping), the restart factor applied from the
 	// first round, one restart penalty for all jobs, and new jobs placed
@@ -76,7 +76,7 @@ func (v Variant) String() string {
 }
 
 // ArtifactKnobs are the published artifact's deviations from the paper
-// (artifact-sia.md §4, §10), each usable on its own. Variant Artifact turns
+// (the published artifact's scheduler and simulator), each usable on its own. Variant Artifact turns
 // them all on.
 type ArtifactKnobs struct {
 	// Filler gives invalid configurations (batch limits, no feasible batch,

@@ -153,7 +153,7 @@ func (l *Layout) choice(i int, sol Solution) int {
 }
 
 // Place places the solution's allocations onto the snapshot's nodes
-// (package placement, design.md §6): jobs that keep type and count keep their
+// (package placement, paper §3.4): jobs that keep type and count keep their
 // GPUs, multi-node jobs take whole nodes, single-node jobs go best-fit, and on
 // fragmentation the fewest and smallest jobs are evicted and re-placed. Every
 // job is placed in the pool and on the node count of its entry (the shape

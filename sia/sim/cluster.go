@@ -20,7 +20,7 @@ type Cluster struct {
 	Groups []NodeGroup
 }
 
-// Named clusters of the paper (design.md §9, artifact-sia §7.3).
+// Named clusters of the paper (paper §5.1).
 var namedClusters = map[string]string{
 	"heterogeneous": "t4:6x4,a100:2x8,rtx:3x8",
 	"homogeneous":   "t4:16x4",
@@ -160,7 +160,7 @@ func (c Cluster) String() string {
 }
 
 // ProfileTypes maps the simulator's GPU type names to the profile folder's
-// suffixes (design.md §9): t4→aws, a100→dgx-ext, rtx→rtx, quad→quad, v100→azure.
+// suffixes: t4→aws, a100→dgx-ext, rtx→rtx, quad→quad, v100→azure.
 var ProfileTypes = map[string]string{
 	"t4":   "aws",
 	"a100": "dgx-ext",

@@ -9,7 +9,7 @@ import (
 )
 
 // FTF computes the finish-time-fairness ratio of every finished job of a
-// result (paper Eq. 6, design.md §7) with package fairness: for each GPU type
+// result (paper Eq. 6) with package fairness: for each GPU type
 // g the job's fair share is N_g / N_avg GPUs of g, and its fair completion
 // time is that of the job running alone on its share of g, simulated with the
 // same ground truth (adaptive jobs tune their batch size; rigid jobs run at

@@ -8,7 +8,7 @@ import (
 
 // requestMix is the job mix of the Helios ("saturn") traces: application,
 // requested GPUs and batch size, and how many of the 800 jobs of workloads
-// 1–5 made that request (artifact-sia §7.1).
+// 1–5 made that request (the published artifact's workloads).
 var requestMix = []struct {
 	app             string
 	replicas, batch int

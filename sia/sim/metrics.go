@@ -7,7 +7,7 @@ import (
 )
 
 // Summary pools the metrics of one policy over several workloads, as the
-// published artifact's print_run_stats does (artifact-baselines §7).
+// published artifact's print_run_stats does.
 type Summary struct {
 	Policy    string
 	Workloads int

@@ -15,7 +15,7 @@ import (
 )
 
 // TraceTruth is the "trace" ground truth: the measured profiles of a profiles
-// folder (design.md §9), interpolated as the published simulator does.
+// folder (placements-<type>.csv, scalability-<type>.csv, validation-<bsz>.csv), interpolated as the published simulator does.
 type TraceTruth struct {
 	dir  string
 	apps map[string]*traceApp

@@ -42,7 +42,7 @@ func TestTraceConstants(t *testing.T) {
 		assert.Equal(t, tc.slow, a.Slowdown, tc.app)
 		assert.Equal(t, tc.penalty, a.RestartPenalty, tc.app)
 	}
-	// Memory limits (artifact-sia §7.4), including the deepspeech2/rtx override.
+	// Memory limits (the published artifact's table), including the deepspeech2/rtx override.
 	_, hi := tr.LocalRange("deepspeech2", "rtx")
 	assert.Equal(t, 57, hi)
 	lo, hi := tr.LocalRange("bert", "a100")

@@ -5,7 +5,7 @@ import (
 )
 
 // App holds the per-model constants of the simulated ground truth
-// (design.md §8, artifact-sia §7.4).
+// (paper §5.1 and the published artifact).
 type App struct {
 	Name string
 	// InitBatch is M0, the smallest validated batch size; MaxBatch the largest.

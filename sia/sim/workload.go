@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-// Job categories of the optional workload column "category" (artifact-sia §9).
+// Job categories of the optional workload column "category" (as in the published artifact).
 const (
 	CategoryAdaptive     = "adaptive"   // Sia picks type, GPU count and batch size
 	CategoryStrongScaled = "scale-gpus" // batch size fixed; type and count chosen

@@ -1,4 +1,4 @@
-// Package gavel is the Gavel baseline of the simulator (artifact-baselines §1):
+// Package gavel is the Gavel baseline of the simulator (Gavel, OSDI '20, as the published Sia artifact runs it):
 // heterogeneity-aware max-sum-throughput over time shares per GPU type, with
 // jobs rigid at the workload's requested GPU count and batch size.
 //

@@ -1,5 +1,5 @@
 // Package pollux is the Pollux baseline of the simulator, as the published Sia
-// artifact adapts it to heterogeneous clusters (artifact-baselines §2).
+// artifact adapts it to heterogeneous clusters (Pollux, OSDI '21).
 //
 // Pollux is heterogeneity-unaware: it sees the cluster as identical virtual
 // nodes of 4 GPUs, keeps one throughput model per job pooled over GPU types,
