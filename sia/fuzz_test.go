@@ -12,19 +12,26 @@ import (
 	"github.com/sia-sched/sia/goodput"
 )
 
+// fuzzBytes reads a fuzz input one byte at a time, 0 past its end.
+type fuzzBytes struct {
+	data []byte
+	pos  int
+}
+
+func (f *fuzzBytes) next() int {
+	if f.pos >= len(f.data) {
+		return 0
+	}
+	b := int(f.data[f.pos])
+	f.pos++
+	return b
+}
+
 // fuzzSnapshot decodes bytes into a (possibly invalid) snapshot: node sizes,
 // jobs of every kind with table or model goodputs, current allocations and
 // placements, reservations and flags.
 func fuzzSnapshot(data []byte) (Snapshot, Options) {
-	pos := 0
-	next := func() int {
-		if pos >= len(data) {
-			return 0
-		}
-		b := int(data[pos])
-		pos++
-		return b
-	}
+	next := (&fuzzBytes{data: data}).next
 	types := []string{"A", "B", "C"}
 	snap := Snapshot{Now: t0.Add(time.Duration(next()) * time.Minute)}
 	for i, n := 0, next()%6; i < n; i++ {

@@ -20,15 +20,7 @@ import (
 // extreme options, and an expired deadline. Round must accept it (or find
 // the pins infeasible) and return a plan that keeps every invariant.
 func fuzzValidSnapshot(data []byte) (Snapshot, Options, bool) {
-	pos := 0
-	next := func() int {
-		if pos >= len(data) {
-			return 0
-		}
-		b := int(data[pos])
-		pos++
-		return b
-	}
+	next := (&fuzzBytes{data: data}).next
 	types := []string{"A", "B", "C"}
 	sizes := []int{1, 2, 4, 8, 4, 8, 6, 3}
 	snap := Snapshot{Now: t0.Add(time.Duration(1+next()) * time.Hour)}
