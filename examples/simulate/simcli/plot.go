@@ -47,10 +47,7 @@ func writePlots(dir string, os []outcome) error {
 			names = append(names, t)
 		}
 		sort.Strings(names)
-		q := plot.New()
-		q.Title.Text = fmt.Sprintf("GPUs in use per type: %s, %s", o.policy, r.Workload)
-		q.X.Label.Text = "time (h)"
-		q.Y.Label.Text = "GPUs allocated"
+		q := newPlot(fmt.Sprintf("GPUs in use per type: %s, %s", o.policy, r.Workload), "time (h)", "GPUs allocated")
 		for i, t := range names {
 			pts := make(plotter.XYs, len(r.Rounds))
 			for k, rs := range r.Rounds {
@@ -104,12 +101,8 @@ type Series struct {
 // WriteJCTCDF draws the CDF of each series' JCTs (hours, log scale) into a
 // PNG or SVG file (by the extension), as examples/simulate's jct_cdf.png. Empty series are skipped.
 func WriteJCTCDF(file string, series ...Series) error {
-	p := plot.New()
-	p.Title.Text = "JCT CDF"
-	p.X.Label.Text = "JCT (h)"
-	p.Y.Label.Text = "fraction of jobs"
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p := newPlot("JCT CDF", "JCT (h)", "fraction of jobs")
+	logAxis(&p.X)
 	for i, sr := range series {
 		jcts := slices.Sorted(slices.Values(sr.JCTs))
 		if len(jcts) == 0 {
@@ -149,4 +142,19 @@ func sanitize(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// newPlot returns a plot with its title and axis labels set.
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	return p
+}
+
+// logAxis makes an axis logarithmic with plain tick labels.
+func logAxis(a *plot.Axis) {
+	a.Scale = plot.LogScale{}
+	a.Tick.Marker = plot.LogTicks{Prec: -1}
 }

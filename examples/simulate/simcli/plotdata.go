@@ -87,9 +87,7 @@ func writeJCTBars(dir string, os_ []outcome) error {
 	if len(os_) == 0 {
 		return nil
 	}
-	p := plot.New()
-	p.Title.Text = "Average JCT per policy"
-	p.Y.Label.Text = "avg JCT (h)"
+	p := newPlot("Average JCT per policy", "", "avg JCT (h)")
 	vals := make(plotter.Values, len(os_))
 	names := make([]string, len(os_))
 	for i, o := range os_ {
@@ -132,20 +130,11 @@ func scalePoints(order []string, byPolicy map[string][]outcome) map[string][]sca
 // round (median, with p25–p75 bars) against cluster size, and the average
 // JCT against cluster size.
 func writeScalePlots(dir string, order []string, points map[string][]scalePoint) error {
-	q := plot.New()
-	q.Title.Text = "Policy runtime per round vs cluster size"
-	q.X.Label.Text = "GPUs"
-	q.Y.Label.Text = "ms per round (median, p25-p75)"
-	q.Y.Scale = plot.LogScale{}
-	q.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	q.X.Scale = plot.LogScale{}
-	q.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	j := plot.New()
-	j.Title.Text = "Average JCT vs cluster size"
-	j.X.Label.Text = "GPUs"
-	j.Y.Label.Text = "avg JCT (h)"
-	j.X.Scale = plot.LogScale{}
-	j.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	q := newPlot("Policy runtime per round vs cluster size", "GPUs", "ms per round (median, p25-p75)")
+	logAxis(&q.X)
+	logAxis(&q.Y)
+	j := newPlot("Average JCT vs cluster size", "GPUs", "avg JCT (h)")
+	logAxis(&j.X)
 	for i, name := range order {
 		var pts, jpts plotter.XYs
 		var errs plotter.YErrors

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -44,9 +43,7 @@ func replot(files []string, dir string) error {
 	if err := writeScalePlots(dir, order, points); err != nil {
 		return err
 	}
-	p := plot.New()
-	p.Title.Text = "Average JCT per policy"
-	p.Y.Label.Text = "avg JCT (h)"
+	p := newPlot("Average JCT per policy", "", "avg JCT (h)")
 	b, err := plotter.NewBarChart(jcts, vg.Points(18))
 	if err != nil {
 		return err
