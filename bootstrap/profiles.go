@@ -57,7 +57,7 @@ func (e *ParseError) Error() string {
 }
 
 // Unwrap returns ErrMalformed.
-func (e *ParseError) Unwrap() error { return ErrMalformed }
+func (e *ParseError) Unwrap() []error { return []error{ErrMalformed} }
 
 // PlacementRow is one row of placements-<type>.csv: the step and sync times
 // measured with a concrete placement.

@@ -25,8 +25,8 @@ func (e *GroupError) Error() string {
 	return fmt.Sprintf("configset: invalid input: node group %d (type %q): %s: %s", e.Index, e.Type, e.Field, e.Reason)
 }
 
-// Unwrap makes errors.Is(err, ErrInvalidInput) hold.
-func (e *GroupError) Unwrap() error { return ErrInvalidInput }
+// Unwrap returns ErrInvalidInput.
+func (e *GroupError) Unwrap() []error { return []error{ErrInvalidInput} }
 
 // FilterError reports a bad job filter passed to Filter, or bad Options.
 type FilterError struct {
@@ -39,8 +39,8 @@ func (e *FilterError) Error() string {
 	return fmt.Sprintf("configset: invalid input: %s: %s", e.Field, e.Reason)
 }
 
-// Unwrap makes errors.Is(err, ErrInvalidInput) hold.
-func (e *FilterError) Unwrap() error { return ErrInvalidInput }
+// Unwrap returns ErrInvalidInput.
+func (e *FilterError) Unwrap() []error { return []error{ErrInvalidInput} }
 
 // MaxGPUsPerNode and MaxNodesPerGroup bound the node groups New accepts
 // (they bound memory and time).

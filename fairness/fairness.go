@@ -48,8 +48,8 @@ func (e *InputError) Error() string {
 	return s + ": " + e.Reason
 }
 
-// Unwrap makes errors.Is(err, ErrInvalidInput) hold.
-func (e *InputError) Unwrap() error { return ErrInvalidInput }
+// Unwrap returns ErrInvalidInput.
+func (e *InputError) Unwrap() []error { return []error{ErrInvalidInput} }
 
 // MaxGPUs bounds the total GPUs of the cluster passed to Compute (so that
 // sums cannot overflow and shares stay exact in float64).

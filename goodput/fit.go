@@ -34,7 +34,7 @@ func (e *ObservationError) Error() string {
 }
 
 // Unwrap returns ErrInvalidInput.
-func (e *ObservationError) Unwrap() error { return ErrInvalidInput }
+func (e *ObservationError) Unwrap() []error { return []error{ErrInvalidInput} }
 
 // FitOptions tune Fit. A nil *FitOptions means the defaults.
 type FitOptions struct {

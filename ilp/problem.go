@@ -25,24 +25,25 @@ var (
 // ErrInvalidInput (or ErrInfeasible for pins that cannot all hold) and is
 // usable with errors.As.
 type InputError struct {
-	Field string // path of the offending item, e.g. `jobs[3] "j3".options[2].value`
-	Msg   string // what is wrong with it
-	Err   error  // ErrInvalidInput or ErrInfeasible
+	Field  string // path of the offending item, e.g. `jobs[3] "j3".options[2].value`
+	Reason string // what is wrong with it
+	Err    error  // ErrInvalidInput or ErrInfeasible
 }
 
 // Error implements error.
 func (e *InputError) Error() string {
 	if e.Field == "" {
-		return "ilp: " + e.Msg
+		return "ilp: " + e.Reason
 	}
-	return "ilp: " + e.Field + ": " + e.Msg
+	return "ilp: " + e.Field + ": " + e.Reason
 }
 
-// Unwrap returns the sentinel the error belongs to.
-func (e *InputError) Unwrap() error { return e.Err }
+// Unwrap returns the sentinel the error belongs to (ErrInvalidInput or
+// ErrInfeasible).
+func (e *InputError) Unwrap() []error { return []error{e.Err} }
 
 func invalid(field, format string, args ...any) error {
-	return &InputError{Field: field, Msg: fmt.Sprintf(format, args...), Err: ErrInvalidInput}
+	return &InputError{Field: field, Reason: fmt.Sprintf(format, args...), Err: ErrInvalidInput}
 }
 
 // Sense says whether the objective is minimised or maximised.
@@ -383,9 +384,9 @@ func (p *Problem) checkPins() error {
 		avail := p.Capacity[t] - p.Reserved[t]
 		if used[t] > avail {
 			return &InputError{
-				Field: fmt.Sprintf("capacity[%q]", t),
-				Msg:   fmt.Sprintf("pinned jobs need %s GPUs but only %d are available (%s)", countStr(used[t]), avail, pinnedOn(p, &Quota{Type: t}, nil)),
-				Err:   ErrInfeasible,
+				Field:  fmt.Sprintf("capacity[%q]", t),
+				Reason: fmt.Sprintf("pinned jobs need %s GPUs but only %d are available (%s)", countStr(used[t]), avail, pinnedOn(p, &Quota{Type: t}, nil)),
+				Err:    ErrInfeasible,
 			}
 		}
 	}
@@ -399,9 +400,9 @@ func (p *Problem) checkPins() error {
 		}
 		if u > q.Limit {
 			return &InputError{
-				Field: fmt.Sprintf("quotas[%d] %q", qi, q.Name),
-				Msg:   fmt.Sprintf("pinned jobs need %s GPUs but the limit is %d (%s)", countStr(u), q.Limit, pinnedOn(p, &q, q.members(len(p.Jobs)))),
-				Err:   ErrInfeasible,
+				Field:  fmt.Sprintf("quotas[%d] %q", qi, q.Name),
+				Reason: fmt.Sprintf("pinned jobs need %s GPUs but the limit is %d (%s)", countStr(u), q.Limit, pinnedOn(p, &q, q.members(len(p.Jobs)))),
+				Err:    ErrInfeasible,
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package ilp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -138,7 +139,7 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 	start := time.Now()
 	if err := p.Validate(); err != nil {
-		if e, ok := err.(*InputError); ok && e.Err == ErrInfeasible {
+		if e := (*InputError)(nil); errors.As(err, &e) && e.Err == ErrInfeasible {
 			return Solution{Status: Infeasible, Bound: math.NaN(), Objective: math.NaN()}, err
 		}
 		return unsolved, err

@@ -41,8 +41,8 @@ func (e *InputError) Error() string {
 	return s + ": " + e.Reason
 }
 
-// Unwrap makes errors.Is(err, ErrInvalidInput) hold.
-func (e *InputError) Unwrap() error { return ErrInvalidInput }
+// Unwrap returns ErrInvalidInput.
+func (e *InputError) Unwrap() []error { return []error{ErrInvalidInput} }
 
 // MaxNodeGPUs is the largest GPU count of one node that Place accepts.
 const MaxNodeGPUs = 4096

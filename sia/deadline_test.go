@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/sia-sched/sia/ilp"
 )
 
 // largeSnapshot returns a snapshot of the heterogeneous cluster scaled k
@@ -105,9 +103,9 @@ func TestRoundDeadline(t *testing.T) {
 			}
 			checkPlan(t, &snap, &plan)
 			if plan.Matrix.Partial {
-				assert.Equal(t, ilp.Feasible, plan.Status, "a partial matrix proves nothing")
+				assert.Equal(t, StatusFeasible, plan.Status, "a partial matrix proves nothing")
 			}
-			if plan.Status != ilp.Optimal {
+			if plan.Status != StatusOptimal {
 				assert.True(t, plan.Bound <= plan.Objective, "bound %v, objective %v", plan.Bound, plan.Objective)
 			}
 			started := 0
@@ -158,7 +156,7 @@ func BenchmarkRoundDeadlineSweep(b *testing.B) {
 					if p.Matrix.Partial {
 						partial++
 					}
-					if p.Status == ilp.Optimal {
+					if p.Status == StatusOptimal {
 						optimal++
 					}
 				}
@@ -194,7 +192,7 @@ func TestRoundOutOfTimeParallel(t *testing.T) {
 		checkPlan(t, &snap, &p)
 		checkAdmissible(t, &snap, &p)
 		assert.True(t, p.Matrix.Partial)
-		assert.Equal(t, ilp.Feasible, p.Status)
+		assert.Equal(t, StatusFeasible, p.Status)
 		started, deadline := 0, 0
 		for _, d := range p.Decisions {
 			if d.Action == Start {

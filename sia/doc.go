@@ -84,7 +84,7 @@
 //
 // The same snapshot and options give the same plan (apart from Plan.Timings)
 // unless the round's deadline cuts it short (then Plan.Status is
-// ilp.Feasible and how much was done depends on the machine's speed):
+// StatusFeasible and how much was done depends on the machine's speed):
 // iteration follows snapshot and cluster order, never map order, and ties
 // are broken by Options.Seed. The package starts no goroutines unless asked
 // to (Options.Parallelism builds the matrix on several, with the same

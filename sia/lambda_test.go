@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/sia-sched/sia/ilp"
 )
 
 // randomTable returns concave goodputs on each type, powers of two up to
@@ -99,7 +97,7 @@ func TestLambdaGuarantee(t *testing.T) {
 		require.NoError(t, err)
 		p, err := s.Round(context.Background(), snap)
 		require.NoError(t, err)
-		require.Equal(t, ilp.Optimal, p.Status)
+		require.Equal(t, StatusOptimal, p.Status)
 		prob, optIdx := p.Matrix.problem(nil)
 		assign := make([]int, len(p.Matrix.Rows))
 		for i, c := range p.Decisions {
@@ -154,7 +152,7 @@ func TestLambdaNoEveryJobGuarantee(t *testing.T) {
 		require.NoError(t, err)
 		p, err := s.Round(context.Background(), snap)
 		require.NoError(t, err)
-		require.Equal(t, ilp.Optimal, p.Status)
+		require.Equal(t, StatusOptimal, p.Status)
 		for _, d := range p.Decisions {
 			if d.Allocation.Running() {
 				running++

@@ -207,7 +207,7 @@ func newCluster(c Cluster, maxGPUs int) (*cluster, error) {
 	}
 	set, err := configset.New(groups, &configset.Options{MaxGPUs: maxGPUs})
 	if err != nil {
-		return nil, &InputError{Field: "Cluster", Reason: err.Error(), Cause: err}
+		return nil, &InputError{Field: "Cluster", Reason: err.Error(), Err: err}
 	}
 	cl := &cluster{set: set, types: set.Types(), capacity: map[string]int{}, byType: map[string][]configset.Config{},
 		pools: map[string][]string{}, poolCap: map[string]int{}, nodeGPUs: nodeGPUs}
@@ -509,7 +509,7 @@ func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluste
 		}
 		if src != bootstrap.None && !hasEval {
 			if err := model.Validate(); err != nil {
-				return nil, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: "invalid model: " + err.Error(), Cause: err}
+				return nil, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: "invalid model: " + err.Error(), Err: err}
 			}
 			if model.Hybrid() && model.Stages != p {
 				return nil, &InputError{Job: j.ID, Type: t, Field: "ReplicaSize",

@@ -127,7 +127,7 @@ func TestArtifactKnobs(t *testing.T) {
 	// The solver sees the grid and proves optimality.
 	sol, err := Solve(context.Background(), m, &Options{Variant: Artifact})
 	require.NoError(t, err)
-	assert.Equal(t, ilp.Optimal, sol.Status)
+	assert.Equal(t, StatusOptimal, sol.Status)
 	e := row.Entries[sol.Choice[0]]
 	assert.Equal(t, "A", e.Config.Type)
 	assert.Equal(t, 2, e.Config.GPUs)
@@ -239,10 +239,34 @@ func TestPins(t *testing.T) {
 	assert.Equal(t, cur.Placement, p.Decisions[0].Allocation.Placement)
 	assert.True(t, p.Decisions[0].Pinned)
 
-	// Pins that cannot hold together are ErrInfeasible.
+	// Pins that cannot hold together are ErrInfeasible, an
+	// *InfeasibleError, and the empty plan's zero Status is not optimal.
 	bad := &Snapshot{Now: t0, Cluster: twoTypes(), Reserved: map[string]int{"A": 3}, Jobs: snap.Jobs[:1]}
-	_, err = s.Round(context.Background(), *bad)
+	p, err = s.Round(context.Background(), *bad)
 	require.ErrorIs(t, err, ErrInfeasible)
+	var fe *InfeasibleError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "restoring", fe.Job)
+	assert.Equal(t, StatusUnknown, p.Status)
+	assert.False(t, p.Status.Optimal())
+}
+
+// TestStatusZeroIsUnknown: a zero Status, the matrix stage's Event and an
+// error's empty Plan never read "optimal".
+func TestStatusZeroIsUnknown(t *testing.T) {
+	var zero Status
+	assert.Equal(t, StatusUnknown, zero)
+	assert.Equal(t, "unknown", zero.String())
+	assert.False(t, zero.Optimal())
+	var events []Event
+	s, err := New(&Options{Observer: ObserverFunc(func(e Event) { events = append(events, e) })})
+	require.NoError(t, err)
+	p, err := s.Round(context.Background(), Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", Models: linear}}})
+	require.NoError(t, err)
+	assert.Equal(t, StatusOptimal, p.Status)
+	require.Len(t, events, 3)
+	assert.Equal(t, StatusUnknown, events[0].Status, "the matrix stage has no solver status")
+	assert.Equal(t, StatusOptimal, events[1].Status)
 }
 
 func TestStrongScalingFixedBatch(t *testing.T) {
@@ -395,7 +419,7 @@ func TestObserverAndDeadline(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []Stage{StageMatrix, StageSolve, StagePlace}, stages)
 	checkPlan(t, &snap, &p)
-	assert.Contains(t, []ilp.Status{ilp.Optimal, ilp.Feasible}, p.Status)
+	assert.Contains(t, []Status{StatusOptimal, StatusFeasible}, p.Status)
 	// An already cancelled context: the matrix is partial, running jobs
 	// keep their allocations, queued jobs wait, the plan is valid.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -404,7 +428,7 @@ func TestObserverAndDeadline(t *testing.T) {
 	require.NoError(t, err)
 	checkPlan(t, &snap, &p)
 	assert.True(t, p.Matrix.Partial)
-	assert.Equal(t, ilp.Feasible, p.Status)
+	assert.Equal(t, StatusFeasible, p.Status)
 	for i, d := range p.Decisions {
 		cur := snap.Jobs[i].State.Current
 		if cur.Running() {

@@ -6,8 +6,6 @@ import (
 	"math"
 	"strings"
 	"time"
-
-	"github.com/sia-sched/sia/ilp"
 )
 
 // Default option values (paper §3.3 and §5; the paper's and the artifact's
@@ -138,8 +136,9 @@ type Event struct {
 	// Jobs is the number of jobs and Options the number of options (matrix
 	// entries) of the round.
 	Jobs, Options int
-	// Status is the solver status (StageSolve and later).
-	Status ilp.Status
+	// Status is the solver status (StageSolve and later; StatusUnknown
+	// before).
+	Status Status
 	// Evicted is the number of jobs evicted by placement (StagePlace).
 	Evicted int
 	// Err is the error the step failed with, if any.

@@ -104,7 +104,7 @@ type Plan struct {
 	Matrix *Matrix
 	// Status, Objective and Bound come from the solver (Status Feasible
 	// when it stopped at a deadline).
-	Status           ilp.Status
+	Status           Status
 	Objective, Bound float64
 	// Evicted lists the jobs placement moved off their GPUs; Migrated the
 	// jobs that change GPU type; Unplaced the jobs the solver allocated but
@@ -222,7 +222,7 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 	}
 	res, err := placement.Place(nodes, reqs)
 	if err != nil {
-		return Layout{}, &InputError{Field: "placement", Reason: err.Error(), Cause: err}
+		return Layout{}, &InputError{Field: "placement", Reason: err.Error(), Err: err}
 	}
 	out := Layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: res.Evicted, Unplaced: res.Unplaced}
 	index := make(map[string]int, len(snap.Jobs))

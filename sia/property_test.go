@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/sia-sched/sia/bootstrap"
-	"github.com/sia-sched/sia/ilp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -227,9 +226,9 @@ func TestRoundProperties(t *testing.T) {
 			}
 			// The solver proves every round; a plan that placement had to
 			// change (a job unplaced or kept in place) is only Feasible.
-			want := ilp.Optimal
+			want := StatusOptimal
 			if len(p.Unplaced) > 0 || len(p.Kept) > 0 {
-				want = ilp.Feasible
+				want = StatusFeasible
 			}
 			assert.Equal(t, want, p.Status, "seed %d round %d", seed, round)
 			applyPlan(&g.snap, &p, time.Minute)

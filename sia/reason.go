@@ -143,7 +143,7 @@ func (r *reasoner) reason(i int, unplaced bool) QueueReason {
 	} else if res {
 		return ReasonReserved
 	}
-	if row.Partial || r.sol.Status != ilp.Optimal {
+	if row.Partial || r.sol.Status != StatusOptimal {
 		return ReasonDeadline
 	}
 	if q, res := r.blocked(i, row, false); q {

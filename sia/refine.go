@@ -230,8 +230,8 @@ func assemble(plan *Plan, snap *Snapshot, m *Matrix, sol Solution, lay Layout, o
 	plan.Decisions = decide(snap, m, sol, lay, o)
 	plan.Matrix = m
 	plan.Status, plan.Objective, plan.Bound = sol.Status, sol.Objective, sol.Bound
-	if plan.Status == ilp.Optimal && (len(lay.Unplaced) > 0 || len(lay.Kept) > 0) {
-		plan.Status = ilp.Feasible
+	if plan.Status == StatusOptimal && (len(lay.Unplaced) > 0 || len(lay.Kept) > 0) {
+		plan.Status = StatusFeasible
 	}
 	plan.Evicted, plan.Unplaced, plan.Kept = lay.Evicted, lay.Unplaced, lay.Kept
 	for _, d := range plan.Decisions {

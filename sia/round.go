@@ -62,7 +62,7 @@ func (s *Scheduler) Options() Options { return s.opts }
 // allocation is the better of the solver's incumbent and a greedy one that
 // keeps every running job that fits and starts waiting jobs, smallest first,
 // on free GPUs — a tight deadline never freezes the cluster. Such a plan's
-// Status is ilp.Feasible (never Optimal unless proven on the full matrix)
+// Status is StatusFeasible (never StatusOptimal unless proven on the full matrix)
 // and its Bound a valid bound of the optimum (±Inf when the matrix is
 // partial: the truncated matrix bounds nothing).
 func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {

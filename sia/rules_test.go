@@ -94,13 +94,18 @@ func TestSnapshotRules(t *testing.T) {
 			require.Error(t, err)
 			if c.infeasible {
 				require.ErrorIs(t, err, ErrInfeasible)
+				assert.NotErrorIs(t, err, ErrInvalidInput, "infeasibility is not bad input")
+				var fe *InfeasibleError
+				require.ErrorAs(t, err, &fe)
+				assert.Equal(t, c.field, fe.Field, "%v", err)
+				assert.Equal(t, c.job, fe.Job, "%v", err)
 			} else {
 				require.ErrorIs(t, err, ErrInvalidInput)
+				var ie *InputError
+				require.ErrorAs(t, err, &ie)
+				assert.Equal(t, c.field, ie.Field, "%v", err)
+				assert.Equal(t, c.job, ie.Job, "%v", err)
 			}
-			var ie *InputError
-			require.ErrorAs(t, err, &ie)
-			assert.Equal(t, c.field, ie.Field, "%v", err)
-			assert.Equal(t, c.job, ie.Job, "%v", err)
 			assert.Equal(t, err, snap.Validate(), "Snapshot.Validate agrees with Round")
 		})
 	}

@@ -17,9 +17,9 @@ type Solution struct {
 	// Choice has one element per matrix row: the index of the chosen entry
 	// in Row.Entries, or −1 when the job gets no GPUs.
 	Choice []int
-	// Status is ilp.Optimal, or ilp.Feasible when the solver stopped early
-	// (deadline, node limit) with a valid allocation.
-	Status ilp.Status
+	// Status is StatusOptimal, or StatusFeasible when the solver stopped
+	// early (deadline, node limit) with a valid allocation.
+	Status Status
 	// Objective is the objective of Choice and Bound the solver's proven
 	// bound on the optimum (equal to Objective when Optimal, up to the grid).
 	Objective, Bound float64
@@ -118,7 +118,7 @@ func (m *Matrix) Problem() *ilp.Problem {
 // a seeded order (tie-breaking). On a deadline the better of the solver's
 // incumbent and a greedy allocation (current configurations that fit, then
 // waiting jobs on free GPUs, smallest first) is returned with Status
-// ilp.Feasible; a ctx already expired skips the solver. Pins that cannot hold together give an
+// StatusFeasible; a ctx already expired skips the solver. Pins that cannot hold together give an
 // error wrapping ErrInfeasible that names the type.
 func Solve(ctx context.Context, m *Matrix, opts *Options) (Solution, error) {
 	if err := opts.Validate(); err != nil {
@@ -161,19 +161,19 @@ func solve(ctx context.Context, m *Matrix, o *Options) (Solution, error) {
 	sol, err := solveOrGreedy(ctx, p, warm, o)
 	if err != nil {
 		if errors.Is(err, ilp.ErrInfeasible) {
-			return Solution{Status: ilp.Infeasible, Objective: math.NaN(), Bound: math.NaN()},
-				&InputError{Field: "pins", Reason: "the pinned jobs (checkpoint-restore, non-preemptible) do not fit together: " + err.Error(), Err: ErrInfeasible, Cause: err}
+			return Solution{Status: StatusInfeasible, Objective: math.NaN(), Bound: math.NaN()},
+				&InfeasibleError{Reason: "the pinned jobs (checkpoint-restore, non-preemptible) do not fit together: " + err.Error(), Err: err}
 		}
-		return Solution{}, &InputError{Field: "Matrix", Reason: err.Error(), Cause: err}
+		return Solution{}, &InputError{Field: "Matrix", Reason: err.Error(), Err: err}
 	}
 	if len(sol.Assignment) != len(m.Rows) {
 		return Solution{}, &InputError{Field: "Matrix", Reason: fmt.Sprintf("solver returned %d assignments for %d jobs", len(sol.Assignment), len(m.Rows))}
 	}
-	out := Solution{Choice: make([]int, len(m.Rows)), Status: sol.Status, Objective: sol.Objective, Bound: sol.Bound}
+	out := Solution{Choice: make([]int, len(m.Rows)), Status: statusOf(sol.Status), Objective: sol.Objective, Bound: sol.Bound}
 	if m.Partial {
 		// Optimal only for the truncated matrix, whose bound says nothing
 		// about the full problem.
-		out.Status = ilp.Feasible
+		out.Status = StatusFeasible
 		out.Bound = unknownBound(m.Sense)
 	}
 	for pos, a := range sol.Assignment {

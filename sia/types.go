@@ -10,8 +10,15 @@ import (
 )
 
 // Sentinel errors. Every error this package returns wraps one of them (use
-// errors.Is); bad caller data is reported as an *InputError (use errors.As)
-// naming the job, node, GPU type and field.
+// errors.Is). Bad caller data is an *InputError, pinned jobs that cannot fit
+// together an *InfeasibleError (use errors.As); both name the job, node, GPU
+// type and field concerned.
+//
+// Errors of every package of this module share one shape: Field is the path
+// of the offending field, Reason says what is wrong, the item (Job, Node,
+// Type, Index, …) names the offending entity where there is one, and
+// Unwrap() []error returns the package's sentinel and, when there is one,
+// the underlying error (Err) of another package.
 var (
 	// ErrInvalidInput marks a snapshot or options that break a documented
 	// rule.
@@ -22,57 +29,75 @@ var (
 )
 
 // InputError describes one offending item of a Snapshot or Options. It wraps
-// ErrInvalidInput (or ErrInfeasible) and, when there is one, the underlying
-// error of another package.
+// ErrInvalidInput and, when there is one, the underlying error of another
+// package.
 type InputError struct {
 	// Job, Node and Type name the job, node and GPU type concerned ("" when
 	// not applicable).
 	Job, Node, Type string
-	// Field names the offending field, e.g. "Job.MinGPUs" or "Options.P".
+	// Field is the path of the offending field, e.g. "Jobs[3].MinGPUs" or
+	// "Options.P".
 	Field string
 	// Reason says what is wrong.
 	Reason string
-	// Err is the sentinel (ErrInvalidInput when nil) and Cause an optional
-	// underlying error.
-	Err, Cause error
+	// Err is the underlying error of another package, or nil.
+	Err error
 }
 
 // Error implements error.
 func (e *InputError) Error() string {
-	msg := "sia: "
-	if errors.Is(e.sentinel(), ErrInfeasible) {
-		msg += "infeasible: "
-	} else {
-		msg += "invalid input: "
-	}
-	if e.Job != "" {
-		msg += fmt.Sprintf("job %q: ", e.Job)
-	}
-	if e.Node != "" {
-		msg += fmt.Sprintf("node %q: ", e.Node)
-	}
-	if e.Type != "" {
-		msg += fmt.Sprintf("type %q: ", e.Type)
-	}
-	if e.Field != "" {
-		msg += e.Field + ": "
-	}
-	return msg + e.Reason
+	return "sia: invalid input: " + describe(e.Job, e.Node, e.Type, e.Field, e.Reason)
 }
 
-func (e *InputError) sentinel() error {
-	if e.Err == nil {
-		return ErrInvalidInput
-	}
-	return e.Err
+// Unwrap returns ErrInvalidInput and Err (when not nil).
+func (e *InputError) Unwrap() []error { return unwrap(ErrInvalidInput, e.Err) }
+
+// InfeasibleError reports pinned jobs (checkpoint-restore in progress,
+// non-preemptible) that do not fit the cluster together. It wraps
+// ErrInfeasible and, when there is one, the solver's error.
+type InfeasibleError struct {
+	// Job and Type name the first pinned job that does not fit and its GPU
+	// type ("" when the solver found the conflict).
+	Job, Type string
+	// Field is the path of the offending field, e.g.
+	// "Jobs[3].State.Current.GPUs".
+	Field string
+	// Reason says what does not fit.
+	Reason string
+	// Err is the underlying error (the solver's), or nil.
+	Err error
 }
 
-// Unwrap returns the sentinel and the cause.
-func (e *InputError) Unwrap() []error {
-	if e.Cause == nil {
-		return []error{e.sentinel()}
+// Error implements error.
+func (e *InfeasibleError) Error() string {
+	return "sia: infeasible: " + describe(e.Job, "", e.Type, e.Field, e.Reason)
+}
+
+// Unwrap returns ErrInfeasible and Err (when not nil).
+func (e *InfeasibleError) Unwrap() []error { return unwrap(ErrInfeasible, e.Err) }
+
+func describe(job, node, typ, field, reason string) string {
+	msg := ""
+	if job != "" {
+		msg += fmt.Sprintf("job %q: ", job)
 	}
-	return []error{e.sentinel(), e.Cause}
+	if node != "" {
+		msg += fmt.Sprintf("node %q: ", node)
+	}
+	if typ != "" {
+		msg += fmt.Sprintf("type %q: ", typ)
+	}
+	if field != "" {
+		msg += field + ": "
+	}
+	return msg + reason
+}
+
+func unwrap(sentinel, err error) []error {
+	if err == nil {
+		return []error{sentinel}
+	}
+	return []error{sentinel, err}
 }
 
 // Node is a machine with GPUs GPUs of one type. Type is an opaque,

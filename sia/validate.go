@@ -147,7 +147,7 @@ func validatePins(s *Snapshot, cl *cluster) error {
 		t := j.State.Current.Type
 		avail := cl.capacity[t] - s.Reserved[t]
 		if used[t] > avail-j.State.Current.GPUs {
-			return &InputError{Job: j.ID, Type: t, Field: fmt.Sprintf("Jobs[%d].State.Current.GPUs", i), Err: ErrInfeasible,
+			return &InfeasibleError{Job: j.ID, Type: t, Field: fmt.Sprintf("Jobs[%d].State.Current.GPUs", i),
 				Reason: fmt.Sprintf("%d pinned GPUs, but the pinned jobs before it already hold %d of the %d the type offers (capacity less Reserved)", j.State.Current.GPUs, used[t], avail)}
 		}
 		used[t] += j.State.Current.GPUs

@@ -14,11 +14,11 @@ var ErrInvalidInput = errors.New("sim: invalid input")
 // file when it came from one; Job, Field and Type name what was wrong. It wraps
 // ErrInvalidInput.
 type InputError struct {
-	File  string // file name, if any
-	Line  int    // 1-based line number, if any
-	Job   string // job name, if known
-	Field string // column or field name, if known
-	Msg   string
+	File   string // file name, if any
+	Line   int    // 1-based line number, if any
+	Job    string // job name, if known
+	Field  string // column or field name, if known
+	Reason string
 	// Err is the underlying error, if any (for example the
 	// *bootstrap.ParseError of a malformed profile file).
 	Err error
@@ -40,7 +40,7 @@ func (e *InputError) Error() string {
 	if e.Field != "" {
 		s += fmt.Sprintf("field %q: ", e.Field)
 	}
-	return s + e.Msg
+	return s + e.Reason
 }
 
 // Unwrap returns ErrInvalidInput and the underlying error, if any.
@@ -52,7 +52,7 @@ func (e *InputError) Unwrap() []error {
 }
 
 func inputErr(file string, line int, job, field, format string, args ...any) error {
-	return &InputError{File: file, Line: line, Job: job, Field: field, Msg: fmt.Sprintf(format, args...)}
+	return &InputError{File: file, Line: line, Job: job, Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
 // PolicyError reports a policy's failure during Run: Schedule returned an
@@ -71,4 +71,4 @@ func (e *PolicyError) Error() string {
 }
 
 // Unwrap returns the underlying error.
-func (e *PolicyError) Unwrap() error { return e.Err }
+func (e *PolicyError) Unwrap() []error { return []error{e.Err} }

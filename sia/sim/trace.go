@@ -120,9 +120,9 @@ func LoadTrace(dir string, types []string) (*TraceTruth, error) {
 func profileErr(err error) error {
 	var pe *bootstrap.ParseError
 	if errors.As(err, &pe) {
-		return &InputError{File: pe.File, Line: pe.Line, Field: pe.Column, Msg: pe.Reason, Err: err}
+		return &InputError{File: pe.File, Line: pe.Line, Field: pe.Column, Reason: pe.Reason, Err: err}
 	}
-	return &InputError{Msg: strings.TrimPrefix(err.Error(), "bootstrap: "), Err: err}
+	return &InputError{Reason: strings.TrimPrefix(err.Error(), "bootstrap: "), Err: err}
 }
 
 // newTraceApp builds one model's ground truth from its profiles.
