@@ -277,7 +277,6 @@ type Tracker struct {
 	opts    Options
 	types   []typeState // sorted by name
 	grad    goodput.GradStats
-	peak    int
 	refits  int
 	version uint64
 }
@@ -310,11 +309,6 @@ func (t *Tracker) Mode() Mode { return t.opts.Mode }
 
 // Grad returns the current gradient statistics.
 func (t *Tracker) Grad() goodput.GradStats { return t.grad }
-
-// PeakReplicas returns the largest number of replicas the job has been
-// observed running with on any type (0 if it never ran). Seed data does not
-// count. Schedulers use it for the scale-up cap.
-func (t *Tracker) PeakReplicas() int { return t.peak }
 
 // Refits returns how many times the tracker has fitted parameters so far.
 func (t *Tracker) Refits() int { return t.refits }
@@ -411,9 +405,6 @@ func (t *Tracker) Observe(gpuType string, m Measurement) (refit bool, err error)
 			return false, err
 		}
 		refit = true
-	}
-	if m.Replicas > t.peak {
-		t.peak = m.Replicas
 	}
 	return refit, nil
 }
@@ -674,14 +665,13 @@ func cloneSpec(s Spec) Spec {
 
 // trackerJSON is the serialised form of a Tracker.
 type trackerJSON struct {
-	Spec         Spec                `json:"spec"`
-	Mode         Mode                `json:"mode"`
-	Fit          *goodput.FitOptions `json:"fit,omitempty"`
-	Grad         goodput.GradStats   `json:"grad"`
-	PeakReplicas int                 `json:"peak_replicas"`
-	Refits       int                 `json:"refits"`
-	Version      uint64              `json:"version"`
-	Types        []typeJSON          `json:"types"`
+	Spec    Spec                `json:"spec"`
+	Mode    Mode                `json:"mode"`
+	Fit     *goodput.FitOptions `json:"fit,omitempty"`
+	Grad    goodput.GradStats   `json:"grad"`
+	Refits  int                 `json:"refits"`
+	Version uint64              `json:"version"`
+	Types   []typeJSON          `json:"types"`
 }
 
 type typeJSON struct {
@@ -694,7 +684,7 @@ type typeJSON struct {
 // observations and fitted parameters), so a host can keep it between runs.
 func (t *Tracker) MarshalJSON() ([]byte, error) {
 	j := trackerJSON{Spec: t.spec, Mode: t.opts.Mode, Fit: t.opts.Fit, Grad: t.grad,
-		PeakReplicas: t.peak, Refits: t.refits, Version: t.version}
+		Refits: t.refits, Version: t.version}
 	for _, ts := range t.types {
 		tj := typeJSON{Name: ts.name, Observations: ts.obs}
 		if ts.fitted {
@@ -718,13 +708,13 @@ func (t *Tracker) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	if j.PeakReplicas < 0 || j.Refits < 0 {
-		return &InputError{Field: "JSON", Reason: "negative peak_replicas or refits"}
+	if j.Refits < 0 {
+		return &InputError{Field: "JSON", Reason: "negative refits"}
 	}
 	if err := j.Grad.Validate(); err != nil {
 		return &InputError{Field: "JSON.grad", Reason: err.Error(), Err: err}
 	}
-	nt.grad, nt.peak, nt.refits, nt.version = j.Grad, j.PeakReplicas, j.Refits, j.Version
+	nt.grad, nt.refits, nt.version = j.Grad, j.Refits, j.Version
 	for i, tj := range j.Types {
 		if !nt.known(tj.Name) {
 			return &InputError{Type: tj.Name, Field: fmt.Sprintf("JSON.types[%d]", i), Reason: "type not in the spec"}

@@ -41,11 +41,11 @@ func ExampleTracker() {
 
 	// The same key again costs nothing.
 	refit, _ = tr.Observe("t4", bootstrap.Measurement{Nodes: 1, Replicas: 4, LocalBatch: 256, StepTime: 0.26, SyncTime: 0.06})
-	fmt.Println("repeat refit:", refit, "fits so far:", tr.Refits(), "peak replicas:", tr.PeakReplicas())
+	fmt.Println("repeat refit:", refit, "fits so far:", tr.Refits())
 	// Output:
 	// after seeding: seeded seeded
 	// after a 4-GPU run: projected from t4 / measured refit: true
-	// repeat refit: false fits so far: 3 peak replicas: 4
+	// repeat refit: false fits so far: 3
 }
 
 // Static models suit hosts that know every job's throughput up front.

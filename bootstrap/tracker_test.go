@@ -99,7 +99,6 @@ func TestLifeCycle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Measured, tr.Source("slow"))
 	assert.Equal(t, Projected, tr.Source("fast"))
-	assert.Equal(t, 8, tr.PeakReplicas())
 }
 
 // TestProjectionFormula: est_B(N) = x_B(1)/x_A(1) · x_A(N) at the common
@@ -163,7 +162,6 @@ func TestModes(t *testing.T) {
 	assert.Equal(t, Measured, tr.Source("fast"))
 	assert.Equal(t, Seeded, tr.Source("mid"))
 	assert.Equal(t, None, tr.Source("slow"))
-	assert.Equal(t, 0, tr.PeakReplicas(), "seed data does not count as running")
 
 	// Profiled: multi-GPU seed rows are refused.
 	tr, err = New(testSpec(), nil)

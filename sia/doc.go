@@ -19,8 +19,16 @@
 //  3. reports what the jobs measured back into their trackers
 //     (bootstrap.Tracker.Observe: nodes, replicas, per-GPU batch, step and
 //     sync time, gradient statistics), which refit only on new observation
-//     keys, and updates JobState (Current, Restarts, Restoring,
-//     PeakReplicas) for the next snapshot.
+//     keys, and calls JobState.Advance with each job's Decision (or
+//     Snapshot.Advance with the whole plan): the library's bookkeeping of
+//     Current, Restarts, PeakReplicas and the restore that pins a job
+//     (RestoreUntil), so that the host counts nothing itself. After nodes
+//     fail or leave, Snapshot.DropDepartedNodes queues the jobs that held
+//     GPUs on them.
+//
+// Snapshot, JobState and Plan round-trip through encoding/json (a job's
+// Models when they are a *bootstrap.Tracker or bootstrap.Static), so a host
+// can persist its state and replay a round: the replay gives the same plan.
 //
 // The steps are also exported on their own, for hosts that want them
 // piecemeal: BuildMatrix (goodput matrix), Solve (allocation, package ilp),

@@ -72,12 +72,7 @@ func ExampleScheduler_Round() {
 		fmt.Printf("round %d: %s %d GPUs, batch %d = %d GPUs × %d × %d steps\n",
 			round, d.Action, d.Allocation.GPUs, d.GlobalBatch, d.Replicas, d.LocalBatch, d.AccumSteps+1)
 		// The host applies the decision, the job runs and reports.
-		st := &snap.Jobs[0].State
-		if d.Action.Restarts() {
-			st.Restarts++
-		}
-		st.Current = d.Allocation
-		st.PeakReplicas = max(st.PeakReplicas, d.Replicas)
+		snap.Jobs[0].State.Advance(d)
 		_, _ = tr.Observe("a100", bootstrap.Measurement{Nodes: 1, Replicas: d.Replicas, LocalBatch: d.LocalBatch,
 			StepTime: 0.02 + 0.0001*float64(d.LocalBatch) + 0.004*float64(d.Replicas-1), SyncTime: 0.004 * float64(d.Replicas-1)})
 		snap.Now = snap.Now.Add(10 * time.Minute)

@@ -125,16 +125,12 @@ func genJobs(rng *rand.Rand, n int, now time.Time) []Job {
 // applyPlan updates the snapshot's job states as a host applying the plan
 // would, and advances time by a round.
 func applyPlan(snap *Snapshot, p *Plan, round time.Duration) {
-	for i, d := range p.Decisions {
-		st := &snap.Jobs[i].State
-		if d.Action.Restarts() || (d.Action == Start && st.PeakReplicas > 0) {
-			st.Restarts++
-		}
-		st.Current = d.Allocation
-		st.PeakReplicas = max(st.PeakReplicas, d.Replicas)
-		st.Restoring = false
+	snap.Advance(p, snap.Now.Add(round))
+	// The benchmarks' snapshots have no restores in progress (as before
+	// the library recorded them), so that every job's row is full.
+	for i := range snap.Jobs {
+		snap.Jobs[i].State.RestoreUntil = time.Time{}
 	}
-	snap.Now = snap.Now.Add(round)
 }
 
 // steadySnapshot returns a snapshot of n jobs on the cluster scaled k times

@@ -450,7 +450,7 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 // buildRow builds row i of m in the given mode, its entries appended to
 // backing (returned).
 func buildRow(backing []Entry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, m *Matrix, lambda float64, i int, mode rowMode) ([]Entry, error) {
-	j := &snap.Jobs[i]
+	j := restoreView(&snap.Jobs[i], snap.Now)
 	start := len(backing)
 	backing, err := appendEntries(backing, j, o, k, cl, ev, mode)
 	if err != nil {
@@ -647,7 +647,7 @@ func admissible(j *Job, t string) (goodput.Model, bootstrap.Source, bool, error)
 	model, src := j.Models.Model(t)
 	switch {
 	case src == bootstrap.Excluded:
-		if pinned(j) && j.State.Current.Type == t {
+		if pinned(j, time.Time{}) && j.State.Current.Type == t { // j is a restoreView
 			return model, src, false, &InputError{Job: j.ID, Type: t, Field: "Models",
 				Reason: "exclude the type the job runs on, but the job is pinned (Restoring or NonPreemptible) and cannot move"}
 		}

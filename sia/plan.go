@@ -55,11 +55,6 @@ func (a Action) String() string {
 	return fmt.Sprintf("Action(%d)", int(a))
 }
 
-// Restarts reports whether the action makes the job checkpoint and restart
-// (Resize, Move, Migrate); Start after a preemption is a restart too, which
-// the host counts itself.
-func (a Action) Restarts() bool { return a == Resize || a == Move || a == Migrate }
-
 // Decision is the plan for one job.
 type Decision struct {
 	// Job is the job's ID.
@@ -78,6 +73,14 @@ type Decision struct {
 	// Goodput is the predicted goodput (samples/s × efficiency; 0 for a type
 	// without a model) and Normalized the matrix value G of the allocation.
 	Goodput, Normalized float64
+	// Restart says the decision checkpoint-restarts the job: Resize, Move,
+	// Migrate, or a Start of a job that ran before (a resume after a
+	// preemption). JobState.Advance counts it.
+	Restart bool
+	// RestoreUntil is, for a Restart, the round's Now plus the job's
+	// restart penalty S: the expected end of the checkpoint-restore, during
+	// which later rounds pin the job (JobState.RestoreUntil); zero otherwise.
+	RestoreUntil time.Time
 	// Pinned says the job was pinned to its current allocation.
 	Pinned bool
 	// Evicted says placement moved the job off its GPUs to resolve
@@ -431,6 +434,9 @@ func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) []D
 			}
 		}
 		d.Action = action(j.State.Current, d.Allocation)
+		if d.Restart = restarts(&j.State, d.Action); d.Restart {
+			d.RestoreUntil = snap.Now.Add(o.restartCost(j))
+		}
 		if d.Action == Queue || d.Action == Preempt {
 			if why == nil {
 				why = newReasoner(snap, m, sol, o)

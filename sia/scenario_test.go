@@ -401,14 +401,12 @@ func (sc *scenario) run(ctx context.Context) (string, []Plan, error) {
 		}
 		plans = append(plans, plan)
 		writePlan(&out, &plan)
-		// Apply the plan as a host would.
+		// Apply the plan as a host would. Scenarios state restores
+		// explicitly (restore=), so the recorded restore is not kept.
 		for i, d := range plan.Decisions {
 			st := &active[i].job.State
-			if d.Action.Restarts() || (d.Action == Start && st.PeakReplicas > 0) {
-				st.Restarts++
-			}
-			st.Current = d.Allocation
-			st.PeakReplicas = max(st.PeakReplicas, d.Replicas)
+			st.Advance(d)
+			st.RestoreUntil = time.Time{}
 		}
 	}
 	return out.String(), plans, nil

@@ -214,23 +214,29 @@ type JobState struct {
 	// (they are then treated as queued).
 	Current Allocation
 	// Restarts counts the checkpoint-restarts so far (N in the restart
-	// factor; the first start does not count).
+	// factor; the first start does not count). Advance counts them.
 	Restarts int
 	// RestartCost is S, the seconds of progress one restart wastes; 0 means
 	// Options.RestartPenalty (or the artifact's per-model table, see
 	// Artifact.ModelPenalties).
 	RestartCost time.Duration
-	// Restoring marks a job in the middle of a checkpoint-restore: it is
-	// pinned to Current this round. A pinned job's Current must lie within
+	// Restoring marks a job in the middle of a checkpoint-restore, as the
+	// host knows it: it is pinned to Current this round. Hosts that call
+	// Advance leave it false: RestoreUntil then says when a restore ends.
+	// A pinned job (Restoring, or RestoreUntil after Snapshot.Now, or
+	// NonPreemptible) is pinned to Current this round. A pinned job's Current must lie within
 	// its bounds (MinGPUs, MaxGPUs, ReplicaSize, Types) and the pinned jobs
 	// must fit their types' capacity less Reserved; a pinned job keeps
 	// Current even when it is larger than Options.MaxGPUsPerJob.
 	Restoring bool
+	// RestoreUntil is when the job's current checkpoint-restore ends (zero:
+	// none); while Snapshot.Now is before it the job is pinned as if
+	// Restoring. Advance sets it from Decision.RestoreUntil.
+	RestoreUntil time.Time
 	// PeakReplicas is the largest number of replicas (GPUs for
 	// data-parallel jobs) the job has run with on any type; 0 if it never
 	// ran. It drives the scale-up cap (Options.ScaleUpFactor).
-	// bootstrap.Tracker.PeakReplicas tracks it for hosts that report
-	// measurements.
+	// Advance keeps it.
 	PeakReplicas int
 }
 

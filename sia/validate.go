@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sia-sched/sia/configset"
 )
@@ -130,8 +131,8 @@ func (sh shapes) most(t string, k int) int {
 }
 
 // pinned reports whether the job is pinned to its current allocation.
-func pinned(j *Job) bool {
-	return j.State.Current.Running() && (j.State.Restoring || j.NonPreemptible)
+func pinned(j *Job, now time.Time) bool {
+	return j.State.Current.Running() && (j.State.restoring(now) || j.NonPreemptible)
 }
 
 // validatePins checks that the pinned jobs of each type fit its capacity
@@ -141,7 +142,7 @@ func validatePins(s *Snapshot, cl *cluster) error {
 	used := map[string]int{}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		if !pinned(j) {
+		if !pinned(j, s.Now) {
 			continue
 		}
 		t := j.State.Current.Type
@@ -238,7 +239,7 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes map[s
 	case len(cur.Placement) != 0 && len(cur.Placement) != cur.GPUs:
 		return bad(".State.Current.Placement", "%d GPUs listed for an allocation of %d", len(cur.Placement), cur.GPUs)
 	}
-	if pinned(j) {
+	if pinned(j, s.Now) {
 		if err := validatePinnedBounds(j, i); err != nil {
 			return err
 		}

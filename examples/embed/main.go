@@ -182,7 +182,6 @@ func run(args []string, out io.Writer) error {
 		var active []*job
 		for _, j := range jobs {
 			if j.done.IsZero() {
-				j.sia.State.Restoring = j.restore > 0
 				snap.Jobs = append(snap.Jobs, j.sia)
 				active = append(active, j)
 			}
@@ -208,17 +207,17 @@ func run(args []string, out io.Writer) error {
 				}
 				fmt.Fprintln(out)
 			}
+			// The library's bookkeeping: Current, Restarts, PeakReplicas
+			// and the restore that pins the job (RestoreUntil).
+			st.Advance(d)
 			switch {
-			case d.Action.Restarts() || (d.Action == sia.Start && st.PeakReplicas > 0):
-				st.Restarts++ // checkpoint now, restore on the new GPUs
-				j.restore = j.app.restartDur
+			case d.Restart:
+				j.restore = st.RestoreUntil.Sub(now) // checkpoint now, restore on the new GPUs
 			case d.Action == sia.Start:
 				j.restore = 10 * time.Second // first start: launch only
 			case d.Action == sia.Preempt:
 				j.restore = 0
 			}
-			st.Current = d.Allocation
-			st.PeakReplicas = max(st.PeakReplicas, d.Replicas)
 			j.decision = d
 		}
 		// 4. Run the round and report measurements.
