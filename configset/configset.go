@@ -487,7 +487,7 @@ type JobFilter struct {
 	// MinGPUs and MaxGPUs bound the configuration's GPUs (inclusive).
 	MinGPUs, MaxGPUs int
 	// ReplicaSize maps a type to the GPUs of one replica of a hybrid-parallel
-	// job on that type (P); only configurations whose GPUs are a multiple of
+	// job on that type; only configurations whose GPUs are a multiple of
 	// P are kept. Types absent from the map, or mapped to 0, use 1. Entries
 	// for types the set does not have are ignored.
 	ReplicaSize map[string]int

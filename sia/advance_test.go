@@ -3,6 +3,7 @@ package sia
 import (
 	"context"
 	"encoding/json"
+	"github.com/sia-sched/sia/sia/siatest"
 	"math"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestAdvance(t *testing.T) {
 // after, and a preempted job that starts again counts a restart.
 func TestAdvanceRounds(t *testing.T) {
 	// j runs on A; once B is free and far better, it migrates (a restart).
-	tab := Table{"A": {1: 1, 2: 2}, "B": {1: 5, 2: 10, 4: 20}}
+	tab := siatest.Table{"A": {1: 1, 2: 2}, "B": {1: 5, 2: 10, 4: 20}}
 	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: twoTypes(), Jobs: []Job{
 		{ID: "j", Submitted: t0, Models: tab, State: JobState{RestartCost: 5 * time.Minute, PeakReplicas: 2,
 			Current: Allocation{Type: "A", Nodes: 1, GPUs: 2, Placement: []GPU{{"a0", 0}, {"a0", 1}}}}},
@@ -147,7 +148,7 @@ func TestJSONReplay(t *testing.T) {
 	require.NoError(t, err)
 	var plan Plan
 	require.NoError(t, json.Unmarshal(data, &plan))
-	want.Matrix = nil
+	want.Matrix, want.entries = nil, nil
 	assert.Equal(t, want, plan)
 
 	// Advance the decoded state and the original alike: the same next state.
@@ -160,7 +161,7 @@ func TestJSONReplay(t *testing.T) {
 // bounds survive, and Models the package cannot encode are an error naming
 // the job.
 func TestJSONTrackerAndInfinity(t *testing.T) {
-	_, err := json.Marshal(Job{ID: "t", Models: Table{"A": {1: 1}}})
+	_, err := json.Marshal(Job{ID: "t", Models: siatest.Table{"A": {1: 1}}})
 	var ie *InputError
 	require.ErrorAs(t, err, &ie)
 	assert.Equal(t, "t", ie.Job)

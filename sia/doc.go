@@ -83,14 +83,14 @@
 //
 // Options' zero value means the paper's settings: p = −0.5 (minimised), λ =
 // 1.1, scale-up factor 2, at most 64 GPUs per job, restart penalty S = 30 s,
-// exact values (Variant Paper). Variant Artifact (or the individual
+// exact values (Options.Artifact nil). PublishedArtifact (or the individual
 // ArtifactKnobs) reproduces the published artifact: fillers of 1e-4, values
 // rounded to 0.01 and clipped at 3000, r = 1 while a job is younger than S,
 // per-model restart penalties, and a type-blind first placement.
 //
 // # Determinism and concurrency
 //
-// The same snapshot and options give the same plan (apart from Plan.Timings)
+// The same snapshot and options give the same plan
 // unless the round's deadline cuts it short (then Plan.Status is
 // StatusFeasible and how much was done depends on the machine's speed):
 // iteration follows snapshot and cluster order, never map order, and ties

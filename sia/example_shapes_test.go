@@ -3,6 +3,7 @@ package sia_test
 import (
 	"context"
 	"fmt"
+	"github.com/sia-sched/sia/sia/siatest"
 	"time"
 
 	"github.com/sia-sched/sia/sia"
@@ -22,8 +23,8 @@ func ExampleScheduler_Round_nodeShapes() {
 			{ID: "s1", Type: "l40s", GPUs: 6},
 		}},
 		Jobs: []sia.Job{
-			{ID: "r12", Kind: sia.Rigid, GPUs: 12, Submitted: t0, Models: sia.Table{"l40s": {12: 12}}},
-			{ID: "r8", Kind: sia.Rigid, GPUs: 8, Submitted: t0, Models: sia.Table{"l40s": {8: 8}}},
+			{ID: "r12", Kind: sia.Rigid, GPUs: 12, Submitted: t0, Models: siatest.Table{"l40s": {12: 12}}},
+			{ID: "r8", Kind: sia.Rigid, GPUs: 8, Submitted: t0, Models: siatest.Table{"l40s": {8: 8}}},
 		},
 	}
 	s, err := sia.New(nil)
@@ -36,7 +37,7 @@ func ExampleScheduler_Round_nodeShapes() {
 	}
 	fmt.Println(plan.Matrix.Capacity)
 	for i, d := range plan.Decisions {
-		e := plan.Matrix.Rows[i].Entries[d.Entry]
+		e := plan.Entry(i)
 		nodes := map[string]int{}
 		for _, g := range d.Allocation.Placement {
 			nodes[g.Node]++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sia-sched/sia/sia/siatest"
 	"time"
 
 	"github.com/sia-sched/sia/bootstrap"
@@ -13,7 +14,7 @@ import (
 
 // The paper's running example: one node with 2 GPUs of type A, one with 4 of
 // type B, two jobs with normalised goodputs per configuration (stated
-// directly with sia.Table). J1 scales well on B, J2 prefers A.
+// directly with siatest.Table). J1 scales well on B, J2 prefers A.
 func Example() {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	snap := sia.Snapshot{
@@ -23,8 +24,8 @@ func Example() {
 			{ID: "b0", Type: "B", GPUs: 4},
 		}},
 		Jobs: []sia.Job{
-			{ID: "J1", Submitted: t0, Models: sia.Table{"A": {1: 1, 2: 1.8}, "B": {1: 1.5, 2: 2.8, 4: 5}}},
-			{ID: "J2", Submitted: t0, Models: sia.Table{"A": {1: 1.6, 2: 3}, "B": {1: 1, 2: 1.9, 4: 3.4}}},
+			{ID: "J1", Submitted: t0, Models: siatest.Table{"A": {1: 1, 2: 1.8}, "B": {1: 1.5, 2: 2.8, 4: 5}}},
+			{ID: "J2", Submitted: t0, Models: siatest.Table{"A": {1: 1.6, 2: 3}, "B": {1: 1, 2: 1.9, 4: 3.4}}},
 		},
 	}
 	// New jobs are capped at 1 GPU by default (scale up at most 2× the
@@ -90,8 +91,8 @@ func ExampleBuildMatrix() {
 		Now:     t0,
 		Cluster: sia.Cluster{Nodes: []sia.Node{{ID: "n0", Type: "X", GPUs: 4}}},
 		Jobs: []sia.Job{
-			{ID: "small", Submitted: t0, MaxGPUs: 2, Models: sia.Table{"X": {1: 10, 2: 18}}},
-			{ID: "rigid", Submitted: t0, Kind: sia.Rigid, GPUs: 2, Models: sia.Table{"X": {2: 50}}},
+			{ID: "small", Submitted: t0, MaxGPUs: 2, Models: siatest.Table{"X": {1: 10, 2: 18}}},
+			{ID: "rigid", Submitted: t0, Kind: sia.Rigid, GPUs: 2, Models: siatest.Table{"X": {2: 50}}},
 		},
 	}
 	opts := &sia.Options{NoScaleUpCap: true}
@@ -120,7 +121,7 @@ func ExampleInputError() {
 	_, err := s.Round(context.Background(), sia.Snapshot{
 		Now:     time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		Cluster: sia.Cluster{Nodes: []sia.Node{{ID: "n0", Type: "X", GPUs: 4}}},
-		Jobs:    []sia.Job{{ID: "j1", MinGPUs: 8, MaxGPUs: 4, Models: sia.Table{}}},
+		Jobs:    []sia.Job{{ID: "j1", MinGPUs: 8, MaxGPUs: 4, Models: siatest.Table{}}},
 	})
 	var ie *sia.InputError
 	fmt.Println(errors.Is(err, sia.ErrInvalidInput), errors.As(err, &ie), ie.Job, ie.Field)
@@ -133,11 +134,11 @@ func ExampleInputError() {
 // Options: zero values mean the paper's defaults; Validate names bad fields.
 func ExampleOptions() {
 	d := (&sia.Options{}).WithDefaults()
-	fmt.Println(d.P, d.Lambda, d.ScaleUpFactor, d.MaxGPUsPerJob, d.RestartPenalty, d.Variant)
+	fmt.Println(d.P, d.Lambda, d.ScaleUpFactor, d.MaxGPUsPerJob, d.RestartCost, d.Artifact == nil)
 	err := (&sia.Options{P: 0.5, Lambda: 1.1}).Validate()
 	fmt.Println(err)
 	// Output:
-	// -0.5 1.1 2 64 30s paper
+	// -0.5 1.1 2 64 30s true
 	// sia: invalid input: Options.Lambda: 1.1 must have the sign opposite to P = 0.5
 }
 
@@ -150,9 +151,9 @@ func ExampleQueueReason() {
 		Now:     now,
 		Cluster: sia.Cluster{Nodes: []sia.Node{{ID: "n0", Type: "X", GPUs: 4}}},
 		Jobs: []sia.Job{
-			{ID: "small", Submitted: now, Models: sia.Table{"X": {1: 1, 2: 1.9}}},
-			{ID: "huge", Submitted: now, MinGPUs: 16, Models: sia.Table{"X": {16: 10}}},
-			{ID: "picky", Submitted: now, Types: []string{"H100"}, Models: sia.Table{"X": {1: 1}}},
+			{ID: "small", Submitted: now, Models: siatest.Table{"X": {1: 1, 2: 1.9}}},
+			{ID: "huge", Submitted: now, MinGPUs: 16, Models: siatest.Table{"X": {16: 10}}},
+			{ID: "picky", Submitted: now, Types: []string{"H100"}, Models: siatest.Table{"X": {1: 1}}},
 		},
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package sia
 
 import (
 	"context"
+	"github.com/sia-sched/sia/sia/siatest"
 	"slices"
 	"testing"
 	"time"
@@ -57,19 +58,19 @@ func TestExcludedTypesNeverOffered(t *testing.T) {
 		{name: "rigid of 4", job: Job{Kind: Rigid, GPUs: 4, Models: onlyA(true, false)}},
 		{name: "rigid of 8", job: Job{Kind: Rigid, GPUs: 8, Models: onlyA(true, true)}},
 		{name: "hybrid", job: Job{ReplicaSize: map[string]int{"A": 2, "B": 2}, Models: hybrid()}},
-		{name: "artifact blind first", job: Job{Models: onlyA(false, true)}, opts: Options{Variant: Artifact}},
-		{name: "artifact rigid", job: Job{Kind: Rigid, GPUs: 8, Models: onlyA(true, true)}, opts: Options{Variant: Artifact}},
-		{name: "filler only", job: Job{MinGPUs: 2, Models: onlyA(false, true)}, opts: Options{Knobs: ArtifactKnobs{Filler: true}}},
-		{name: "table type without entries", job: Job{Models: Table{"A": {1: 1, 2: 2}, "B": {}}}, opts: Options{Variant: Artifact}},
+		{name: "artifact blind first", job: Job{Models: onlyA(false, true)}, opts: Options{Artifact: PublishedArtifact()}},
+		{name: "artifact rigid", job: Job{Kind: Rigid, GPUs: 8, Models: onlyA(true, true)}, opts: Options{Artifact: PublishedArtifact()}},
+		{name: "filler only", job: Job{MinGPUs: 2, Models: onlyA(false, true)}, opts: Options{Artifact: &ArtifactKnobs{Filler: true}}},
+		{name: "table type without entries", job: Job{Models: siatest.Table{"A": {1: 1, 2: 2}, "B": {}}}, opts: Options{Artifact: PublishedArtifact()}},
 		{name: "Types allow-list", job: Job{Types: []string{"A"}, Models: bootstrap.Static{}}},
-		{name: "Types allow-list, rigid", job: Job{Kind: Rigid, GPUs: 8, Types: []string{"A", "Z"}, Models: Table{"A": {8: 1}, "B": {8: 1}}}},
+		{name: "Types allow-list, rigid", job: Job{Kind: Rigid, GPUs: 8, Types: []string{"A", "Z"}, Models: siatest.Table{"A": {8: 1}, "B": {8: 1}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			j := c.job
 			j.ID, j.Submitted = "j", t0
 			// A is busy with a pinned job: only B is free.
-			busy := Job{ID: "busy", Submitted: t0, NonPreemptible: true, Models: Table{"A": {4: 1}}, Kind: Rigid, GPUs: 4,
+			busy := Job{ID: "busy", Submitted: t0, NonPreemptible: true, Models: siatest.Table{"A": {4: 1}}, Kind: Rigid, GPUs: 4,
 				State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 4, Placement: []GPU{{"a0", 0}, {"a0", 1}, {"a0", 2}, {"a0", 3}}}}}
 			for _, jobs := range [][]Job{{j}, {busy, j}} {
 				snap := Snapshot{Now: t0.Add(time.Hour), Cluster: cluster, Jobs: jobs}
@@ -108,7 +109,7 @@ func TestExcludedSources(t *testing.T) {
 	assert.False(t, bootstrap.None.HasModel())
 	assert.True(t, bootstrap.Projected.HasModel())
 	assert.Equal(t, "excluded", bootstrap.Excluded.String())
-	tab := Table{"A": {1: 1}, "B": {}, "C": nil}
+	tab := siatest.Table{"A": {1: 1}, "B": {}, "C": nil}
 	for ty, want := range map[string]bootstrap.Source{"A": bootstrap.Measured, "B": bootstrap.Excluded, "C": bootstrap.Excluded, "D": bootstrap.None} {
 		_, src := tab.Model(ty)
 		assert.Equal(t, want, src, ty)
@@ -121,7 +122,7 @@ func TestExcludedSources(t *testing.T) {
 func TestExcludedPinned(t *testing.T) {
 	st := JobState{Current: Allocation{Type: "B", Nodes: 1, GPUs: 1, Placement: []GPU{{"b0", 0}}}, PeakReplicas: 1}
 	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: twoTypes(),
-		Jobs: []Job{{ID: "j", Submitted: t0, NonPreemptible: true, Models: Table{"A": {1: 1}, "B": {}}, State: st}}}
+		Jobs: []Job{{ID: "j", Submitted: t0, NonPreemptible: true, Models: siatest.Table{"A": {1: 1}, "B": {}}, State: st}}}
 	s, err := New(nil)
 	require.NoError(t, err)
 	_, err = s.Round(context.Background(), snap)
@@ -129,7 +130,7 @@ func TestExcludedPinned(t *testing.T) {
 	require.ErrorAs(t, err, &ie)
 	assert.Equal(t, "j", ie.Job)
 	assert.Equal(t, "B", ie.Type)
-	snap.Jobs[0].Types, snap.Jobs[0].Models = []string{"A"}, Table{"A": {1: 1}, "B": {1: 1}}
+	snap.Jobs[0].Types, snap.Jobs[0].Models = []string{"A"}, siatest.Table{"A": {1: 1}, "B": {1: 1}}
 	_, err = s.Round(context.Background(), snap)
 	require.ErrorAs(t, err, &ie)
 	assert.Equal(t, "Jobs[0].State.Current.Type", ie.Field)

@@ -3,6 +3,7 @@ package sia
 import (
 	"context"
 	"fmt"
+	"github.com/sia-sched/sia/sia/siatest"
 	"math"
 	"slices"
 	"testing"
@@ -52,7 +53,7 @@ func fuzzSnapshot(data []byte) (Snapshot, Options) {
 		j.NonPreemptible = next()%5 == 0
 		switch next() % 3 {
 		case 0:
-			tab := Table{}
+			tab := siatest.Table{}
 			for k, m := 0, next()%4; k < m; k++ {
 				t := types[next()%3]
 				if tab[t] == nil {
@@ -94,7 +95,7 @@ func fuzzSnapshot(data []byte) (Snapshot, Options) {
 	opts := Options{Seed: uint64(next())}
 	switch next() % 4 {
 	case 1:
-		opts.Variant = Artifact
+		opts.Artifact = PublishedArtifact()
 	case 2:
 		opts.P, opts.Lambda = 0.5, -1.1
 	case 3:
@@ -130,7 +131,7 @@ func fuzzExtremes(snap *Snapshot, opts *Options, next func() int) {
 		}
 	}
 	if j := pick(); flags&4 != 0 && j != nil {
-		if tab, ok := j.Models.(Table); ok {
+		if tab, ok := j.Models.(siatest.Table); ok {
 			tab[types[next()%3]] = map[int]float64{}
 		}
 	}

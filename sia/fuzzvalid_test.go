@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sia-sched/sia/sia/siatest"
 	"math"
 	"slices"
 	"testing"
@@ -73,7 +74,7 @@ func fuzzValidSnapshot(data []byte) (Snapshot, Options, bool) {
 		}
 		switch next() % 3 {
 		case 0, 1:
-			tab := Table{}
+			tab := siatest.Table{}
 			for _, t := range types {
 				switch next() % 4 {
 				case 0: // no model yet
@@ -138,7 +139,7 @@ func fuzzValidSnapshot(data []byte) (Snapshot, Options, bool) {
 					if j.Types != nil && !slices.Contains(j.Types, t) {
 						j.Types = append(j.Types, t)
 					}
-					if tab, ok := j.Models.(Table); ok && tab[t] != nil && len(tab[t]) == 0 {
+					if tab, ok := j.Models.(siatest.Table); ok && tab[t] != nil && len(tab[t]) == 0 {
 						tab[t] = map[int]float64{want: 1}
 					}
 					pinnedOn[t] += want
@@ -183,7 +184,7 @@ func fuzzValidSnapshot(data []byte) (Snapshot, Options, bool) {
 	opts := Options{Seed: uint64(next() % 3), Parallelism: next() % 3, NoScaleUpCap: next()%2 == 0}
 	switch next() % 5 {
 	case 1:
-		opts.Variant = Artifact
+		opts.Artifact = PublishedArtifact()
 	case 2:
 		opts.P, opts.Lambda = 0.5, -1.1
 	case 3:

@@ -111,7 +111,7 @@ type planFields Plan
 // be "+Inf", "-Inf" or "NaN").
 func (p Plan) MarshalJSON() ([]byte, error) {
 	w := planJSON{planFields: planFields(p), Objective: float(p.Objective), Bound: float(p.Bound)}
-	w.planFields.Matrix = nil
+	w.planFields.Matrix, w.planFields.entries = nil, nil
 	return json.Marshal(w)
 }
 
@@ -122,7 +122,7 @@ func (p *Plan) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*p = Plan(w.planFields)
-	p.Matrix = nil
+	p.Matrix, p.entries = nil, nil
 	p.Objective, p.Bound = float64(w.Objective), float64(w.Bound)
 	return nil
 }

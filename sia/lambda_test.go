@@ -3,6 +3,7 @@ package sia
 import (
 	"context"
 	"fmt"
+	"github.com/sia-sched/sia/sia/siatest"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -14,8 +15,8 @@ import (
 
 // randomTable returns concave goodputs on each type, powers of two up to
 // 16 replicas; a type may have no model (absent).
-func randomTable(rng *rand.Rand, types []string) Table {
-	tab := Table{}
+func randomTable(rng *rand.Rand, types []string) siatest.Table {
+	tab := siatest.Table{}
 	for _, ty := range types {
 		if rng.IntN(5) == 0 {
 			continue // no model yet
@@ -86,7 +87,7 @@ func TestLambdaGuarantee(t *testing.T) {
 			opts.Lambda = 1 + 1e-3 + 2*rng.Float64()
 		}
 		if rng.IntN(4) == 0 {
-			opts.Variant = Artifact
+			opts.Artifact = PublishedArtifact()
 			opts.Lambda = math.Copysign(math.Max(math.Abs(opts.Lambda), 1.02), opts.Lambda) // beyond the grid's rounding
 		}
 		snap := randomLambdaRound(t, rng, opts)
@@ -100,10 +101,10 @@ func TestLambdaGuarantee(t *testing.T) {
 		require.Equal(t, StatusOptimal, p.Status)
 		prob, optIdx := p.Matrix.problem(nil)
 		assign := make([]int, len(p.Matrix.Rows))
-		for i, c := range p.Decisions {
+		for i := range p.Decisions {
 			assign[i] = -1
 			for k, e := range optIdx[i] {
-				if c.Entry == e && c.Entry >= 0 {
+				if p.entries[i] == e && e >= 0 {
 					assign[i] = k
 				}
 			}
@@ -174,7 +175,7 @@ func TestLambdaAboveJobs(t *testing.T) {
 		n := 1 + rng.IntN(gpus)
 		snap := Snapshot{Now: t0.Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: gpus}}}}
 		for i := 0; i < n; i++ {
-			tab := Table{"A": {}}
+			tab := siatest.Table{"A": {}}
 			g := 0.5 + rng.Float64()
 			for r := 1; r <= 8; r *= 2 {
 				tab["A"][r] = g

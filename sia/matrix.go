@@ -18,7 +18,7 @@ import (
 type Entry struct {
 	// Config is the configuration (type, nodes, GPUs).
 	Config configset.Config
-	// Replicas is the number of data-parallel replicas (GPUs / P).
+	// Replicas is the number of data-parallel replicas (GPUs / replica size).
 	Replicas int
 	// Charge is the GPUs the entry counts against its pool's capacity
 	// (configset.Set.Charge): Config.GPUs, or more for a rigid count that
@@ -161,8 +161,9 @@ func (m *Matrix) poolCapacities(t string) []int {
 	return out
 }
 
-// Options returns the number of entries offered to the solver.
-func (m *Matrix) Options() int {
+// Offered returns the number of entries offered to the solver (neither
+// Dropped nor Dominated, or pinned).
+func (m *Matrix) Offered() int {
 	n := 0
 	for i := range m.Rows {
 		for k := range m.Rows[i].Entries {
@@ -339,8 +340,8 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, p
 	}
 	lambda := o.Lambda
 	if k.Round {
-		m.Grid = ArtifactGrid
-		lambda = roundTo(lambda, ArtifactGrid)
+		m.Grid = artifactGrid
+		lambda = roundTo(lambda, artifactGrid)
 	}
 	workers := workers(o, len(snap.Jobs))
 	if workers == 1 {
@@ -685,7 +686,7 @@ func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs, se
 		switch {
 		case e.Invalid:
 			if k.Filler {
-				e.Normalized = ArtifactFiller
+				e.Normalized = artifactFiller
 			} else {
 				// Only a current configuration that became invalid is kept
 				// without fillers: value it like the smallest one.
@@ -698,8 +699,8 @@ func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs, se
 			}
 		default:
 			e.Normalized = e.Choice.Goodput * row.Scale
-			if k.Filler && e.Normalized <= ArtifactFiller {
-				e.Normalized = ArtifactFiller
+			if k.Filler && e.Normalized <= artifactFiller {
+				e.Normalized = artifactFiller
 			}
 		}
 		if e.Current {
@@ -736,11 +737,11 @@ func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs, se
 		} else {
 			v = math.Pow(x, o.P)
 		}
-		if k.Clip && v > ArtifactClip {
-			v = ArtifactClip
+		if k.Clip && v > artifactClip {
+			v = artifactClip
 		}
 		if k.Round {
-			v = roundTo(v, ArtifactGrid)
+			v = roundTo(v, artifactGrid)
 		}
 		if !(math.Abs(v) <= maxValue) {
 			e.Dropped = true

@@ -3,6 +3,7 @@ package sia
 import (
 	"bytes"
 	"context"
+	"github.com/sia-sched/sia/sia/siatest"
 	"log/slog"
 	"math"
 	"testing"
@@ -32,7 +33,7 @@ func entryFor(r Row, ty string, gpus int) (Entry, bool) {
 }
 
 func TestNormalisationAndPower(t *testing.T) {
-	tab := Table{"A": {1: 10, 2: 18, 4: 30}, "B": {1: 5, 2: 9, 4: 16, 8: 28}}
+	tab := siatest.Table{"A": {1: 10, 2: 18, 4: 30}, "B": {1: 5, 2: 9, 4: 16, 8: 28}}
 	for _, c := range []struct {
 		name  string
 		opts  Options
@@ -65,7 +66,7 @@ func TestNormalisationAndPower(t *testing.T) {
 }
 
 func TestRestartFactor(t *testing.T) {
-	tab := Table{"A": {1: 1, 2: 2, 4: 4}}
+	tab := siatest.Table{"A": {1: 1, 2: 2, 4: 4}}
 	cl := Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}}}
 	for _, c := range []struct {
 		name     string
@@ -86,7 +87,7 @@ func TestRestartFactor(t *testing.T) {
 			j := Job{ID: "imagenet-1", Application: "imagenet", Submitted: t0, Models: tab}
 			j.State = JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 2}, Restarts: c.restarts, RestartCost: c.cost, PeakReplicas: 2}
 			snap := &Snapshot{Now: t0.Add(c.age), Cluster: cl, Jobs: []Job{j}}
-			m, err := BuildMatrix(snap, &Options{Knobs: c.knobs, NoScaleUpCap: true})
+			m, err := BuildMatrix(snap, &Options{Artifact: &c.knobs, NoScaleUpCap: true})
 			require.NoError(t, err)
 			row := m.Rows[0]
 			assert.InDelta(t, c.want, row.Restart, 1e-12)
@@ -106,18 +107,18 @@ func TestRestartFactor(t *testing.T) {
 }
 
 func TestArtifactKnobs(t *testing.T) {
-	tab := Table{"A": {1: 3, 2: 5}, "B": {1: 1, 2: 1.9, 4: 3.7}} // B:8 invalid
+	tab := siatest.Table{"A": {1: 3, 2: 5}, "B": {1: 1, 2: 1.9, 4: 3.7}} // B:8 invalid
 	j := Job{ID: "j", Submitted: t0, Models: tab, State: JobState{PeakReplicas: 2}}
 	snap := &Snapshot{Now: t0.Add(time.Hour), Cluster: twoTypes(), Jobs: []Job{j}}
-	m, err := BuildMatrix(snap, &Options{Variant: Artifact})
+	m, err := BuildMatrix(snap, &Options{Artifact: PublishedArtifact()})
 	require.NoError(t, err)
-	assert.Equal(t, ArtifactGrid, m.Grid)
+	assert.Equal(t, artifactGrid, m.Grid)
 	row := m.Rows[0]
 	for _, e := range row.Entries {
 		assert.InDelta(t, math.Round(e.Value*100)/100, e.Value, 1e-9, "rounded: %v", e.Config)
 		if e.Config.GPUs > 4 || (e.Config.Type == "A" && e.Config.GPUs == 4) {
 			assert.True(t, e.Invalid, "%v", e.Config)
-			assert.Equal(t, ArtifactFiller, e.Normalized)
+			assert.Equal(t, artifactFiller, e.Normalized)
 			assert.InDelta(t, 100, e.Value, 1e-9, "1e-4^-0.5 = 100")
 		}
 	}
@@ -125,7 +126,7 @@ func TestArtifactKnobs(t *testing.T) {
 	require.True(t, ok, "artifact fillers keep invalid configurations")
 	assert.True(t, b8.Invalid)
 	// The solver sees the grid and proves optimality.
-	sol, err := Solve(context.Background(), m, &Options{Variant: Artifact})
+	sol, err := Solve(context.Background(), m, &Options{Artifact: PublishedArtifact()})
 	require.NoError(t, err)
 	assert.Equal(t, StatusOptimal, sol.Status)
 	e := row.Entries[sol.Choice[0]]
@@ -135,11 +136,11 @@ func TestArtifactKnobs(t *testing.T) {
 	// Clip: r = 0 gives 3000 instead of dropping the entry.
 	j.State = JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 1}, Restarts: 1000, PeakReplicas: 1}
 	snap.Jobs[0] = j
-	m, err = BuildMatrix(snap, &Options{Knobs: ArtifactKnobs{Clip: true}})
+	m, err = BuildMatrix(snap, &Options{Artifact: &ArtifactKnobs{Clip: true}})
 	require.NoError(t, err)
 	for k, e := range m.Rows[0].Entries {
 		if k != m.Rows[0].Current {
-			assert.Equal(t, ArtifactClip, e.Value)
+			assert.Equal(t, artifactClip, e.Value)
 			assert.False(t, e.Dropped)
 		}
 	}
@@ -165,7 +166,7 @@ func TestBlindFirstAndNoModel(t *testing.T) {
 	require.True(t, ok)
 	assert.Greater(t, b8.Normalized, 1.0)
 
-	m, err = BuildMatrix(snap, &Options{NoScaleUpCap: true, Knobs: ArtifactKnobs{BlindFirst: true}})
+	m, err = BuildMatrix(snap, &Options{NoScaleUpCap: true, Artifact: &ArtifactKnobs{BlindFirst: true}})
 	require.NoError(t, err)
 	var valid []Entry
 	for _, e := range m.Rows[0].Entries {
@@ -181,7 +182,7 @@ func TestBlindFirstAndNoModel(t *testing.T) {
 }
 
 func TestScaleUpCapAndKinds(t *testing.T) {
-	tab := Table{"A": {1: 1, 2: 2, 4: 4}, "B": {1: 1, 2: 2, 4: 4, 8: 8, 12: 11, 16: 14}}
+	tab := siatest.Table{"A": {1: 1, 2: 2, 4: 4}, "B": {1: 1, 2: 2, 4: 4, 8: 8, 12: 11, 16: 14}}
 	cl := Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "b0", Type: "B", GPUs: 8}, {ID: "b1", Type: "B", GPUs: 8}}}
 	snap := &Snapshot{Now: t0, Cluster: cl, Jobs: []Job{
 		{ID: "new", Submitted: t0, Models: tab},
@@ -215,7 +216,7 @@ func TestScaleUpCapAndKinds(t *testing.T) {
 }
 
 func TestPins(t *testing.T) {
-	tab := Table{"A": {1: 1, 2: 2, 4: 4}, "B": {1: 1, 2: 2, 4: 4, 8: 8}}
+	tab := siatest.Table{"A": {1: 1, 2: 2, 4: 4}, "B": {1: 1, 2: 2, 4: 4, 8: 8}}
 	cur := Allocation{Type: "A", Nodes: 1, GPUs: 2, Placement: []GPU{{"a0", 2}, {"a0", 3}}}
 	snap := &Snapshot{Now: t0.Add(time.Hour), Cluster: twoTypes(), Jobs: []Job{
 		{ID: "restoring", Submitted: t0, Models: tab, State: JobState{Current: cur, Restoring: true, PeakReplicas: 2}},
@@ -288,7 +289,7 @@ func TestStrongScalingFixedBatch(t *testing.T) {
 }
 
 func TestInvalidSnapshots(t *testing.T) {
-	tab := Table{"A": {1: 1}}
+	tab := siatest.Table{"A": {1: 1}}
 	good := func() Snapshot {
 		return Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", Submitted: t0, Models: tab}}}
 	}
@@ -394,10 +395,9 @@ func TestInvalidOptions(t *testing.T) {
 		"lambda sign":     {P: -0.5, Lambda: -1.1},
 		"scaleup":         {ScaleUpFactor: 0.5},
 		"maxgpus":         {MaxGPUsPerJob: -1},
-		"penalty":         {RestartPenalty: -time.Second},
+		"penalty":         {RestartCost: -time.Second},
 		"deadline":        {SolverDeadline: -time.Second},
 		"solver max node": {SolverMaxNodes: -1},
-		"variant":         {Variant: 5},
 	} {
 		_, err := New(&o)
 		require.ErrorIs(t, err, ErrInvalidInput, name)
@@ -440,7 +440,7 @@ func TestObserverAndDeadline(t *testing.T) {
 }
 
 func TestQuotas(t *testing.T) {
-	tab := Table{"A": {1: 1, 2: 2, 4: 4}, "B": {1: 1, 2: 2, 4: 4, 8: 8}}
+	tab := siatest.Table{"A": {1: 1, 2: 2, 4: 4}, "B": {1: 1, 2: 2, 4: 4, 8: 8}}
 	snap := Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{
 		{ID: "q1", Submitted: t0, Models: tab, State: JobState{PeakReplicas: 8}},
 		{ID: "q2", Submitted: t0, Models: tab, State: JobState{PeakReplicas: 8}},
@@ -490,7 +490,7 @@ func TestLogger(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s, err := New(&Options{Logger: logger})
 	require.NoError(t, err)
-	_, err = s.Round(context.Background(), Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", Models: Table{"A": {1: 1}}}}})
+	_, err = s.Round(context.Background(), Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", Models: siatest.Table{"A": {1: 1}}}}})
 	require.NoError(t, err)
 	assert.Contains(t, buf.String(), "sia round")
 	assert.Contains(t, buf.String(), "jobs=1")

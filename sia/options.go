@@ -10,6 +10,16 @@ import (
 
 // Default option values (paper §3.3 and §5; the paper's and the artifact's
 // settings).
+// The published artifact's constants (ArtifactKnobs).
+const (
+	// artifactFiller is the artifact's goodput of invalid configurations.
+	artifactFiller = 1e-4
+	// artifactClip is the artifact's clip of the option values.
+	artifactClip = 3000.0
+	// artifactGrid is the artifact's rounding step of the option values.
+	artifactGrid = 0.01
+)
+
 const (
 	// DefaultP is the fairness exponent p.
 	DefaultP = -0.5
@@ -20,8 +30,8 @@ const (
 	DefaultScaleUpFactor = 2.0
 	// DefaultMaxGPUsPerJob is the largest configuration offered.
 	DefaultMaxGPUsPerJob = 64
-	// DefaultRestartPenalty is S for jobs without their own.
-	DefaultRestartPenalty = 30 * time.Second
+	// DefaultRestartCost is S for jobs without their own.
+	DefaultRestartCost = 30 * time.Second
 	// DefaultRoundTimeout is the deadline Round gives itself when ctx has
 	// none (Options.RoundTimeout). A round of the paper's cluster scaled to
 	// 2,048 GPUs and 1,500 jobs takes about 50 ms on one core; on hard
@@ -36,46 +46,13 @@ const (
 	MaxLambda = 1e6
 	// MaxScaleUpFactor is the largest ScaleUpFactor accepted.
 	MaxScaleUpFactor = 1e6
-	// ArtifactFiller is the artifact's goodput of invalid configurations.
-	ArtifactFiller = 1e-4
-	// ArtifactClip is the artifact's clip of the option values.
-	ArtifactClip = 3000.0
-	// ArtifactGrid is the artifact's rounding step of the option values.
-	ArtifactGrid = 0.01
 )
 
-// Variant selects a preset of the knobs in which the paper and the published
-// artifact differ.
-type Variant int
-
-const (
-	// Paper is the default: the formulas of the paper (§3.3), with
-	// invalid configurations removed rather than given a filler, exact option
-	// values (no rounding or clipping), the restart factor applied from the
-	// first round, one restart penalty for all jobs, and new jobs placed
-	// using their profiled models. It is the default because it is what the
-	// paper describes and the artifact's knobs are workarounds of its solver
-	// (CBC) and of its profiling pipeline.
-	Paper Variant = iota
-	// Artifact turns on every knob of ArtifactKnobs, to reproduce the
-	// published simulator's runs.
-	Artifact
-)
-
-// String returns "paper" or "artifact".
-func (v Variant) String() string {
-	switch v {
-	case Paper:
-		return "paper"
-	case Artifact:
-		return "artifact"
-	}
-	return fmt.Sprintf("Variant(%d)", int(v))
-}
-
-// ArtifactKnobs are the published artifact's deviations from the paper
-// (the published artifact's scheduler and simulator), each usable on its own. Variant Artifact turns
-// them all on.
+// ArtifactKnobs are the published artifact's deviations from the paper's
+// formulas (§3.3), each usable on its own; Options.Artifact nil means none
+// (the paper), PublishedArtifact every one. The paper's settings are the
+// default because they are what the paper describes; the knobs are
+// workarounds of the artifact's solver (CBC) and profiling pipeline.
 type ArtifactKnobs struct {
 	// Filler gives invalid configurations (batch limits, no feasible batch,
 	// beyond the scale-up cap) the goodput 1e-4 instead of removing them.
@@ -99,6 +76,11 @@ type ArtifactKnobs struct {
 	// (JobState.PeakReplicas = 0), so a new job's first placement ignores GPU
 	// type: every type's one-replica configuration gets the same value.
 	BlindFirst bool
+}
+
+// PublishedArtifact returns every knob on: the published simulator's runs.
+func PublishedArtifact() *ArtifactKnobs {
+	return &ArtifactKnobs{Filler: true, Round: true, Clip: true, RestartGrace: true, ModelPenalties: true, BlindFirst: true}
 }
 
 // Stage names a step of a round, for observers.
@@ -133,9 +115,9 @@ type Event struct {
 	// Duration is its wall time (measured with the time package; the only
 	// use of the clock in this package, and never an input to decisions).
 	Duration time.Duration
-	// Jobs is the number of jobs and Options the number of options (matrix
-	// entries) of the round.
-	Jobs, Options int
+	// Jobs is the number of jobs and Offered the number of matrix entries
+	// offered to the solver (Matrix.Offered; 0 before the matrix is built).
+	Jobs, Offered int
 	// Status is the solver status (StageSolve and later; StatusUnknown
 	// before).
 	Status Status
@@ -197,9 +179,9 @@ type Options struct {
 	// MaxGPUsPerJob is the largest configuration offered; 0 means
 	// DefaultMaxGPUsPerJob (64).
 	MaxGPUsPerJob int
-	// RestartPenalty is S for jobs whose State.RestartCost is 0; 0 means
-	// DefaultRestartPenalty (30 s).
-	RestartPenalty time.Duration
+	// RestartCost is S for jobs whose State.RestartCost is 0; 0 means
+	// DefaultRestartCost (30 s).
+	RestartCost time.Duration
 	// SolverDeadline bounds the allocation solve; 0 means no bound beyond
 	// the caller's ctx. On the deadline the best feasible allocation found
 	// is used and the plan's Status says Feasible.
@@ -222,11 +204,9 @@ type Options struct {
 	// always resolved in favour of the first jobs of the snapshot. 0 keeps
 	// snapshot order. Same seed and snapshot, same plan.
 	Seed uint64
-	// Variant selects a preset: Paper (default) or Artifact.
-	Variant Variant
-	// Knobs are the artifact's deviations, usable one by one with Variant
-	// Paper (Variant Artifact turns them all on).
-	Knobs ArtifactKnobs
+	// Artifact, if not nil, turns on the published artifact's deviations
+	// from the paper (PublishedArtifact: all of them); nil means the paper.
+	Artifact *ArtifactKnobs
 	// Logger, if not nil, receives one Debug record per round (jobs,
 	// options, status, objective, bound, evictions, time).
 	Logger *slog.Logger
@@ -234,12 +214,12 @@ type Options struct {
 	Observer Observer
 }
 
-// knobs returns the effective artifact knobs.
+// knobs returns the effective artifact knobs (none for the paper).
 func (o *Options) knobs() ArtifactKnobs {
-	if o.Variant == Artifact {
-		return ArtifactKnobs{Filler: true, Round: true, Clip: true, RestartGrace: true, ModelPenalties: true, BlindFirst: true}
+	if o.Artifact == nil {
+		return ArtifactKnobs{}
 	}
-	return o.Knobs
+	return *o.Artifact
 }
 
 // WithDefaults returns a copy of o (nil allowed) with every zero field set to
@@ -264,8 +244,8 @@ func (o *Options) WithDefaults() Options {
 	if d.MaxGPUsPerJob == 0 {
 		d.MaxGPUsPerJob = DefaultMaxGPUsPerJob
 	}
-	if d.RestartPenalty == 0 {
-		d.RestartPenalty = DefaultRestartPenalty
+	if d.RestartCost == 0 {
+		d.RestartCost = DefaultRestartCost
 	}
 	if d.RoundTimeout == 0 {
 		d.RoundTimeout = DefaultRoundTimeout
@@ -292,16 +272,14 @@ func (o *Options) Validate() error {
 		return bad("ScaleUpFactor", "%v, want a finite value in [1, %v]", d.ScaleUpFactor, MaxScaleUpFactor)
 	case d.MaxGPUsPerJob < 1:
 		return bad("MaxGPUsPerJob", "%d, want >= 1 (0 = default %d)", d.MaxGPUsPerJob, DefaultMaxGPUsPerJob)
-	case d.RestartPenalty < 0:
-		return bad("RestartPenalty", "%v, want >= 0", d.RestartPenalty)
+	case d.RestartCost < 0:
+		return bad("RestartCost", "%v, want >= 0", d.RestartCost)
 	case d.SolverDeadline < 0:
 		return bad("SolverDeadline", "%v, want >= 0", d.SolverDeadline)
 	case d.Parallelism < 0:
 		return bad("Parallelism", "%d, want >= 0", d.Parallelism)
 	case d.SolverMaxNodes < 0:
 		return bad("SolverMaxNodes", "%d, want >= 0", d.SolverMaxNodes)
-	case d.Variant != Paper && d.Variant != Artifact:
-		return bad("Variant", "unknown variant %d", int(d.Variant))
 	}
 	return nil
 }
@@ -332,5 +310,5 @@ func (o *Options) restartCost(j *Job) time.Duration {
 		}
 		return 30 * time.Second
 	}
-	return o.RestartPenalty
+	return o.RestartCost
 }

@@ -64,15 +64,16 @@ type Decision struct {
 	// Allocation is the new configuration and its GPUs (zero when the job
 	// gets none).
 	Allocation Allocation
-	// Replicas is the number of data-parallel replicas (GPUs / P).
+	// Replicas is the number of data-parallel replicas (GPUs / replica
+	// size, Job.ReplicaSize).
 	Replicas int
 	// LocalBatch, AccumSteps and GlobalBatch are the batch size the job
 	// should use: LocalBatch samples per GPU, AccumSteps extra accumulation
 	// micro-batches, GlobalBatch = Replicas·LocalBatch·(AccumSteps+1).
 	LocalBatch, AccumSteps, GlobalBatch int
 	// Goodput is the predicted goodput (samples/s × efficiency; 0 for a type
-	// without a model) and Normalized the matrix value G of the allocation.
-	Goodput, Normalized float64
+	// without a model). Plan.Entry gives the allocation's matrix entry.
+	Goodput float64
 	// Restart says the decision checkpoint-restarts the job: Resize, Move,
 	// Migrate, or a Start of a job that ran before (a resume after a
 	// preemption). JobState.Advance counts it.
@@ -84,42 +85,39 @@ type Decision struct {
 	// Pinned says the job was pinned to its current allocation.
 	Pinned bool
 	// Evicted says placement moved the job off its GPUs to resolve
-	// fragmentation (it was re-placed, or lost its GPUs if Unplaced).
+	// fragmentation (it was re-placed, or lost its GPUs: ReasonUnplaceable).
 	Evicted bool
-	// Entry is the index of the chosen entry in the job's matrix row, or −1.
-	Entry int
+	// Kept says the job's new allocation could not be placed and it keeps
+	// its current allocation and GPUs instead.
+	Kept bool
 	// Reason says why the job gets no GPUs (Queue and Preempt decisions);
 	// ReasonNone for the others.
 	Reason QueueReason
-}
-
-// Timings are the wall times of a round's steps (diagnostics only: they are
-// the one part of a Plan that differs between identical runs).
-type Timings struct {
-	Validate, Matrix, Solve, Place, Total time.Duration
 }
 
 // Plan is the outcome of a round.
 type Plan struct {
 	// Decisions has one element per job, in snapshot order.
 	Decisions []Decision
-	// Matrix is the goodput matrix the allocation was solved on.
+	// Matrix is the goodput matrix the allocation was solved on (nil for a
+	// plan decoded from JSON).
 	Matrix *Matrix
-	// Status, Objective and Bound come from the solver (Status Feasible
-	// when it stopped at a deadline).
+	// Status, Objective and Bound come from the solver (StatusFeasible
+	// when it stopped at a deadline, or when placement changed the
+	// solver's allocation: a decision Kept or ReasonUnplaceable).
 	Status           Status
 	Objective, Bound float64
-	// Evicted lists the jobs placement moved off their GPUs; Migrated the
-	// jobs that change GPU type; Unplaced the jobs the solver allocated but
-	// placement could not place (they get no GPUs this round). Sorted by ID.
-	Evicted, Migrated, Unplaced []string
-	// Kept lists the running jobs whose new allocation could not be placed
-	// and that keep their current allocation instead (sorted). When Kept or
-	// Unplaced is not empty the plan differs from the solver's allocation,
-	// and Status is Feasible, not Optimal.
-	Kept []string
-	// Timings are the steps' wall times.
-	Timings Timings
+	// entries are the chosen entries of the rows (−1: none), see Entry.
+	entries []int
+}
+
+// Entry returns the matrix entry decision i (of Decisions) was placed
+// with, or nil when the job got no GPUs or the plan has no Matrix.
+func (p *Plan) Entry(i int) *Entry {
+	if p.Matrix == nil || i < 0 || i >= len(p.entries) || p.entries[i] < 0 {
+		return nil
+	}
+	return &p.Matrix.Rows[i].Entries[p.entries[i]]
 }
 
 // Decision returns the decision for a job.
@@ -140,7 +138,9 @@ type Layout struct {
 	// (the solution's choice, or its current entry for a job in Kept), −1
 	// when it gets no GPUs. Nil means the solution's choices.
 	Choice []int
-	// Evicted and Unplaced are as in Plan.
+	// Evicted lists the jobs placement moved off their GPUs (Decision.
+	// Evicted) and Unplaced those the solver allocated but placement could
+	// not place (ReasonUnplaceable). Sorted by ID.
 	Evicted, Unplaced []string
 	// Kept lists the running jobs whose new allocation could not be placed
 	// and that keep their current allocation and GPUs instead (sorted).
@@ -409,25 +409,24 @@ func sameGPUs(a, b []GPU) bool {
 }
 
 // decide turns matrix, solution and layout into the plan's decisions.
-func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) []Decision {
-	evicted := map[string]bool{}
-	for _, id := range lay.Evicted {
-		evicted[id] = true
-	}
+func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) ([]Decision, []int) {
+	evicted, unplaced, kept := idSet(lay.Evicted), idSet(lay.Unplaced), idSet(lay.Kept)
 	var why *reasoner
 	out := make([]Decision, len(snap.Jobs))
+	entries := make([]int, len(snap.Jobs))
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
 		row := &m.Rows[i]
-		d := Decision{Job: j.ID, Entry: -1, Evicted: evicted[j.ID]}
+		d := Decision{Job: j.ID, Evicted: evicted[j.ID], Kept: kept[j.ID]}
 		c := lay.choice(i, sol)
+		entries[i] = -1
 		if c >= 0 && lay.GPUs[i] != nil {
+			entries[i] = c
 			e := &row.Entries[c]
-			d.Entry = c
 			d.Pinned = c == row.Pin
 			d.Allocation = Allocation{Type: e.Config.Type, Nodes: nodesOf(lay.GPUs[i]), GPUs: e.Config.GPUs, Placement: lay.GPUs[i]}
 			d.Replicas = e.Replicas
-			d.Goodput, d.Normalized = e.Choice.Goodput, e.Normalized
+			d.Goodput = e.Choice.Goodput
 			d.LocalBatch, d.AccumSteps, d.GlobalBatch = e.Choice.LocalBatch, e.Choice.AccumSteps, e.Choice.GlobalBatch
 			if d.GlobalBatch <= 0 || d.LocalBatch <= 0 || d.AccumSteps < 0 {
 				d.LocalBatch, d.AccumSteps, d.GlobalBatch = defaultBatch(j, e)
@@ -441,11 +440,19 @@ func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) []D
 			if why == nil {
 				why = newReasoner(snap, m, sol, o)
 			}
-			d.Reason = why.reason(i, c >= 0)
+			d.Reason = why.reason(i, c >= 0 || unplaced[j.ID])
 		}
 		out[i] = d
 	}
-	return out
+	return out, entries
+}
+
+func idSet(ids []string) map[string]bool {
+	set := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	return set
 }
 
 func nodesOf(gs []GPU) int {

@@ -3,9 +3,11 @@ package sia
 import (
 	"context"
 	"fmt"
+	"github.com/sia-sched/sia/sia/siatest"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -70,7 +72,7 @@ func (g *scenarioGen) step() {
 			// Only table goodputs on a100 and t4, replica size 2 on a100.
 			j.Kind, j.GPUs, j.MinGPUs, j.MaxGPUs = Adaptive, 0, 0, 0
 			j.ReplicaSize = map[string]int{"a100": 2, "t4": 1}
-			j.Models = Table{"a100": {1: 2, 2: 3.5, 4: 6}, "t4": {1: 1, 2: 1.8, 4: 3}}
+			j.Models = siatest.Table{"a100": {1: 2, 2: 3.5, 4: 6}, "t4": {1: 1, 2: 1.8, 4: 3}}
 		}
 		g.snap.Jobs = append(g.snap.Jobs, j)
 	}
@@ -133,7 +135,8 @@ func checkPlan(t *testing.T, snap *Snapshot, p *Plan) {
 			}
 		}
 		// The allocation is an entry of the job's row.
-		e := p.Matrix.Rows[i].Entries[d.Entry]
+		e := p.Entry(i)
+		require.NotNil(t, e, d.Job)
 		assert.Equal(t, a.Type, e.Config.Type)
 		assert.Equal(t, a.GPUs, e.Config.GPUs)
 		pinned := j.State.Restoring || (j.NonPreemptible && j.State.Current.Running())
@@ -201,7 +204,7 @@ func TestRoundProperties(t *testing.T) {
 		opts := Options{Seed: uint64(seed % 2)}
 		switch seed % 5 {
 		case 2:
-			opts.Variant = Artifact
+			opts.Artifact = PublishedArtifact()
 		case 4:
 			opts.P, opts.Lambda = 0.5, -1.1
 		}
@@ -227,7 +230,7 @@ func TestRoundProperties(t *testing.T) {
 			// The solver proves every round; a plan that placement had to
 			// change (a job unplaced or kept in place) is only Feasible.
 			want := StatusOptimal
-			if len(p.Unplaced) > 0 || len(p.Kept) > 0 {
+			if l := planLists(&p); len(l.unplaced) > 0 || len(l.kept) > 0 {
 				want = StatusFeasible
 			}
 			assert.Equal(t, want, p.Status, "seed %d round %d", seed, round)
@@ -240,10 +243,32 @@ func TestRoundProperties(t *testing.T) {
 	}
 }
 
-// stripTimings removes the only non-deterministic part of a plan.
-func stripTimings(p Plan) Plan {
-	p.Timings = Timings{}
-	return p
+// lists are a plan's jobs by what placement did, sorted by ID (as
+// Plan's lists were before the decisions carried them).
+type lists struct {
+	evicted, migrated, unplaced, kept []string
+}
+
+func planLists(p *Plan) lists {
+	var l lists
+	for _, d := range p.Decisions {
+		if d.Evicted {
+			l.evicted = append(l.evicted, d.Job)
+		}
+		if d.Action == Migrate {
+			l.migrated = append(l.migrated, d.Job)
+		}
+		if d.Reason == ReasonUnplaceable {
+			l.unplaced = append(l.unplaced, d.Job)
+		}
+		if d.Kept {
+			l.kept = append(l.kept, d.Job)
+		}
+	}
+	for _, s := range [][]string{l.evicted, l.migrated, l.unplaced, l.kept} {
+		slices.Sort(s)
+	}
+	return l
 }
 
 // playScenario runs a fixed random scenario and returns its plans.
@@ -256,7 +281,7 @@ func playScenario(t *testing.T, seed uint64) []Plan {
 		g.step()
 		p, err := s.Round(context.Background(), g.snap)
 		require.NoError(t, err)
-		plans = append(plans, stripTimings(p))
+		plans = append(plans, p)
 		applyPlan(&g.snap, &p, time.Minute)
 	}
 	return plans
@@ -293,7 +318,7 @@ func TestConcurrentRounds(t *testing.T) {
 		snaps = append(snaps, g.snap)
 		p, err := s.Round(context.Background(), g.snap)
 		require.NoError(t, err)
-		want = append(want, stripTimings(p))
+		want = append(want, p)
 	}
 	got := make([]Plan, len(snaps))
 	errs := make([]error, len(snaps))
@@ -303,7 +328,7 @@ func TestConcurrentRounds(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			p, err := s.Round(context.Background(), snaps[i])
-			got[i], errs[i] = stripTimings(p), err
+			got[i], errs[i] = p, err
 		}(i)
 	}
 	wg.Wait()
@@ -326,7 +351,7 @@ func TestParallelMatrix(t *testing.T) {
 	require.NoError(t, err)
 	b, err := four.Round(context.Background(), snap)
 	require.NoError(t, err)
-	assert.Equal(t, stripTimings(a), stripTimings(b))
+	assert.Equal(t, a, b)
 	// A bad model (found while building the matrix) is reported the same
 	// way: the first failing job in snapshot order.
 	snap.Jobs[250].Models = bootstrap.Static{"t4": {InitBatch: 1, MaxBatch: 1}}

@@ -2,6 +2,7 @@ package sia
 
 import (
 	"context"
+	"github.com/sia-sched/sia/sia/siatest"
 	"testing"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 )
 
 // linear is a table of a linearly scaling job on type A.
-var linear = Table{"A": {1: 1, 2: 2, 4: 4, 8: 8}}
+var linear = siatest.Table{"A": {1: 1, 2: 2, 4: 4, 8: 8}}
 
 // TestQueueReasons: every job that gets no GPUs says why, one case per
 // reason.
@@ -47,7 +48,7 @@ func TestQueueReasons(t *testing.T) {
 		{name: "larger than the cluster", job: "j", want: ReasonTooLarge,
 			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", MinGPUs: 8, Models: linear}}}},
 		{name: "rigid larger than every type", job: "j", want: ReasonTooLarge,
-			snap: Snapshot{Cluster: twoTypes(), Jobs: []Job{{ID: "j", Kind: Rigid, GPUs: 9, Models: Table{"A": {9: 1}, "B": {9: 1}}}}}},
+			snap: Snapshot{Cluster: twoTypes(), Jobs: []Job{{ID: "j", Kind: Rigid, GPUs: 9, Models: siatest.Table{"A": {9: 1}, "B": {9: 1}}}}}},
 		{name: "larger than MaxGPUsPerJob", job: "j", want: ReasonTooLarge, opts: Options{MaxGPUsPerJob: 2},
 			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", MinGPUs: 4, Models: linear}}}},
 		{name: "hybrid replica larger than the type", job: "j", want: ReasonTooLarge,
@@ -57,11 +58,11 @@ func TestQueueReasons(t *testing.T) {
 		{name: "tracker excludes every type", job: "j", want: ReasonNoAdmissibleType,
 			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Models: tracker("Z")}}}},
 		{name: "table excludes every type", job: "j", want: ReasonNoAdmissibleType,
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Models: Table{"A": {}}}}}},
+			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Models: siatest.Table{"A": {}}}}}},
 		{name: "replica sizes name no type of the cluster", job: "j", want: ReasonNoAdmissibleType,
 			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", ReplicaSize: map[string]int{"Z": 1}, Models: linear}}}},
 		{name: "no valid configuration", job: "j", want: ReasonNoAdmissibleType,
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", MinGPUs: 3, Models: Table{"A": {1: 1}}}}}},
+			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", MinGPUs: 3, Models: siatest.Table{"A": {1: 1}}}}}},
 		{name: "quota of zero", job: "j", want: ReasonQuota,
 			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Models: linear}}, Quotas: []Quota{{Name: "q", Jobs: []string{"j"}, Limit: 0}}}},
 		{name: "quota used by others", job: "j", want: ReasonQuota,
@@ -91,7 +92,7 @@ func TestQueueReasons(t *testing.T) {
 			snap: Snapshot{Cluster: Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}}}, Jobs: []Job{
 				{ID: "p", NonPreemptible: true, Models: linear, State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 2, Placement: []GPU{{"a0", 0}, {"a0", 1}}}}},
 				{ID: "q", NonPreemptible: true, Models: linear, State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 2, Placement: []GPU{{"a1", 0}, {"a1", 1}}}}},
-				{ID: "j", Kind: Rigid, GPUs: 4, Models: Table{"A": {4: 4}}}}}},
+				{ID: "j", Kind: Rigid, GPUs: 4, Models: siatest.Table{"A": {4: 4}}}}}},
 		{name: "running job on a type it may no longer use", job: "j", action: Preempt, want: ReasonNoAdmissibleType,
 			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Types: []string{"B"}, Models: linear, State: held(0)}}}},
 	}

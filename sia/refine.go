@@ -3,7 +3,6 @@ package sia
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/sia-sched/sia/ilp"
 )
@@ -24,7 +23,7 @@ const (
 // Refinish re-applies a variant's finishing steps to a matrix whose entries a
 // caller edited, so that it is again what BuildMatrix would have produced for
 // those numbers: each Value is recomputed (EditedNormalized) or kept
-// (EditedValue), then clipped at ArtifactClip and rounded to ArtifactGrid when
+// (EditedValue), then clipped at artifactClip and rounded to artifactGrid when
 // the variant does (Knobs.Clip, Knobs.Round; also each row's Unallocated);
 // Dropped is set exactly for the non-finite values (never on a pinned entry);
 // and Dominated is recomputed from scratch, so stale flags are cleared. opts
@@ -87,7 +86,7 @@ func checkRefinish(m *Matrix, o *Options, k *ArtifactKnobs, edited Edited) error
 // steps of a matrix row (as the matrix build's row finishing does).
 func refinishRow(row *Row, p float64, k *ArtifactKnobs, sense ilp.Sense, edited Edited) {
 	if k.Round {
-		row.Unallocated = roundTo(row.Unallocated, ArtifactGrid)
+		row.Unallocated = roundTo(row.Unallocated, artifactGrid)
 	}
 	for i := range row.Entries {
 		e := &row.Entries[i]
@@ -100,11 +99,11 @@ func refinishRow(row *Row, p float64, k *ArtifactKnobs, sense ilp.Sense, edited 
 				v = math.Inf(1)
 			}
 		}
-		if k.Clip && v > ArtifactClip {
-			v = ArtifactClip
+		if k.Clip && v > artifactClip {
+			v = artifactClip
 		}
 		if k.Round {
-			v = roundTo(v, ArtifactGrid)
+			v = roundTo(v, artifactGrid)
 		}
 		e.Value = v
 		e.Dropped = math.IsInf(v, 0) || math.IsNaN(v)
@@ -162,7 +161,7 @@ func (s *Scheduler) applyEdit(snap *Snapshot, m *Matrix) error {
 // together: one row, choice and layout element per job, chosen entries in
 // range, each placed job holding exactly its entry's GPU count of its
 // entry's type on GPUs of the snapshot's nodes, and no GPU given twice.
-// Timings are left zero. Errors wrap ErrInvalidInput.
+// Errors wrap ErrInvalidInput.
 func AssemblePlan(snap *Snapshot, m *Matrix, sol Solution, lay Layout) (Plan, error) {
 	if snap == nil || m == nil {
 		return Plan{}, &InputError{Field: "AssemblePlan", Reason: "nil snapshot or matrix"}
@@ -227,17 +226,10 @@ func checkLayout(snap *Snapshot, m *Matrix, sol Solution, lay Layout) error {
 // plan whose placement changed the solver's allocation (a job unplaced, or
 // kept where it was) is not the proven optimum: its status is Feasible.
 func assemble(plan *Plan, snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) {
-	plan.Decisions = decide(snap, m, sol, lay, o)
+	plan.Decisions, plan.entries = decide(snap, m, sol, lay, o)
 	plan.Matrix = m
 	plan.Status, plan.Objective, plan.Bound = sol.Status, sol.Objective, sol.Bound
 	if plan.Status == StatusOptimal && (len(lay.Unplaced) > 0 || len(lay.Kept) > 0) {
 		plan.Status = StatusFeasible
 	}
-	plan.Evicted, plan.Unplaced, plan.Kept = lay.Evicted, lay.Unplaced, lay.Kept
-	for _, d := range plan.Decisions {
-		if d.Action == Migrate {
-			plan.Migrated = append(plan.Migrated, d.Job)
-		}
-	}
-	slices.Sort(plan.Migrated)
 }

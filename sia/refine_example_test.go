@@ -3,6 +3,7 @@ package sia_test
 import (
 	"context"
 	"fmt"
+	"github.com/sia-sched/sia/sia/siatest"
 	"time"
 
 	"github.com/sia-sched/sia/sia"
@@ -17,11 +18,11 @@ func ExampleScheduler_WithMatrixEdit() {
 	snap := sia.Snapshot{
 		Now:     t0.Add(time.Hour),
 		Cluster: sia.Cluster{Nodes: []sia.Node{{ID: "b0", Type: "B", GPUs: 4}}},
-		Jobs: []sia.Job{{ID: "J1", Submitted: t0, Models: sia.Table{"B": {1: 1, 2: 1.9, 4: 2.6}},
+		Jobs: []sia.Job{{ID: "J1", Submitted: t0, Models: siatest.Table{"B": {1: 1, 2: 1.9, 4: 2.6}},
 			State: sia.JobState{Current: sia.Allocation{Type: "B", Nodes: 1, GPUs: 2,
 				Placement: []sia.GPU{{Node: "b0", Index: 0}, {Node: "b0", Index: 1}}}}}},
 	}
-	s, _ := sia.New(&sia.Options{Knobs: sia.ArtifactKnobs{Round: true, Clip: true}, NoScaleUpCap: true})
+	s, _ := sia.New(&sia.Options{Artifact: &sia.ArtifactKnobs{Round: true, Clip: true}, NoScaleUpCap: true})
 	sticky := s.WithMatrixEdit(func(_ *sia.Snapshot, m *sia.Matrix) (sia.Edited, error) {
 		for i := range m.Rows {
 			if c := m.Rows[i].Current; c >= 0 {

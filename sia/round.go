@@ -31,7 +31,7 @@ func (s *Scheduler) Options() Options { return s.opts }
 // Round runs one scheduling round on the snapshot: it validates it, builds
 // the goodput matrix (BuildMatrix), solves the allocation (Solve) and places
 // it onto nodes (Place), and returns the plan. The same snapshot and options
-// give the same plan (apart from Timings) as long as the round is not cut
+// give the same plan as long as the round is not cut
 // short by its deadline. Errors wrap ErrInvalidInput (bad snapshot) or
 // ErrInfeasible (pinned jobs that do not fit together).
 //
@@ -76,9 +76,8 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	var plan Plan
 	cl, err := validateSnapshot(&snap, o, true)
 	t1 := time.Now()
-	plan.Timings.Validate = t1.Sub(t0)
 	if err != nil {
-		s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Duration: plan.Timings.Validate, Err: err})
+		s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Duration: t1.Sub(t0), Err: err})
 		return Plan{}, err
 	}
 	// Placement and the plan are not interruptible: with a deadline, the
@@ -93,12 +92,11 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	m, err := buildMatrix(mctx, &snap, o, cl, phased)
 	mcancel()
 	t2 := time.Now()
-	plan.Timings.Matrix = t2.Sub(t1)
 	nopts := 0
 	if m != nil {
-		nopts = m.Options()
+		nopts = m.Offered()
 	}
-	s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Options: nopts, Duration: plan.Timings.Matrix, Err: err})
+	s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Offered: nopts, Duration: t2.Sub(t1), Err: err})
 	if err != nil {
 		return Plan{}, err
 	}
@@ -109,26 +107,23 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	sol, err := solve(sctx, m, o)
 	scancel()
 	t3 := time.Now()
-	plan.Timings.Solve = t3.Sub(t2)
-	s.observe(Event{Stage: StageSolve, Jobs: len(snap.Jobs), Options: nopts, Status: sol.Status, Duration: plan.Timings.Solve, Err: err})
+	s.observe(Event{Stage: StageSolve, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status, Duration: t3.Sub(t2), Err: err})
 	if err != nil {
 		return Plan{}, err
 	}
 	lay, err := place(&snap, m, sol)
 	t4 := time.Now()
-	plan.Timings.Place = t4.Sub(t3)
-	s.observe(Event{Stage: StagePlace, Jobs: len(snap.Jobs), Options: nopts, Status: sol.Status, Evicted: len(lay.Evicted), Duration: plan.Timings.Place, Err: err})
+	s.observe(Event{Stage: StagePlace, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status, Evicted: len(lay.Evicted), Duration: t4.Sub(t3), Err: err})
 	if err != nil {
 		return Plan{}, err
 	}
 	assemble(&plan, &snap, m, sol, lay, o)
-	plan.Timings.Total = time.Since(t0)
 	if o.Logger != nil && o.Logger.Enabled(ctx, slog.LevelDebug) {
 		o.Logger.LogAttrs(ctx, slog.LevelDebug, "sia round",
 			slog.Int("jobs", len(snap.Jobs)), slog.Int("options", nopts),
 			slog.String("status", sol.Status.String()), slog.Float64("objective", sol.Objective),
 			slog.Float64("bound", sol.Bound), slog.Int("evicted", len(lay.Evicted)),
-			slog.Int("unplaced", len(lay.Unplaced)), slog.Duration("total", plan.Timings.Total))
+			slog.Int("unplaced", len(lay.Unplaced)), slog.Duration("total", time.Since(t0)))
 	}
 	return plan, nil
 }

@@ -2,6 +2,7 @@ package sia
 
 import (
 	"context"
+	"github.com/sia-sched/sia/sia/siatest"
 	"math"
 	"testing"
 	"time"
@@ -184,11 +185,10 @@ func TestOptionsValidate(t *testing.T) {
 		"ScaleUpFactor infinite": {Options{ScaleUpFactor: math.Inf(1)}, "Options.ScaleUpFactor"},
 		"ScaleUpFactor too big":  {Options{ScaleUpFactor: MaxScaleUpFactor * 2}, "Options.ScaleUpFactor"},
 		"MaxGPUsPerJob negative": {Options{MaxGPUsPerJob: -1}, "Options.MaxGPUsPerJob"},
-		"RestartPenalty":         {Options{RestartPenalty: -time.Second}, "Options.RestartPenalty"},
+		"RestartCost":            {Options{RestartCost: -time.Second}, "Options.RestartCost"},
 		"SolverDeadline":         {Options{SolverDeadline: -time.Second}, "Options.SolverDeadline"},
 		"SolverMaxNodes":         {Options{SolverMaxNodes: -1}, "Options.SolverMaxNodes"},
 		"Parallelism":            {Options{Parallelism: -1}, "Options.Parallelism"},
-		"Variant":                {Options{Variant: 7}, "Options.Variant"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -239,7 +239,7 @@ func TestRoundTimeoutDefault(t *testing.T) {
 // TestHugeValues: goodput ratios that would give values beyond 1e150 are not
 // offered (a pinned one is capped), so the objective stays finite.
 func TestHugeValues(t *testing.T) {
-	tab := Table{"A": {1: 1e-300, 2: 1, 4: 1e300}}
+	tab := siatest.Table{"A": {1: 1e-300, 2: 1, 4: 1e300}}
 	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}}},
 		Jobs: []Job{
 			{ID: "j", Submitted: t0, Models: tab},

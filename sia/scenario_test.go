@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/sia-sched/sia/sia/siatest"
 	"io"
 	"math"
 	"strconv"
@@ -22,7 +23,7 @@ import (
 //	node <id> <type> <gpus>
 //	job <id> [kind=adaptive|strong|rigid] [gpus=N] [min=N] [max=N] [submitted=SEC]
 //	         [app=NAME] [P=type:n,type:n] [nonpreemptible] [cost=SEC]
-//	  table <type>:<replicas>=<goodput> ...       goodputs stated directly (sia.Table)
+//	  table <type>:<replicas>=<goodput> ...       goodputs stated directly (siatest.Table)
 //	  model <type> ac= bc= an= bn= ar= br= gamma= m0= maxb= bmin= bmax= sqr= var= [stages= micro=]
 //	  state [restarts=N] [peak=N] [current=<type>:<nodes>:<gpus>] [at=node/i,node/i,...]
 //	round <now-SEC> [restore=J1,J2] [finish=J3,J4]
@@ -42,7 +43,7 @@ type scenario struct {
 
 type scJob struct {
 	job    Job
-	table  Table
+	table  siatest.Table
 	models bootstrap.Static
 }
 
@@ -103,9 +104,9 @@ func parseScenario(r io.Reader) (*scenario, error) {
 				case "variant":
 					switch v {
 					case "paper":
-						sc.opts.Variant = Paper
+						sc.opts.Artifact = nil
 					case "artifact":
-						sc.opts.Variant = Artifact
+						sc.opts.Artifact = PublishedArtifact()
 					default:
 						err = fail("unknown variant %q", v)
 					}
@@ -122,19 +123,19 @@ func parseScenario(r io.Reader) (*scenario, error) {
 				case "penalty":
 					var x float64
 					x, err = num(v)
-					sc.opts.RestartPenalty = time.Duration(x * float64(time.Second))
+					sc.opts.RestartCost = time.Duration(x * float64(time.Second))
 				case "filler":
-					sc.opts.Knobs.Filler = true
+					sc.knobs().Filler = true
 				case "round":
-					sc.opts.Knobs.Round = true
+					sc.knobs().Round = true
 				case "clip":
-					sc.opts.Knobs.Clip = true
+					sc.knobs().Clip = true
 				case "grace":
-					sc.opts.Knobs.RestartGrace = true
+					sc.knobs().RestartGrace = true
 				case "penalties":
-					sc.opts.Knobs.ModelPenalties = true
+					sc.knobs().ModelPenalties = true
 				case "blind":
-					sc.opts.Knobs.BlindFirst = true
+					sc.knobs().BlindFirst = true
 				default:
 					err = fail("unknown option %q", k)
 				}
@@ -212,7 +213,7 @@ func parseScenario(r io.Reader) (*scenario, error) {
 				return nil, fail("table outside a job")
 			}
 			if cur.table == nil {
-				cur.table = Table{}
+				cur.table = siatest.Table{}
 			}
 			for _, tok := range f[1:] {
 				k, v := kv(tok)
@@ -434,7 +435,7 @@ func writePlan(w io.Writer, p *Plan) {
 			}
 			fmt.Fprintf(w, " (%d,%d,%s) gpus=%s batch=%dx%dx%d=%d G=%s goodput=%s",
 				a.Nodes, a.GPUs, a.Type, strings.Join(gs, ","), d.Replicas, d.LocalBatch, d.AccumSteps+1, d.GlobalBatch,
-				fmtF(d.Normalized), fmtF(d.Goodput))
+				fmtF(p.Entry(i).Normalized), fmtF(d.Goodput))
 		}
 		if d.Pinned {
 			fmt.Fprint(w, " pinned")
@@ -464,7 +465,15 @@ func writePlan(w io.Writer, p *Plan) {
 		}
 		fmt.Fprintln(w)
 	}
-	if len(p.Evicted)+len(p.Migrated)+len(p.Unplaced) > 0 {
-		fmt.Fprintf(w, "  evicted=%v migrated=%v unplaced=%v\n", p.Evicted, p.Migrated, p.Unplaced)
+	if l := planLists(p); len(l.evicted)+len(l.migrated)+len(l.unplaced) > 0 {
+		fmt.Fprintf(w, "  evicted=%v migrated=%v unplaced=%v\n", l.evicted, l.migrated, l.unplaced)
 	}
+}
+
+// knobs returns the scenario's artifact knobs, set up (none on) on first use.
+func (sc *scenario) knobs() *ArtifactKnobs {
+	if sc.opts.Artifact == nil {
+		sc.opts.Artifact = &ArtifactKnobs{}
+	}
+	return sc.opts.Artifact
 }

@@ -70,8 +70,8 @@ func checkShapes(t *testing.T, snap sia.Snapshot, plan sia.Plan) {
 		if !a.Running() {
 			continue
 		}
-		require.GreaterOrEqual(t, d.Entry, 0, d.Job)
-		e := plan.Matrix.Rows[i].Entries[d.Entry]
+		e := plan.Entry(i)
+		require.NotNil(t, e, d.Job)
 		require.Len(t, a.Placement, a.GPUs, d.Job)
 		require.Equal(t, e.Config.GPUs, a.GPUs, d.Job)
 		require.Equal(t, e.Config.Nodes, a.Nodes, "job %s: placed on %d nodes, evaluated on %d (%v)", d.Job, a.Nodes, e.Config.Nodes, e.Config)
@@ -155,7 +155,7 @@ func TestRoundAnyNodeShape(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := sia.Snapshot{Now: shapesT0.Add(time.Minute), Cluster: sia.Cluster{Nodes: tc.nodes}, Jobs: tc.jobs}
 			plan := round(t, snap, &sia.Options{NoScaleUpCap: true})
-			assert.Empty(t, plan.Unplaced)
+			assert.Empty(t, unplacedOf(&plan))
 			for _, w := range tc.want {
 				d, ok := plan.Decision(w.job)
 				require.True(t, ok)
@@ -242,7 +242,7 @@ func TestRoundShapesProperty(t *testing.T) {
 			plan, err := s.Round(context.Background(), snap)
 			require.NoError(t, err)
 			checkShapes(t, snap, plan)
-			require.Empty(t, plan.Unplaced, "iter %d round %d: %v", iter, r, nodes)
+			require.Empty(t, unplacedOf(&plan), "iter %d round %d: %v", iter, r, nodes)
 			rounds++
 			for i, d := range plan.Decisions {
 				snap.Jobs[i].State.Current = d.Allocation
@@ -274,7 +274,7 @@ func TestRoundKeepsJobWhoseResizeCannotBePlaced(t *testing.T) {
 	require.NotEmpty(t, e)
 	assert.Equal(t, sia.Keep, d.Action, "a job whose resize cannot be placed keeps its GPUs")
 	assert.Equal(t, snap.Jobs[2].State.Current.Placement, d.Allocation.Placement)
-	assert.Empty(t, plan.Unplaced)
+	assert.Empty(t, unplacedOf(&plan))
 	for _, id := range []string{"p0", "p1"} {
 		d, _ := plan.Decision(id)
 		assert.Equal(t, sia.Keep, d.Action, id)
@@ -344,17 +344,17 @@ func TestRoundShapesPinnedBruteForce(t *testing.T) {
 			require.NoError(t, err)
 			checkShapes(t, snap, plan)
 			rounds++
-			if len(plan.Unplaced) > 0 {
-				unplaced += len(plan.Unplaced)
+			if len(unplacedOf(&plan)) > 0 {
+				unplaced += len(unplacedOf(&plan))
 				m, err := sia.BuildMatrix(&snap, o)
 				require.NoError(t, err)
 				sol, err := sia.Solve(context.Background(), m, o)
 				require.NoError(t, err)
 				lay, err := sia.Place(&snap, m, sol)
 				require.NoError(t, err)
-				require.Equal(t, plan.Unplaced, lay.Unplaced)
-				require.False(t, packable(snap, m, sol), "iter %d round %d: placement left %v unplaced, but the allocation packs", iter, r, plan.Unplaced)
-				for _, id := range plan.Unplaced {
+				require.Equal(t, unplacedOf(&plan), lay.Unplaced)
+				require.False(t, packable(snap, m, sol), "iter %d round %d: placement left %v unplaced, but the allocation packs", iter, r, unplacedOf(&plan))
+				for _, id := range unplacedOf(&plan) {
 					for i := range snap.Jobs {
 						if snap.Jobs[i].ID == id && snap.Jobs[i].State.Current.Running() {
 							d := plan.Decisions[i]
@@ -481,4 +481,15 @@ func TestMatrixTypeCapacity(t *testing.T) {
 	assert.Equal(t, 8, m.TypeCapacity("y"))
 	assert.Zero(t, m.TypeCapacity("z"))
 	assert.Equal(t, map[string]int{"x/8": 8, "x/6": 12, "y": 8}, m.Capacity)
+}
+
+// unplacedOf lists the jobs placement could not place, in snapshot order.
+func unplacedOf(p *sia.Plan) []string {
+	var out []string
+	for _, d := range p.Decisions {
+		if d.Reason == sia.ReasonUnplaceable {
+			out = append(out, d.Job)
+		}
+	}
+	return out
 }

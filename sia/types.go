@@ -217,7 +217,7 @@ type JobState struct {
 	// factor; the first start does not count). Advance counts them.
 	Restarts int
 	// RestartCost is S, the seconds of progress one restart wastes; 0 means
-	// Options.RestartPenalty (or the artifact's per-model table, see
+	// Options.RestartCost (or the artifact's per-model table, see
 	// Artifact.ModelPenalties).
 	RestartCost time.Duration
 	// Restoring marks a job in the middle of a checkpoint-restore, as the
@@ -265,9 +265,11 @@ type Job struct {
 	// type its Models do not exclude (bootstrap.Excluded). An empty non-nil
 	// list is an error.
 	Types []string
-	// ReplicaSize is, for a hybrid-parallel job, the GPUs of one replica (P)
-	// per type; the job scales data-parallel in units of P and can use only
-	// the types listed. nil for data-parallel jobs (P = 1 everywhere).
+	// ReplicaSize is, for a hybrid-parallel job, the GPUs of one replica per
+	// type (its pipeline stages, bootstrap.Spec.Stages); the job scales
+	// data-parallel in whole replicas and can use only the types listed. nil
+	// for data-parallel jobs (one GPU per replica everywhere). (P names only
+	// the fairness exponent, Options.P.)
 	ReplicaSize map[string]int
 	// NonPreemptible jobs keep their allocation once running (they are
 	// pinned to State.Current, see JobState.Restoring).
@@ -306,35 +308,4 @@ type Quota struct {
 	Type string
 	// Limit is the most GPUs the jobs may hold together (≥ 0).
 	Limit int
-}
-
-// Table is a fixed goodput table, GPU type → replicas → goodput, usable as
-// a job's Models (it implements Evaluator): the running example of the paper
-// and tests use it to state normalised goodputs directly. A type absent from
-// the table has no model yet (bootstrap.None); a type present with an empty
-// (or nil) map is excluded: the job cannot run on it (bootstrap.Excluded). A
-// replica count absent from a type's map is an invalid configuration.
-type Table map[string]map[int]float64
-
-// Model reports Measured for the types in the table with at least one
-// entry, Excluded for those with none and None for the others; the model
-// itself only carries a batch size of 1 (Evaluate gives the goodputs).
-func (t Table) Model(gpuType string) (goodput.Model, bootstrap.Source) {
-	row, ok := t[gpuType]
-	switch {
-	case !ok:
-		return goodput.Model{InitBatch: 1, MaxBatch: 1}, bootstrap.None
-	case len(row) == 0:
-		return goodput.Model{InitBatch: 1, MaxBatch: 1}, bootstrap.Excluded
-	}
-	return goodput.Model{InitBatch: 1, MaxBatch: 1}, bootstrap.Measured
-}
-
-// Evaluate returns the table's goodput for the type and replica count.
-func (t Table) Evaluate(gpuType string, nodes, replicas int) (goodput.Choice, bool) {
-	v, ok := t[gpuType][replicas]
-	if !ok || !(v > 0) {
-		return goodput.Choice{}, false
-	}
-	return goodput.Choice{Goodput: v, Throughput: v, Efficiency: 1}, true
 }

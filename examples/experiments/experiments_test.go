@@ -54,7 +54,7 @@ func saturn1(t *testing.T) (sim.Cluster, sim.Truth, *sim.Workload, string) {
 // restart. The edit changes G; the round re-rounds, re-clips and
 // recomputes dominance (sia.Refinish).
 func stickySia(cluster sim.Cluster, truth sim.Truth) (sim.Policy, error) {
-	opts := &sia.Options{Variant: sia.Artifact}
+	opts := &sia.Options{Artifact: sia.PublishedArtifact()}
 	s, err := sia.New(opts)
 	if err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func TestPSweep(t *testing.T) {
 	cluster, truth, wl, _ := saturn1(t)
 	var lines []string
 	for _, p := range []float64{-1, -0.5, 0.5, 1} {
-		pol, err := siapolicy.New(cluster, truth, siapolicy.Options{Name: fmt.Sprintf("p=%g", p), Sia: &sia.Options{Variant: sia.Artifact, P: p}})
+		pol, err := siapolicy.New(cluster, truth, siapolicy.Options{Name: fmt.Sprintf("p=%g", p), Sia: &sia.Options{Artifact: sia.PublishedArtifact(), P: p}})
 		require.NoError(t, err)
 		res := run(t, cluster, truth, wl, nil, pol)
 		lines = append(lines, line(sim.Summarize([]*sim.Result{res})))

@@ -45,7 +45,7 @@ type App struct {
 	MaxEpochs           int
 	RestartDelay        float64
 	Slowdown            float64
-	RestartPenalty      float64
+	RestartCost         float64
 	// Progress[e] is the cumulative progress (M0-equivalent iterations) at
 	// the end of epoch e (the completion target is Progress[MaxEpochs−1]).
 	Progress []float64

@@ -16,7 +16,7 @@ func (t toyTruth) App(name string) (*App, bool) {
 	if name != "toy" {
 		return nil, false
 	}
-	return &App{Name: "toy", InitBatch: 10, MaxBatch: 10, MaxEpochs: 2, RestartDelay: 30, Slowdown: 1, RestartPenalty: 30}, true
+	return &App{Name: "toy", InitBatch: 10, MaxBatch: 10, MaxEpochs: 2, RestartDelay: 30, Slowdown: 1, RestartCost: 30}, true
 }
 func (t toyTruth) Supports(app, typ string) bool               { return app == "toy" && (typ == "a" || typ == "b") }
 func (t toyTruth) LocalRange(app, typ string) (int, int)       { return 1, 10 }

@@ -26,7 +26,7 @@ func LoadModel() (*ModelTruth, error) {
 	m := &ModelTruth{cat: c, apps: map[string]*App{}}
 	for name, a := range c.Apps {
 		m.apps[name] = &App{Name: name, InitBatch: a.InitBatch, MaxBatch: a.MaxBatch, MaxEpochs: a.MaxEpochs,
-			RestartDelay: a.RestartDelay, Slowdown: a.Slowdown, RestartPenalty: a.RestartPenalty}
+			RestartDelay: a.RestartDelay, Slowdown: a.Slowdown, RestartCost: a.RestartCost}
 	}
 	return m, nil
 }

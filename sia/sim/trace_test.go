@@ -40,7 +40,7 @@ func TestTraceConstants(t *testing.T) {
 		assert.Equal(t, tc.epochs, a.MaxEpochs, tc.app)
 		assert.Equal(t, tc.delay, a.RestartDelay, tc.app)
 		assert.Equal(t, tc.slow, a.Slowdown, tc.app)
-		assert.Equal(t, tc.penalty, a.RestartPenalty, tc.app)
+		assert.Equal(t, tc.penalty, a.RestartCost, tc.app)
 	}
 	// Memory limits (the published artifact's table), including the deepspeech2/rtx override.
 	_, hi := tr.LocalRange("deepspeech2", "rtx")

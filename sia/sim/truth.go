@@ -19,9 +19,9 @@ type App struct {
 	// Slowdown calibrates simulated progress to real runs: progress per second
 	// is divided by it.
 	Slowdown float64
-	// RestartPenalty is the S the published scheduler uses in its restart
+	// RestartCost is the S the published scheduler uses in its restart
 	// factor (a name table that differs from RestartDelay for cifar10 and yolov3).
-	RestartPenalty float64
+	RestartCost float64
 }
 
 // Truth is a ground truth: what really happens when a job runs. The engine
@@ -69,12 +69,12 @@ type Truth interface {
 
 // appConstants are the per-model constants of the published simulator.
 var appConstants = map[string]App{
-	"bert":        {Name: "bert", MaxEpochs: 2, RestartDelay: 120, Slowdown: 1.2, RestartPenalty: 120},
-	"cifar10":     {Name: "cifar10", MaxEpochs: 100, RestartDelay: 50, Slowdown: 1.8, RestartPenalty: 30},
-	"deepspeech2": {Name: "deepspeech2", MaxEpochs: 80, RestartDelay: 25, Slowdown: 1.2, RestartPenalty: 25},
-	"imagenet":    {Name: "imagenet", MaxEpochs: 90, RestartDelay: 250, Slowdown: 1.2, RestartPenalty: 250},
-	"yolov3":      {Name: "yolov3", MaxEpochs: 50, RestartDelay: 80, Slowdown: 1.2, RestartPenalty: 45},
-	"ncf":         {Name: "ncf", MaxEpochs: 10, RestartDelay: 15, Slowdown: 1.5, RestartPenalty: 30},
+	"bert":        {Name: "bert", MaxEpochs: 2, RestartDelay: 120, Slowdown: 1.2, RestartCost: 120},
+	"cifar10":     {Name: "cifar10", MaxEpochs: 100, RestartDelay: 50, Slowdown: 1.8, RestartCost: 30},
+	"deepspeech2": {Name: "deepspeech2", MaxEpochs: 80, RestartDelay: 25, Slowdown: 1.2, RestartCost: 25},
+	"imagenet":    {Name: "imagenet", MaxEpochs: 90, RestartDelay: 250, Slowdown: 1.2, RestartCost: 250},
+	"yolov3":      {Name: "yolov3", MaxEpochs: 50, RestartDelay: 80, Slowdown: 1.2, RestartCost: 45},
+	"ncf":         {Name: "ncf", MaxEpochs: 10, RestartDelay: 15, Slowdown: 1.5, RestartCost: 30},
 }
 
 // AppNames lists the applications both ground truths know, sorted.

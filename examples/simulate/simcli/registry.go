@@ -24,15 +24,15 @@ type Env struct {
 	Round float64
 	// Seed is -seed.
 	Seed uint64
-	// P, Lambda and Variant are -p, -lambda and -variant (0 = the library's
-	// defaults).
+	// P and Lambda are -p and -lambda (0 = the library's defaults), and
+	// Artifact the knobs of -variant (nil = paper).
 	P, Lambda float64
-	Variant   sia.Variant
+	Artifact  *sia.ArtifactKnobs
 }
 
 // SiaOptions returns the scheduler options the flags ask for.
 func (e Env) SiaOptions() *sia.Options {
-	return &sia.Options{Variant: e.Variant, P: e.P, Lambda: e.Lambda}
+	return &sia.Options{Artifact: e.Artifact, P: e.P, Lambda: e.Lambda}
 }
 
 // Policy registers a policy under a name of the -policy flag.

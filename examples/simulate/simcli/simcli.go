@@ -90,7 +90,7 @@ type config struct {
 	seed                    uint64
 	hours, rate             float64
 	p, lambda               float64
-	variant                 sia.Variant
+	artifact                *sia.ArtifactKnobs
 	json                    bool
 	jobsCSV, jobsJSON       string
 	plot                    string
@@ -150,13 +150,13 @@ func (r *Registry) parseFlags(args []string, stderr io.Writer) (*config, error) 
 	}
 	switch variant {
 	case "artifact":
-		c.variant = sia.Artifact
+		c.artifact = sia.PublishedArtifact()
 	case "paper":
-		c.variant = sia.Paper
+		c.artifact = nil
 	default:
 		return nil, fmt.Errorf("-variant %q: want artifact or paper", variant)
 	}
-	if err := (&sia.Options{P: c.p, Lambda: c.lambda, Variant: c.variant}).Validate(); err != nil {
+	if err := (&sia.Options{P: c.p, Lambda: c.lambda, Artifact: c.artifact}).Validate(); err != nil {
 		return nil, fmt.Errorf("-p %v -lambda %v: %w", c.p, c.lambda, err)
 	}
 	for _, s := range strings.Split(scale, ",") {
@@ -301,7 +301,7 @@ func (r *Registry) newPolicy(c *config, name string, cl sim.Cluster, truth sim.T
 		round = spec.Round
 	}
 	cfg := sim.Config{Cluster: cl, Truth: truth, Round: round.Seconds(), Rigid: spec.Rigid, Batch: spec.Batch}
-	env := Env{Cluster: cl, Truth: truth, Round: cfg.Round, Seed: c.seed, P: c.p, Lambda: c.lambda, Variant: c.variant}
+	env := Env{Cluster: cl, Truth: truth, Round: cfg.Round, Seed: c.seed, P: c.p, Lambda: c.lambda, Artifact: c.artifact}
 	p, err := spec.New(env)
 	if err != nil {
 		return nil, cfg, fmt.Errorf("policy %s: %w", name, err)

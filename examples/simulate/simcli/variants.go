@@ -34,7 +34,7 @@ import (
 // starts from the knobs of -variant. For example "sia-artifact+nocap" or
 // "sia+ratio+noseed -variant paper".
 
-var allKnobs = sia.ArtifactKnobs{Filler: true, Round: true, Clip: true, RestartGrace: true, ModelPenalties: true, BlindFirst: true}
+var allKnobs = *sia.PublishedArtifact()
 
 // siaVariantPolicy returns the policy of a sia/sia-artifact name with
 // modifiers; ok is false for other names (and for plain "sia", which is
@@ -67,13 +67,16 @@ func siaVariantPolicy(name string) (p Policy, ok bool, err error) {
 	return Policy{Name: name, New: func(env Env) (sim.Policy, error) {
 		o := base
 		k := sia.ArtifactKnobs{}
-		if artifact || env.Variant == sia.Artifact {
+		if env.Artifact != nil {
+			k = *env.Artifact
+		}
+		if artifact {
 			k = allKnobs
 		}
 		for _, e := range edits {
 			e(&o, &k)
 		}
-		o.Sia = &sia.Options{Variant: sia.Paper, Knobs: k, P: env.P, Lambda: env.Lambda}
+		o.Sia = &sia.Options{Artifact: &k, P: env.P, Lambda: env.Lambda}
 		return siapolicy.New(env.Cluster, env.Truth, o)
 	}}, true, nil
 }

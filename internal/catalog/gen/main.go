@@ -49,7 +49,7 @@ func run(data, out string) error {
 			continue
 		}
 		ca := &catalog.App{Name: name, InitBatch: a.InitBatch, MaxBatch: a.MaxBatch, MaxEpochs: a.MaxEpochs,
-			RestartDelay: a.RestartDelay, Slowdown: a.Slowdown, RestartPenalty: a.RestartPenalty, Types: map[string]catalog.Type{}}
+			RestartDelay: a.RestartDelay, Slowdown: a.Slowdown, RestartCost: a.RestartCost, Types: map[string]catalog.Type{}}
 		for e := 1; e <= a.MaxEpochs; e++ {
 			ca.Progress = append(ca.Progress, tr.Progress(name, e))
 		}

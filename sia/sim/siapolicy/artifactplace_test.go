@@ -92,11 +92,11 @@ func TestSiaArtifactShortRun(t *testing.T) {
 		return sim.Summarize([]*sim.Result{res})
 	}
 	art := Options{CapAtRequest: true, NoSeed: true, Projection: StaticRatioProjection, ArtifactPlacement: true,
-		Sia: &sia.Options{Variant: sia.Artifact}, Name: "sia-artifact"}
+		Sia: &sia.Options{Artifact: sia.PublishedArtifact()}, Name: "sia-artifact"}
 	a, b := run(art), run(art)
 	assert.Equal(t, 0, a.Unfinished)
 	assert.Equal(t, a.JCTs, b.JCTs, "deterministic")
-	lib := run(Options{Sia: &sia.Options{Variant: sia.Artifact}})
+	lib := run(Options{Sia: &sia.Options{Artifact: sia.PublishedArtifact()}})
 	assert.NotEqual(t, lib.JCTs, a.JCTs)
 	_, err = New(c, m, Options{Projection: Projection(7)})
 	assert.ErrorContains(t, err, "projection")

@@ -121,7 +121,7 @@ func New(c sim.Cluster, truth sim.Truth, opt Options) (*Policy, error) {
 	if sched == nil {
 		so := opt.Sia
 		if so == nil {
-			so = &sia.Options{Variant: sia.Artifact}
+			so = &sia.Options{Artifact: sia.PublishedArtifact()}
 		}
 		s, err := sia.New(so)
 		if err != nil {
@@ -329,7 +329,7 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 		}
 		a := j.Alloc()
 		sj.State = sia.JobState{Restarts: j.Restarts(), Restoring: j.RestoreLeft() > 0, PeakReplicas: st.peak,
-			RestartCost: time.Duration(j.App.RestartPenalty * float64(time.Second))}
+			RestartCost: time.Duration(j.App.RestartCost * float64(time.Second))}
 		if a.GPUs() > 0 {
 			shape := a.Shape()
 			sj.State.Current = sia.Allocation{Type: a.Type, Nodes: len(shape), GPUs: a.GPUs(), Placement: st.placement}

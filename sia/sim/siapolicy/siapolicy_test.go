@@ -117,7 +117,7 @@ func TestSchedulerOfRoundShape(t *testing.T) {
 	want, err := sim.Run(context.Background(), sim.Config{Cluster: c, Truth: truth}, wl, base)
 	require.NoError(t, err)
 
-	inner, err := sia.New(&sia.Options{Variant: sia.Artifact})
+	inner, err := sia.New(&sia.Options{Artifact: sia.PublishedArtifact()})
 	require.NoError(t, err)
 	rounds := 0
 	wrapped, err := New(c, truth, Options{Name: "sia-logged", Scheduler: RounderFunc(func(ctx context.Context, snap sia.Snapshot) (sia.Plan, error) {
