@@ -2,7 +2,6 @@ package goodput
 
 import (
 	"fmt"
-	"math"
 )
 
 // GridPoints is the number of candidate global batch sizes the batch-size
@@ -158,9 +157,12 @@ func (m Model) Evaluate(nodes, replicas, localBatch, accumSteps int) Choice {
 // rounded up, GlobalBatch may exceed MaxBatch by less than replicas·(s+1)
 // samples, exactly as in the artifact.
 //
-// Hybrid-parallel jobs (Stages = P, MicroBatches = m): T = 3((P−1)+m)·T_acc(1)
+// Hybrid-parallel jobs (Stages = k, MicroBatches = m): T = 3((k−1)+m)·T_acc(1)
 // + T_net(nodes, replicas), throughput m·replicas/T, global batch
 // m·replicas, which must not exceed MaxBatch.
+//
+// A Searcher gives the same result faster over many calls (it caches the
+// grids); SplitBatch is the rounding of a global batch on its own.
 func (m Model) Best(nodes, replicas int) (Choice, bool) {
 	if nodes < 1 || replicas < nodes || m.Validate() != nil {
 		return Choice{}, false
@@ -168,54 +170,8 @@ func (m Model) Best(nodes, replicas int) (Choice, bool) {
 	if m.Hybrid() {
 		return m.bestHybrid(nodes, replicas)
 	}
-	bmin, bmax := m.Limits.MinLocalBatch, m.Limits.MaxLocalBatch
-	lo := math.Max(float64(m.InitBatch), float64(bmin)*float64(replicas))
-	hi := float64(m.MaxBatch)
-	if lo > hi {
-		return Choice{}, false
-	}
-	n := GridPoints
-	if m.FixedBatch || lo == hi {
-		n = 1
-	}
-	r := float64(replicas)
-	m0 := float64(m.InitBatch)
-	var best Choice
-	found := false
-	logLo, step := math.Log(lo), 0.0
-	if n > 1 {
-		step = (math.Log(hi) - logLo) / float64(n-1)
-	}
-	for i := 0; i < n; i++ {
-		var batch float64
-		switch {
-		case n == 1:
-			batch = hi
-		case i == 0:
-			batch = lo
-		case i == n-1:
-			batch = hi
-		default:
-			batch = math.Exp(logLo + float64(i)*step)
-		}
-		local := batch / r
-		s := int(math.Ceil(local/float64(bmax)-1e-8)) - 1
-		if s < 0 {
-			s = 0
-		}
-		if replicas == 1 && local > m0+1e-8 && s < 1 {
-			s = 1
-		}
-		b := int(math.Ceil(local/float64(s+1) - 1e-8))
-		if b < bmin || b > bmax {
-			continue
-		}
-		c := m.Evaluate(nodes, replicas, b, s)
-		if !found || c.Goodput > best.Goodput {
-			best, found = c, true
-		}
-	}
-	return best, found
+	var s Searcher
+	return s.best(&m, nodes, replicas)
 }
 
 func (m Model) bestHybrid(nodes, replicas int) (Choice, bool) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/configset"
+	"github.com/sia-sched/sia/goodput"
 	"github.com/sia-sched/sia/ilp"
 	"github.com/sia-sched/sia/placement"
 )
@@ -464,7 +465,9 @@ func nodesOf(gs []GPU) int {
 }
 
 // defaultBatch is the batch size for an entry without a prediction (a type
-// without a model): the initial batch M0, with accumulation as memory needs.
+// without a model): the initial batch M0 (a fixed batch for strong-scaling
+// and rigid jobs), split over the replicas as goodput.Model.Best splits its
+// candidates (goodput.SplitBatch).
 func defaultBatch(j *Job, e *Entry) (local, accum, global int) {
 	m, src := j.Models.Model(e.Config.Type)
 	r := max(e.Replicas, 1)
@@ -479,9 +482,7 @@ func defaultBatch(j *Job, e *Entry) (local, accum, global int) {
 	if bmax <= 0 || src == bootstrap.None && m.Limits.MaxLocalBatch == 0 {
 		bmax = global
 	}
-	perReplica := ceilDiv(global, r)
-	accum = max(ceilDiv(perReplica, max(bmax, 1))-1, 0)
-	local = max(ceilDiv(perReplica, accum+1), 1)
+	local, accum = goodput.SplitBatch(global, r, bmax)
 	return local, accum, r * local * (accum + 1)
 }
 
