@@ -449,14 +449,18 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 }
 
 // buildRow builds row i of m in the given mode, its entries appended to
-// backing (returned).
+// backing (returned): the steps of the paper's §3.3, one method each.
 func buildRow(backing []Entry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, m *Matrix, lambda float64, i int, mode rowMode) ([]Entry, error) {
 	j := restoreView(&snap.Jobs[i], snap.Now)
 	start := len(backing)
-	backing, err := appendEntries(backing, j, o, k, cl, ev, mode)
-	if err != nil {
-		return backing, err
+	rb := newRowBuilder(j, o, k, cl, ev, mode)
+	rb.dst = backing
+	for _, t := range cl.types {
+		if err := rb.addType(t); err != nil {
+			return rb.dst, err
+		}
 	}
+	backing = rb.dst
 	row := Row{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: mode != rowFull}
 	row.Entries = backing[start:len(backing):len(backing)]
 	finishRow(&row, j, snap.Now, o, k, m.Sense)
@@ -464,169 +468,242 @@ func buildRow(backing []Entry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl 
 	return backing, nil
 }
 
-// appendEntries appends the raw entries (goodput, no normalisation) of job j.
-func appendEntries(dst []Entry, j *Job, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, mode rowMode) ([]Entry, error) {
-	cur := j.State.Current
+// rowBuilder collects the raw entries (goodput, no normalisation) of one
+// job's row, type by type.
+type rowBuilder struct {
+	j     *Job
+	o     *Options
+	k     *ArtifactKnobs
+	cl    *cluster
+	ev    *evaluator
+	cur   Allocation
+	eval  Evaluator // the job's own predictor, or nil
+	dst   []Entry
+	bound struct{ minG, maxG, capR int }
+	// keepOnly builds the current configuration only; smallestOnly each
+	// type's smallest valid configuration (see rowMode).
+	keepOnly, smallestOnly bool
+	// blind values every type as having no model (ArtifactKnobs.BlindFirst).
+	blind bool
+	// The type being added: its name, replica size, model, source and the
+	// job's current configuration on it.
+	t      string
+	p      int
+	model  goodput.Model
+	src    bootstrap.Source
+	curCfg configset.Config
+}
+
+func newRowBuilder(j *Job, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, mode rowMode) *rowBuilder {
+	rb := &rowBuilder{j: j, o: o, k: k, cl: cl, ev: ev, cur: j.State.Current}
 	// A running job's cheap row is its current configuration only.
-	keepOnly := mode == rowKeep || mode == rowCheap && cur.Running()
-	smallestOnly := mode == rowCheap && !cur.Running()
-	blind := k.BlindFirst && j.State.PeakReplicas == 0
-	eval, hasEval := j.Models.(Evaluator)
-	minG := max(j.MinGPUs, 1)
-	maxG := o.MaxGPUsPerJob
-	if j.MaxGPUs > 0 && j.MaxGPUs < maxG {
-		maxG = j.MaxGPUs
+	rb.keepOnly = mode == rowKeep || mode == rowCheap && rb.cur.Running()
+	rb.smallestOnly = mode == rowCheap && !rb.cur.Running()
+	rb.blind = k.BlindFirst && j.State.PeakReplicas == 0
+	rb.eval, _ = j.Models.(Evaluator)
+	rb.bounds()
+	return rb
+}
+
+// bounds sets the job's GPU bounds and the scale-up cap on replicas (§3.3:
+// an adaptive job grows at most ScaleUpFactor× its peak per round).
+func (rb *rowBuilder) bounds() {
+	j, o := rb.j, rb.o
+	rb.bound.minG = max(j.MinGPUs, 1)
+	rb.bound.maxG = o.MaxGPUsPerJob
+	if j.MaxGPUs > 0 && j.MaxGPUs < rb.bound.maxG {
+		rb.bound.maxG = j.MaxGPUs
 	}
-	capR := math.MaxInt
+	rb.bound.capR = math.MaxInt
 	if j.Kind == Adaptive && !o.NoScaleUpCap {
 		// In float64 first: ScaleUpFactor × PeakReplicas may exceed MaxInt.
 		if c := math.Floor(o.ScaleUpFactor*float64(j.State.PeakReplicas) + 1e-9); c < float64(maxGPUsBound) {
-			capR = max(1, int(c))
+			rb.bound.capR = max(1, int(c))
 		}
 	}
-	for _, t := range cl.types {
-		if keepOnly && (!cur.Running() || cur.Type != t) {
+}
+
+// addType appends the entries of type t: its candidates (§3.1), each
+// valued (§3.2), and the current configuration kept when it is not among
+// them.
+func (rb *rowBuilder) addType(t string) error {
+	if rb.keepOnly && (!rb.cur.Running() || rb.cur.Type != t) {
+		return nil
+	}
+	ok, err := rb.typeModel(t)
+	if err != nil || !ok {
+		return err
+	}
+	curSeen, noModelDone := false, false
+	for _, c := range rb.candidates() {
+		e, keep := rb.value(c, &noModelDone)
+		if !keep {
 			continue
 		}
-		p := 1
-		if j.ReplicaSize != nil {
-			var ok bool
-			if p, ok = j.ReplicaSize[t]; !ok {
-				continue
+		curSeen = curSeen || e.Current
+		rb.dst = append(rb.dst, e)
+		if rb.smallestOnly && !e.Invalid {
+			break // the type's smallest valid configuration
+		}
+	}
+	if !curSeen {
+		rb.keepCurrent()
+	}
+	return nil
+}
+
+// typeModel sets up type t: the job's replica size and model on it, and
+// whether the type is offered at all (Job.Types, Job.ReplicaSize,
+// bootstrap.Excluded).
+func (rb *rowBuilder) typeModel(t string) (bool, error) {
+	j := rb.j
+	rb.t, rb.p = t, 1
+	if j.ReplicaSize != nil {
+		var ok bool
+		if rb.p, ok = j.ReplicaSize[t]; !ok {
+			return false, nil
+		}
+	}
+	model, src, ok, err := admissible(j, t)
+	if err != nil || !ok {
+		return false, err
+	}
+	if rb.blind {
+		src = bootstrap.None
+	}
+	if j.Kind != Adaptive {
+		model.FixedBatch = true
+	}
+	if src != bootstrap.None && rb.eval == nil {
+		if err := model.Validate(); err != nil {
+			return false, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: "invalid model: " + err.Error(), Err: err}
+		}
+		if model.Hybrid() && model.Stages != rb.p {
+			return false, &InputError{Job: j.ID, Type: t, Field: "ReplicaSize",
+				Reason: fmt.Sprintf("%d, but the job's model has %d pipeline stages on the type", rb.p, model.Stages)}
+		}
+	}
+	rb.model, rb.src = model, src
+	rb.curCfg = configset.Config{}
+	if rb.cur.Running() && rb.cur.Type == t {
+		rb.curCfg = rb.cl.currentConfig(rb.cur)
+	}
+	return true, nil
+}
+
+// candidates returns the configurations of the type the job may take
+// (§3.1: the configuration set, within the job's bounds and in whole
+// replicas; a rigid job's count as whole nodes plus a remainder).
+func (rb *rowBuilder) candidates() []configset.Config {
+	j, t, p := rb.j, rb.t, rb.p
+	cands := rb.ev.cands[:0]
+	if j.Kind == Rigid {
+		if j.GPUs%p == 0 {
+			// one shape per pool: whole nodes plus the remainder
+			cands = append(cands, rb.cl.set.Fixed(t, j.GPUs)...)
+		}
+	} else {
+		for _, c := range rb.cl.byType[t] {
+			if c.GPUs >= rb.bound.minG && c.GPUs <= rb.bound.maxG && c.GPUs%p == 0 {
+				cands = append(cands, c)
 			}
 		}
-		model, src, ok, err := admissible(j, t)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue
-		}
-		if blind {
-			src = bootstrap.None
-		}
-		if j.Kind != Adaptive {
-			model.FixedBatch = true
-		}
-		if src != bootstrap.None && !hasEval {
-			if err := model.Validate(); err != nil {
-				return nil, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: "invalid model: " + err.Error(), Err: err}
-			}
-			if model.Hybrid() && model.Stages != p {
-				return nil, &InputError{Job: j.ID, Type: t, Field: "ReplicaSize",
-					Reason: fmt.Sprintf("%d, but the job's model has %d pipeline stages on the type", p, model.Stages)}
-			}
-		}
-		evaluate := func(c configset.Config) (goodput.Choice, bool) {
-			r := c.GPUs / p
-			var ch goodput.Choice
-			var ok bool
-			if hasEval {
-				ch, ok = eval.Evaluate(t, c.Nodes, r)
-			} else {
-				ch, ok = ev.best(&model, c.Nodes, r)
-			}
-			if ok && (!(ch.Goodput > 0) || math.IsInf(ch.Goodput, 0)) {
-				ok = false
-			}
-			return ch, ok
-		}
-		var curCfg configset.Config
-		if cur.Running() && cur.Type == t {
-			curCfg = cl.currentConfig(cur)
-		}
-		isCur := func(c configset.Config) bool {
-			return cur.Running() && cur.Type == t && c == curCfg
-		}
-		cands := ev.cands[:0]
-		if j.Kind == Rigid {
-			if j.GPUs%p == 0 {
-				// one shape per pool: whole nodes plus the remainder
-				cands = append(cands, cl.set.Fixed(t, j.GPUs)...)
-			}
-		} else {
-			for _, c := range cl.byType[t] {
-				if c.GPUs >= minG && c.GPUs <= maxG && c.GPUs%p == 0 {
-					cands = append(cands, c)
-				}
-			}
-		}
-		if keepOnly {
-			kept := cands[:0]
-			for _, c := range cands {
-				if c == curCfg {
-					kept = append(kept, c)
-				}
-			}
-			cands = kept
-		}
-		ev.cands = cands
-		curSeen := false
-		noModelDone := false
+	}
+	if rb.keepOnly {
+		kept := cands[:0]
 		for _, c := range cands {
-			e := Entry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: src, Restart: 1}
-			if j.Kind == Rigid {
-				e.Charge = cl.set.Charge(c) // the configurations of the set charge their GPUs
-			}
-			e.Current = isCur(c)
-			curSeen = curSeen || e.Current
-			switch {
-			case e.Replicas > max(capR, ceilDiv(minG, p)) && !e.Current:
-				// Beyond the scale-up cap (which never goes below the
-				// job's minimum).
-				if !k.Filler {
-					continue
-				}
-				e.Invalid = true
-			case src == bootstrap.None:
-				// Only the smallest configuration of the type, valued at its
-				// GPU count (set in finishRow); the current one is kept too.
-				if noModelDone && !e.Current {
-					if !k.Filler {
-						continue
-					}
-					e.Invalid = true
-				}
-				noModelDone = true
-			default:
-				ch, ok := evaluate(c)
-				if !ok {
-					if !k.Filler && !e.Current {
-						continue
-					}
-					e.Invalid = true
-				} else {
-					e.Choice = ch
-				}
-			}
-			dst = append(dst, e)
-			if smallestOnly && !e.Invalid {
-				break // the type's smallest valid configuration
+			if c == rb.curCfg {
+				kept = append(kept, c)
 			}
 		}
-		pinned := j.State.Restoring || j.NonPreemptible
-		inBounds := cur.GPUs >= minG && cur.GPUs <= maxG
-		if j.Kind == Rigid {
-			inBounds = cur.GPUs == j.GPUs
+		cands = kept
+	}
+	rb.ev.cands = cands
+	return cands
+}
+
+// isCurrent reports whether c is the job's current configuration.
+func (rb *rowBuilder) isCurrent(c configset.Config) bool {
+	return rb.cur.Running() && rb.cur.Type == rb.t && c == rb.curCfg
+}
+
+// value makes the entry of candidate c with its predicted goodput (§3.2);
+// keep is false for an entry left out: beyond the scale-up cap, a type
+// without a model beyond its smallest configuration, or no feasible batch
+// size (with ArtifactKnobs.Filler such entries stay, marked Invalid).
+func (rb *rowBuilder) value(c configset.Config, noModelDone *bool) (e Entry, keep bool) {
+	p, filler := rb.p, rb.k.Filler
+	e = Entry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: rb.src, Restart: 1, Current: rb.isCurrent(c)}
+	if rb.j.Kind == Rigid {
+		e.Charge = rb.cl.set.Charge(c) // the configurations of the set charge their GPUs
+	}
+	switch {
+	case e.Replicas > max(rb.bound.capR, ceilDiv(rb.bound.minG, p)) && !e.Current:
+		// Beyond the scale-up cap (which never goes below the job's
+		// minimum).
+		e.Invalid = true
+		return e, filler
+	case rb.src == bootstrap.None:
+		// Only the smallest configuration of the type, valued at its GPU
+		// count (in normalise); the current one is kept too.
+		if *noModelDone && !e.Current {
+			e.Invalid = true
+			return e, filler
 		}
-		if cur.Running() && cur.Type == t && !curSeen && ((inBounds && cl.holds(curCfg)) || pinned) {
-			// The current shape is outside the offered set (host-chosen,
-			// or since excluded): keep it as an option so the job can stay,
-			// unless it breaks the job's bounds or its pool cannot hold the
-			// shape (then only a pin keeps it).
-			c := curCfg
-			e := Entry{Config: c, Replicas: max(1, c.GPUs/p), Charge: cl.set.Charge(c), Source: src, Restart: 1, Current: true}
-			if src != bootstrap.None {
-				if ch, ok := evaluate(c); ok {
-					e.Choice = ch
-				} else {
-					e.Invalid = true
-				}
-			}
-			dst = append(dst, e)
+		*noModelDone = true
+		return e, true
+	}
+	ch, ok := rb.goodput(c)
+	if !ok {
+		e.Invalid = true
+		return e, filler || e.Current
+	}
+	e.Choice = ch
+	return e, true
+}
+
+// goodput predicts the goodput of configuration c (§3.2: the best batch
+// size of the job's model, or the host's Evaluator); false when no batch
+// size is feasible or the goodput is not a positive finite number.
+func (rb *rowBuilder) goodput(c configset.Config) (goodput.Choice, bool) {
+	r := c.GPUs / rb.p
+	var ch goodput.Choice
+	var ok bool
+	if rb.eval != nil {
+		ch, ok = rb.eval.Evaluate(rb.t, c.Nodes, r)
+	} else {
+		ch, ok = rb.ev.best(&rb.model, c.Nodes, r)
+	}
+	return ch, ok && ch.Goodput > 0 && !math.IsInf(ch.Goodput, 0)
+}
+
+// keepCurrent appends the job's current configuration on the type when it
+// is outside the candidates (host-chosen, or since excluded), so the job can
+// stay: unless it breaks the job's bounds or its pool cannot hold the
+// shape, then only a pin keeps it (§3.3: a running job's current
+// configuration is always an option).
+func (rb *rowBuilder) keepCurrent() {
+	j, cur, c := rb.j, rb.cur, rb.curCfg
+	if !cur.Running() || cur.Type != rb.t {
+		return
+	}
+	inBounds := cur.GPUs >= rb.bound.minG && cur.GPUs <= rb.bound.maxG
+	if j.Kind == Rigid {
+		inBounds = cur.GPUs == j.GPUs
+	}
+	pinned := j.State.Restoring || j.NonPreemptible
+	if !(inBounds && rb.cl.holds(c)) && !pinned {
+		return
+	}
+	e := Entry{Config: c, Replicas: max(1, c.GPUs/rb.p), Charge: rb.cl.set.Charge(c), Source: rb.src, Restart: 1, Current: true}
+	if rb.src != bootstrap.None {
+		if ch, ok := rb.goodput(c); ok {
+			e.Choice = ch
+		} else {
+			e.Invalid = true
 		}
 	}
-	return dst, nil
+	rb.dst = append(rb.dst, e)
 }
 
 // maxValue bounds the magnitude of the values offered to the solver: a
@@ -659,44 +736,63 @@ func admissible(j *Job, t string) (goodput.Model, bootstrap.Source, bool, error)
 	return model, src, true, nil
 }
 
-// finishRow normalises the row, applies the restart factor and the power.
+// finishRow turns the raw entries into the solver's options, the steps of
+// the paper's §3.3 in order.
 func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs, sense ilp.Sense) {
+	normalise(row, j, k)
+	applyRestartFactor(row, j, now, o, k)
+	for i := range row.Entries {
+		e := &row.Entries[i]
+		e.Value = power(e.Restart*e.Normalized, o.P, k)
+		e.Dropped = !(math.Abs(e.Value) <= maxValue)
+	}
+	pin(row, j)
+	markDominated(row, sense)
+}
+
+// nMin is N_min of the normalisation (§3.3): the job's smallest GPU count
+// (MinGPUs, a rigid job's count, at least one replica).
+func nMin(row *Row, j *Job, minIdx int) float64 {
+	nmin := float64(max(j.MinGPUs, 1))
+	if j.Kind == Rigid {
+		return float64(j.GPUs)
+	}
+	if minIdx >= 0 && j.ReplicaSize != nil {
+		e := &row.Entries[minIdx]
+		nmin = math.Max(nmin, float64(e.Config.GPUs/e.Replicas))
+	}
+	return nmin
+}
+
+// normalise sets each entry's G (§3.3: goodput × N_min / the row's smallest
+// valid goodput, so the smallest configuration is worth its GPU count); a
+// type without a model is valued at its GPU count, an invalid entry at
+// the artifact's filler (or N_min). It also marks the current entry.
+func normalise(row *Row, j *Job, k *ArtifactKnobs) {
 	es := row.Entries
-	// N_min and the smallest valid goodput.
-	minGood := math.Inf(1)
-	minIdx := -1
+	minGood, minIdx := math.Inf(1), -1
 	for i := range es {
-		e := &es[i]
-		if e.Source != bootstrap.None && !e.Invalid && e.Choice.Goodput < minGood {
+		if e := &es[i]; e.Source != bootstrap.None && !e.Invalid && e.Choice.Goodput < minGood {
 			minGood, minIdx = e.Choice.Goodput, i
 		}
 	}
-	nmin := float64(max(j.MinGPUs, 1))
-	if j.Kind == Rigid {
-		nmin = float64(j.GPUs)
-	} else if minIdx >= 0 && j.ReplicaSize != nil {
-		p := es[minIdx].Config.GPUs / es[minIdx].Replicas
-		nmin = math.Max(nmin, float64(p))
-	}
+	nmin := nMin(row, j, minIdx)
 	if minIdx >= 0 {
 		row.Scale = nmin / minGood
 	}
 	for i := range es {
 		e := &es[i]
 		switch {
+		case e.Invalid && k.Filler:
+			e.Normalized = artifactFiller
 		case e.Invalid:
-			if k.Filler {
-				e.Normalized = artifactFiller
-			} else {
-				// Only a current configuration that became invalid is kept
-				// without fillers: value it like the smallest one.
-				e.Normalized = nmin
-			}
+			// Only a current configuration that became invalid is kept
+			// without fillers: value it like the smallest one.
+			e.Normalized = nmin
+		case e.Source == bootstrap.None && j.Kind == Rigid:
+			e.Normalized = nmin
 		case e.Source == bootstrap.None:
 			e.Normalized = float64(e.Config.GPUs)
-			if j.Kind == Rigid {
-				e.Normalized = nmin
-			}
 		default:
 			e.Normalized = e.Choice.Goodput * row.Scale
 			if k.Filler && e.Normalized <= artifactFiller {
@@ -707,61 +803,80 @@ func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs, se
 			row.Current = i
 		}
 	}
-	// Restart factor.
-	if j.State.Current.Running() {
-		s := o.restartCost(j).Seconds()
-		age := now.Sub(j.Submitted).Seconds()
-		r := 0.0
-		if age+s > 0 {
-			r = (age - float64(j.State.Restarts)*s) / (age + s)
-		}
-		if k.RestartGrace && age < s {
-			r = 1
-		}
-		row.Restart = math.Min(1, math.Max(0, r))
-		for i := range es {
-			if !es[i].Current {
-				es[i].Restart = row.Restart
-			}
+}
+
+// restartFactor is r = (age − N·S) / (age + S) clamped to [0, 1] (§3.3):
+// the share of a running job's progress left after N restarts of S
+// seconds each and one more; 1 while the job is younger than S with
+// ArtifactKnobs.RestartGrace.
+func restartFactor(age, s float64, restarts int, grace bool) float64 {
+	if grace && age < s {
+		return 1
+	}
+	r := 0.0
+	if age+s > 0 {
+		r = (age - float64(restarts)*s) / (age + s)
+	}
+	return math.Min(1, math.Max(0, r))
+}
+
+// applyRestartFactor discounts every entry of a running job but its current
+// configuration by the restart factor (§3.3).
+func applyRestartFactor(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs) {
+	if !j.State.Current.Running() {
+		return
+	}
+	row.Restart = restartFactor(now.Sub(j.Submitted).Seconds(), o.restartCost(j).Seconds(), j.State.Restarts, k.RestartGrace)
+	for i := range row.Entries {
+		if !row.Entries[i].Current {
+			row.Entries[i].Restart = row.Restart
 		}
 	}
-	// Power, clipping and rounding.
-	for i := range es {
-		e := &es[i]
-		x := e.Restart * e.Normalized
-		var v float64
-		if x <= 0 {
-			if o.P < 0 {
-				v = math.Inf(1)
-			}
-		} else {
-			v = math.Pow(x, o.P)
+}
+
+// power is an option's value (r·G)^p (§3.3; +Inf for r·G = 0 when p < 0,
+// 0 when p > 0), clipped and rounded as the artifact does when asked.
+func power(x, p float64, k *ArtifactKnobs) float64 {
+	var v float64
+	if x <= 0 {
+		if p < 0 {
+			v = math.Inf(1)
 		}
-		if k.Clip && v > artifactClip {
-			v = artifactClip
-		}
-		if k.Round {
-			v = roundTo(v, artifactGrid)
-		}
-		if !(math.Abs(v) <= maxValue) {
-			e.Dropped = true
-		}
-		e.Value = v
+	} else {
+		v = math.Pow(x, p)
 	}
-	if row.Current >= 0 && (j.State.Restoring || j.NonPreemptible) {
-		row.Pin = row.Current
-		e := &es[row.Current]
-		e.Dropped = false
-		// A pinned job holds exactly its GPUs: charging it more (an
-		// off-chain rigid count) could make pins that fit look infeasible.
-		e.Charge = e.Config.GPUs
-		if !(math.Abs(e.Value) <= maxValue) {
-			// The pin holds whatever its value; a finite one keeps the
-			// objective finite.
-			e.Value = maxValue
-		}
+	return artifactValue(v, k)
+}
+
+// artifactValue clips (ArtifactKnobs.Clip) and rounds (Round) a value.
+func artifactValue(v float64, k *ArtifactKnobs) float64 {
+	if k.Clip && v > artifactClip {
+		v = artifactClip
 	}
-	markDominated(row, sense)
+	if k.Round {
+		v = roundTo(v, artifactGrid)
+	}
+	return v
+}
+
+// pin fixes a restoring or non-preemptible job to its current entry (§3.3's
+// pinned jobs; checkpoint-restores in progress): never dropped, charged
+// exactly its GPUs, with a finite value.
+func pin(row *Row, j *Job) {
+	if row.Current < 0 || !(j.State.Restoring || j.NonPreemptible) {
+		return
+	}
+	row.Pin = row.Current
+	e := &row.Entries[row.Current]
+	e.Dropped = false
+	// A pinned job holds exactly its GPUs: charging it more (an off-chain
+	// rigid count) could make pins that fit look infeasible.
+	e.Charge = e.Config.GPUs
+	if !(math.Abs(e.Value) <= maxValue) {
+		// The pin holds whatever its value; a finite one keeps the
+		// objective finite.
+		e.Value = maxValue
+	}
 }
 
 // better reports whether value a beats value b in the objective's sense.

@@ -90,20 +90,9 @@ func refinishRow(row *Row, p float64, k *ArtifactKnobs, sense ilp.Sense, edited 
 	}
 	for i := range row.Entries {
 		e := &row.Entries[i]
-		v := e.Value
+		v := artifactValue(e.Value, k)
 		if edited == EditedNormalized {
-			v = 0.0
-			if x := e.Restart * e.Normalized; x > 0 {
-				v = math.Pow(x, p)
-			} else if p < 0 {
-				v = math.Inf(1)
-			}
-		}
-		if k.Clip && v > artifactClip {
-			v = artifactClip
-		}
-		if k.Round {
-			v = roundTo(v, artifactGrid)
+			v = power(e.Restart*e.Normalized, p, k)
 		}
 		e.Value = v
 		e.Dropped = math.IsInf(v, 0) || math.IsNaN(v)
