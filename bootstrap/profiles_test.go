@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sia-sched/sia/goodput"
-	"github.com/sia-sched/sia/internal/testdata"
+	"github.com/sia-sched/sia/internal/shareddata"
 )
 
 func TestReadPlacements(t *testing.T) {
@@ -168,7 +168,7 @@ func TestReadModelFS(t *testing.T) {
 // TestSharedProfiles reads every published profile and checks the per-type
 // batch limits against the published artifact's table.
 func TestSharedProfiles(t *testing.T) {
-	dir := testdata.Path(t, "profiles")
+	dir := shareddata.Path(t, "profiles")
 	models, err := ReadProfilesDir(dir)
 	require.NoError(t, err)
 	names := map[string]*ModelProfile{}
@@ -207,7 +207,7 @@ func TestSharedProfiles(t *testing.T) {
 	}
 	gpt := names["gpt_pmp"]
 	assert.Equal(t, []string{"dgx-ext", "rtx"}, gpt.TypeNames())
-	seeds, err := ReadSeedFile(testdata.Path(t, "seed-profiles", "bert.csv"))
+	seeds, err := ReadSeedFile(shareddata.Path(t, "seed-profiles", "bert.csv"))
 	require.NoError(t, err)
 	assert.NotEmpty(t, seeds)
 	for _, s := range seeds {
@@ -223,7 +223,7 @@ func TestFitSharedProfiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits 36 profiles")
 	}
-	models, err := ReadProfilesDir(testdata.Path(t, "profiles"))
+	models, err := ReadProfilesDir(shareddata.Path(t, "profiles"))
 	require.NoError(t, err)
 	var errs []float64
 	fits := 0
@@ -320,7 +320,7 @@ func FuzzReadSeed(f *testing.F) {
 // BenchmarkFitProfile fits one full published profile (bert on aws: 720
 // placement and scalability rows).
 func BenchmarkFitProfile(b *testing.B) {
-	m, err := ReadModelDir(testdata.Path(b, "profiles", "bert"))
+	m, err := ReadModelDir(shareddata.Path(b, "profiles", "bert"))
 	require.NoError(b, err)
 	tp, ok := m.Type("aws")
 	require.True(b, ok)
@@ -335,7 +335,7 @@ func BenchmarkFitProfile(b *testing.B) {
 
 // BenchmarkReadModelDir reads one model folder (six GPU types, validation files).
 func BenchmarkReadModelDir(b *testing.B) {
-	dir := testdata.Path(b, "profiles", "cifar10")
+	dir := shareddata.Path(b, "profiles", "cifar10")
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := ReadModelDir(dir); err != nil {

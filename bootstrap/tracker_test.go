@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/sia-sched/sia/goodput"
-	"github.com/sia-sched/sia/internal/testdata"
+	"github.com/sia-sched/sia/internal/shareddata"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -303,7 +303,7 @@ func TestHybrid(t *testing.T) {
 // TestSeedProfiles seeds trackers from the shared seed profiles (skipped
 // without the data) and checks the fit reproduces the 1-GPU step times.
 func TestSeedProfiles(t *testing.T) {
-	rows, err := ReadSeedFile(filepath.Join(testdata.Dir(t), "seed-profiles", "cifar10.csv"))
+	rows, err := ReadSeedFile(filepath.Join(shareddata.Dir(t), "seed-profiles", "cifar10.csv"))
 	require.NoError(t, err)
 	byType := map[string][]goodput.Observation{}
 	limits := map[string]goodput.Limits{}
@@ -341,7 +341,7 @@ func TestSeedProfiles(t *testing.T) {
 // TestSeedProfilesRename seeds from the shared seed-profiles file with the
 // file's type names mapped to cluster names (skipped without the data).
 func TestSeedProfilesRename(t *testing.T) {
-	rows, err := ReadSeedFile(filepath.Join(testdata.Dir(t), "seed-profiles", "bert.csv"))
+	rows, err := ReadSeedFile(filepath.Join(shareddata.Dir(t), "seed-profiles", "bert.csv"))
 	require.NoError(t, err)
 	spec := Spec{InitBatch: 12, MaxBatch: 384, Limits: map[string]goodput.Limits{
 		"aws": {MinLocalBatch: 4, MaxLocalBatch: 12}, "dgx-ext": {MinLocalBatch: 4, MaxLocalBatch: 48}, "rtx": {MinLocalBatch: 4, MaxLocalBatch: 12},

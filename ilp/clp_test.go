@@ -13,7 +13,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sia-sched/sia/internal/testdata"
+	"github.com/sia-sched/sia/internal/shareddata"
 	"github.com/stretchr/testify/require"
 )
 
@@ -59,7 +59,7 @@ func crossCheck(t *testing.T, name string, p *Problem) (gap float64) {
 }
 
 func TestCLPCrossCheckRecorded(t *testing.T) {
-	f, err := os.Open(testdata.Path(t, "mip-rounds", "saturn-w4.jsonl.gz"))
+	f, err := os.Open(shareddata.Path(t, "mip-rounds", "saturn-w4.jsonl.gz"))
 	require.NoError(t, err)
 	defer f.Close()
 	gz, err := gzip.NewReader(f)

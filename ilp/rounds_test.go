@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/sia-sched/sia/ilp"
-	"github.com/sia-sched/sia/internal/testdata"
+	"github.com/sia-sched/sia/internal/shareddata"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,7 +17,7 @@ import (
 // published simulator (saturn workload 4, 64 GPUs) and checks the proven
 // optimum, feasibility and pins, with and without the 0.01 grid.
 func TestRecordedRounds(t *testing.T) {
-	path := testdata.Path(t, "mip-rounds", "saturn-w4.jsonl.gz")
+	path := shareddata.Path(t, "mip-rounds", "saturn-w4.jsonl.gz")
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()

@@ -49,7 +49,7 @@ import (
 
 	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/goodput"
-	"github.com/sia-sched/sia/internal/testdata"
+	"github.com/sia-sched/sia/internal/shareddata"
 )
 
 func main() {
@@ -83,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	dir := *data
 	if dir == "" {
-		shared, err := testdata.Locate()
+		shared, err := shareddata.Locate()
 		if err != nil {
 			fmt.Fprintf(stderr, "fit: no -data given and %v\n", err)
 			return 1

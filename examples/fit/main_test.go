@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sia-sched/sia/internal/testdata"
+	"github.com/sia-sched/sia/internal/shareddata"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/fit.golden from the current output")
@@ -24,7 +24,7 @@ func TestRunSharedProfiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits 66 profiles")
 	}
-	dir := testdata.Path(t, "profiles")
+	dir := shareddata.Path(t, "profiles")
 	var out, errOut bytes.Buffer
 	code := run([]string{"-data", dir}, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
@@ -100,7 +100,7 @@ func TestGolden(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits 66 profiles")
 	}
-	dir := testdata.Path(t, "profiles")
+	dir := shareddata.Path(t, "profiles")
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, run([]string{"-data", dir}, &out, &errOut), errOut.String())
 	golden := filepath.Join("testdata", "fit.golden")

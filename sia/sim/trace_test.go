@@ -7,12 +7,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sia-sched/sia/internal/testdata"
+	"github.com/sia-sched/sia/internal/shareddata"
 )
 
 func loadTrace(t *testing.T) *TraceTruth {
 	t.Helper()
-	dir := testdata.Path(t, "profiles")
+	dir := shareddata.Path(t, "profiles")
 	c, err := ParseCluster("heterogeneous", 1)
 	require.NoError(t, err)
 	tr, err := LoadTrace(dir, c.Types())

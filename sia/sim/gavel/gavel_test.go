@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sia-sched/sia/internal/testdata"
+	"github.com/sia-sched/sia/internal/shareddata"
 	"github.com/sia-sched/sia/sia/sim"
 )
 
@@ -86,7 +86,7 @@ func TestGavelTooSmallTypeGetsPlaceholder(t *testing.T) {
 // TestGavelSaturnPublished checks the engine and baseline against the
 // published simulator's Gavel output on saturn workload 1 (1.798 h).
 func TestGavelSaturnPublished(t *testing.T) {
-	dir := testdata.Dir(t)
+	dir := shareddata.Dir(t)
 	c, err := sim.ParseCluster("heterogeneous", 1)
 	require.NoError(t, err)
 	tr, err := sim.LoadTrace(dir+"/profiles", c.Types())

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sia-sched/sia/bootstrap"
-	"github.com/sia-sched/sia/internal/testdata"
+	"github.com/sia-sched/sia/internal/shareddata"
 	"github.com/sia-sched/sia/sia"
 	"github.com/sia-sched/sia/sia/sim"
 )
@@ -68,7 +68,7 @@ func TestSiaModesShortRun(t *testing.T) {
 // ground truth (published simulator: 0.586 h; the bound for the
 // five-workload mean is 0.82 h).
 func TestSiaSaturnWorkload1(t *testing.T) {
-	dir := testdata.Dir(t)
+	dir := shareddata.Dir(t)
 	c, err := sim.ParseCluster("heterogeneous", 1)
 	require.NoError(t, err)
 	tr, err := sim.LoadTrace(dir+"/profiles", c.Types())
@@ -87,7 +87,7 @@ func TestSiaSaturnWorkload1(t *testing.T) {
 // BenchmarkSaturnWorkload1 simulates one whole saturn workload (160 jobs,
 // 64 GPUs, trace ground truth) with Sia per iteration.
 func BenchmarkSaturnWorkload1(b *testing.B) {
-	dir := testdata.Dir(b)
+	dir := shareddata.Dir(b)
 	c, err := sim.ParseCluster("heterogeneous", 1)
 	require.NoError(b, err)
 	tr, err := sim.LoadTrace(dir+"/profiles", c.Types())

@@ -1,11 +1,11 @@
-// Package testdata locates the shared data folder (measured profiles, workload
+// Package shareddata locates the shared data folder (measured profiles, workload
 // traces and recorded allocation problems) for tests, benchmarks and examples.
 //
 // The folder is given by the environment variable SIA_DATA and defaults to
 // ../shared/data relative to the module root. Tests that need it call Dir, which
 // skips the test with a clear message when the folder is absent, unless
 // SIA_REQUIRE_DATA=1 (as in CI), in which case the test fails.
-package testdata
+package shareddata
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ const EnvDir = "SIA_DATA"
 const EnvRequire = "SIA_REQUIRE_DATA"
 
 // ErrNotFound is returned by Locate when the shared data folder does not exist.
-var ErrNotFound = errors.New("testdata: shared data folder not found")
+var ErrNotFound = errors.New("shareddata: shared data folder not found")
 
 // Locate returns the absolute path of the shared data folder without a testing.TB:
 // $SIA_DATA if set (relative paths are taken from the module root, then from the
@@ -91,7 +91,7 @@ func moduleRoot() (string, error) {
 			return d, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", errors.New("testdata: no go.mod above the working directory")
+			return "", errors.New("shareddata: no go.mod above the working directory")
 		}
 	}
 }
