@@ -86,9 +86,6 @@ func (s *Searcher) Best(m *Model, nodes, replicas int) (Choice, bool) {
 
 // grid returns the candidate global batches between lo and hi (cached).
 func (s *Searcher) grid(lo, hi float64, n int) []float64 {
-	if n == 1 {
-		return []float64{hi}
-	}
 	k := gridKey{lo, hi}
 	if g, ok := s.grids[k]; ok {
 		return g
@@ -167,7 +164,12 @@ func (s *Searcher) best(m *Model, nodes, replicas int) (Choice, bool) {
 		n = 1
 	}
 	var cands [GridPoints]candidate
-	nc := s.candidates(m, nodes, replicas, s.grid(lo, hi, n), &cands)
+	one := [1]float64{hi}
+	batches := one[:]
+	if n > 1 {
+		batches = s.grid(lo, hi, n)
+	}
+	nc := s.candidates(m, nodes, replicas, batches, &cands)
 	if nc == 0 {
 		return Choice{}, false
 	}

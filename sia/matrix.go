@@ -453,8 +453,8 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 func buildRow(backing []Entry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, m *Matrix, lambda float64, i int, mode rowMode) ([]Entry, error) {
 	j := restoreView(&snap.Jobs[i], snap.Now)
 	start := len(backing)
-	rb := newRowBuilder(j, o, k, cl, ev, mode)
-	rb.dst = backing
+	rb := rowBuilder{j: j, o: o, k: k, cl: cl, ev: ev, cur: j.State.Current, dst: backing}
+	rb.init(mode)
 	for _, t := range cl.types {
 		if err := rb.addType(t); err != nil {
 			return rb.dst, err
@@ -494,15 +494,14 @@ type rowBuilder struct {
 	curCfg configset.Config
 }
 
-func newRowBuilder(j *Job, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, mode rowMode) *rowBuilder {
-	rb := &rowBuilder{j: j, o: o, k: k, cl: cl, ev: ev, cur: j.State.Current}
+// init sets what the mode and the job decide for every type.
+func (rb *rowBuilder) init(mode rowMode) {
 	// A running job's cheap row is its current configuration only.
 	rb.keepOnly = mode == rowKeep || mode == rowCheap && rb.cur.Running()
 	rb.smallestOnly = mode == rowCheap && !rb.cur.Running()
-	rb.blind = k.BlindFirst && j.State.PeakReplicas == 0
-	rb.eval, _ = j.Models.(Evaluator)
+	rb.blind = rb.k.BlindFirst && rb.j.State.PeakReplicas == 0
+	rb.eval, _ = rb.j.Models.(Evaluator)
 	rb.bounds()
-	return rb
 }
 
 // bounds sets the job's GPU bounds and the scale-up cap on replicas (§3.3:
