@@ -147,7 +147,8 @@ type Spec struct {
 	// fixed at MaxBatch.
 	FixedBatch bool
 	// Stages gives, for a hybrid-parallel job, the pipeline stages (GPUs per
-	// replica, P) per GPU type; nil for data-parallel jobs.
+	// replica) per GPU type; nil for data-parallel jobs. sia.Job.ReplicaSize
+	// must give the same numbers.
 	Stages map[string]int
 	// MicroBatches is the number of size-1 micro-batches each pipeline
 	// replica runs per optimizer step (hybrid-parallel jobs only).

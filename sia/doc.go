@@ -34,6 +34,22 @@
 // piecemeal: BuildMatrix (goodput matrix), Solve (allocation, package ilp),
 // Place (placement, package placement); Round only composes them.
 //
+// # Bounds, scale-up and hybrid-parallel jobs
+//
+// A job is offered configurations with MinGPUs ≤ GPUs ≤ min(MaxGPUs,
+// Options.MaxGPUsPerJob); its goodput is normalised so that its smallest
+// configuration is worth MinGPUs (§3.3). An adaptive job is offered at most
+// ScaleUpFactor (2) × JobState.PeakReplicas replicas, never below its minimum:
+// a job that never ran starts on one replica and grows at most twofold per
+// round (Options.NoScaleUpCap turns this off). A hybrid-parallel (pipeline) job
+// sets Job.ReplicaSize to its GPUs per replica per type and uses a tracker
+// built with the same bootstrap.Spec.Stages and Spec.MicroBatches (m); it is
+// seeded and observed per pipeline replica with LocalBatch 1, and its
+// decisions read Replicas pipelines, LocalBatch 1 and AccumSteps m − 1 (m
+// micro-batches per step, GlobalBatch = m × Replicas). For data-parallel jobs
+// LocalBatch is the per-GPU batch and AccumSteps the extra gradient
+// accumulation steps of one optimiser step.
+//
 // # Node shapes
 //
 // Nodes may have any number of GPUs, and one GPU type may mix node sizes.

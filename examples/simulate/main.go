@@ -11,6 +11,24 @@
 //	go run ./examples/simulate -policy sia,gavel -json
 //	go run ./examples/simulate -policy sia -p 0.5 -variant paper -jobs-csv jobs.csv
 //
+// It prints one line per policy; for every column but policy, jobs and
+// sim_s's budget, lower is better:
+//
+//	policy    the scheduling policy (sia, sia-rigid, pollux, gavel, ...)
+//	jobs      jobs submitted in the workload(s)
+//	unfin     jobs not finished when the simulation stopped (want 0)
+//	avgJCT_h  average job completion time (finish − submit), hours
+//	p99JCT_h  99th-percentile job completion time, hours
+//	makespan  first submission to last finish, hours
+//	GPUh/job  GPU-hours held per job (cost; restores included)
+//	restarts  checkpoint-restarts per job (resize, migrate, move, resume)
+//	worstρ    worst finish-time fairness ρ = JCT / JCT on a fair 1/N share
+//	          of the cluster (≤ 1 is fair)
+//	unfair    share of jobs with ρ > 1
+//	pol_ms50  median time of one scheduling round, ms (pol_ms95: 95th
+//	          percentile)
+//	sim_s     wall time of simulating that policy, s
+//
 // The flags, tables, per-job output and plots are package simcli (go doc
 // ./examples/simulate/simcli): a program of one's own registers its policies
 // there and gets all of them.
