@@ -11,8 +11,8 @@
 //	go run ./examples/simulate -policy sia,gavel -json
 //	go run ./examples/simulate -policy sia -p 0.5 -variant paper -jobs-csv jobs.csv
 //
-// It prints one line per policy; for every column but policy, jobs and
-// sim_s's budget, lower is better:
+// It prints one line per policy; in every column but policy and jobs,
+// lower is better:
 //
 //	policy    the scheduling policy (sia, sia-rigid, pollux, gavel, ...)
 //	jobs      jobs submitted in the workload(s)
