@@ -75,7 +75,7 @@ func Builtin() *Registry {
 			return siapolicy.New(env.Cluster, env.Truth, o)
 		}
 	}
-	for _, p := range []Policy{
+	for _, p := range append([]Policy{
 		{Name: "sia", New: sia(siapolicy.Options{})},
 		{Name: "sia-rigid", Rigid: true, New: sia(siapolicy.Options{Rigid: true})},
 		{Name: "pollux", Batch: sim.PooledModel, New: func(env Env) (sim.Policy, error) {
@@ -87,7 +87,7 @@ func Builtin() *Registry {
 		{Name: "sia-oracle", New: sia(siapolicy.Options{Mode: bootstrap.Oracle})},
 		{Name: "sia-noprof", New: sia(siapolicy.Options{Mode: bootstrap.NoProfiling})},
 		siaArtifactPolicy(),
-	} {
+	}, taggedPolicies()...) {
 		if err := r.Register(p); err != nil {
 			panic(err) // the built-in names are distinct
 		}

@@ -29,6 +29,9 @@ var ErrLP = errors.New("gavel: LP failed")
 // Policy is the Gavel baseline. It keeps time credits and worker assignments
 // across rounds; use one Policy per simulated workload.
 type Policy struct {
+	// Solver solves each round's time-share LP; nil means Simplex.
+	Solver LPSolver
+
 	truth sim.Truth
 	round float64
 
@@ -276,28 +279,34 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 	return out, ctx.Err()
 }
 
-// solve returns the max-sum-throughput time shares, rounded to 5 decimals.
-// Jobs with identical throughput rows and GPU counts get identical shares
-// (the average of theirs), as an interior-point solver would give them.
-func (p *Policy) solve(jobs []*sim.Job, T [][]float64) ([][]float64, error) {
-	J, C := len(jobs), len(p.types)
+// LPSolver solves Gavel's time-share LP: maximise Σ T[i][c]·X[i][c] subject
+// to Σ_i replicas[i]·X[i][c] ≤ capacity[c] for every type c, Σ_c X[i][c] ≤ 1
+// for every job i, and X ≥ 0. It returns an optimal X (jobs × types).
+type LPSolver func(T [][]float64, replicas, capacity []int) ([][]float64, error)
+
+// Simplex is the default LPSolver: gonum's dense simplex. It is exact but its
+// cost grows with the square of the number of jobs per iteration, which
+// dominates rounds with more than about a thousand active jobs; builds with
+// the clp tag also have CLP.
+func Simplex(T [][]float64, replicas, capacity []int) ([][]float64, error) {
+	J, C := len(T), len(capacity)
 	nv := J*C + C + J
 	rows := C + J
 	A := mat.NewDense(rows, nv, nil)
 	b := make([]float64, rows)
 	cost := make([]float64, nv)
-	for i, j := range jobs {
-		for c := range p.types {
+	for i := range T {
+		for c := range capacity {
 			v := i*C + c
 			cost[v] = -T[i][c]
-			A.Set(c, v, float64(j.Spec.Replicas))
+			A.Set(c, v, float64(replicas[i]))
 			A.Set(C+i, v, 1)
 		}
 	}
 	basic := make([]int, rows)
-	for c, typ := range p.types {
+	for c := range capacity {
 		A.Set(c, J*C+c, 1)
-		b[c] = float64(p.capacity[typ])
+		b[c] = float64(capacity[c])
 		basic[c] = J*C + c
 	}
 	for i := 0; i < J; i++ {
@@ -316,6 +325,30 @@ func (p *Policy) solve(jobs []*sim.Job, T [][]float64) ([][]float64, error) {
 			X[i][c] = x[i*C+c]
 		}
 	}
+	return X, nil
+}
+
+// solve returns the max-sum-throughput time shares, rounded to 5 decimals.
+// Jobs with identical throughput rows and GPU counts get identical shares
+// (the average of theirs), as an interior-point solver would give them.
+func (p *Policy) solve(jobs []*sim.Job, T [][]float64) ([][]float64, error) {
+	replicas := make([]int, len(jobs))
+	for i, j := range jobs {
+		replicas[i] = j.Spec.Replicas
+	}
+	capacity := make([]int, len(p.types))
+	for c, typ := range p.types {
+		capacity[c] = p.capacity[typ]
+	}
+	solver := p.Solver
+	if solver == nil {
+		solver = Simplex
+	}
+	X, err := solver(T, replicas, capacity)
+	if err != nil {
+		return nil, err
+	}
+	C := len(p.types)
 	// Symmetrise identical jobs.
 	groups := map[string][]int{}
 	var keys []string
