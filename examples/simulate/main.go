@@ -3,8 +3,9 @@
 // paper's evaluation.
 //
 // With no flags it runs on built-in defaults (the built-in "model" ground
-// truth, a generated 8-hour Helios-like workload at 20 jobs/h, the 64-GPU
-// heterogeneous cluster) and prints a table; progress goes to stderr.
+// truth, a generated 2-hour Helios-like workload at 20 jobs/h, the 64-GPU
+// heterogeneous cluster), simulates the policies at the same time and prints
+// a table with a short guide to its columns; progress goes to stderr.
 //
 //	go run ./examples/simulate
 //	go run ./examples/simulate -data ../shared/data/profiles -workload ../shared/data/workloads/saturn

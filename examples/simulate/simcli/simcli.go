@@ -25,7 +25,7 @@
 //	-p P, -lambda L     Sia's fairness exponent p and λ (0 = the library's defaults)
 //	-variant V          Sia's variant: artifact (default, the published simulator's) or paper
 //	-seed N             seed of the generated workload and of Pollux's search
-//	-hours H, -rate R   length and arrival rate of the generated workload (default 8, 20)
+//	-hours H, -rate R   length and arrival rate of the generated workload (default 2, 20)
 //	-json               one JSON object per policy per line instead of the table
 //	-jobs-csv FILE      per-job results (arrival, start, finish, JCT, GPU-hours, restarts) as CSV
 //	-jobs-json FILE     the same as a JSON array
@@ -35,6 +35,8 @@
 //	                    files of earlier -plot runs (no simulation)
 //	-cpuprofile FILE    write a CPU profile of the whole run (go tool pprof)
 //	-noftf              skip the finish-time-fairness runs
+//	-parallel N         policies simulated at the same time (default GOMAXPROCS); results do not
+//	                    depend on it, the wall-clock columns do: use -parallel 1 to measure runtime
 package simcli
 
 import (
@@ -46,6 +48,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -97,9 +100,15 @@ type config struct {
 	cpuProfile              string
 	replot                  []string
 	noFTF                   bool
+	parallel                int
 }
 
 const defaultPolicies = "sia,sia-rigid,pollux,gavel"
+
+// defaultHours is the length of the generated workload: two hours at 20
+// jobs/h (41 jobs with seed 1) keep the first run of examples/simulate
+// within seconds while the cluster is still contended.
+const defaultHours = 2
 
 func (r *Registry) parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
@@ -113,7 +122,7 @@ func (r *Registry) parseFlags(args []string, stderr io.Writer) (*config, error) 
 	fs.StringVar(&policy, "policy", defaultPolicies, "comma list of "+strings.Join(r.Names(), ", "))
 	fs.DurationVar(&c.round, "round", 60*time.Second, "round length (gavel: 360s unless given)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the generated workload and of Pollux")
-	fs.Float64Var(&c.hours, "hours", 8, "hours of the generated workload")
+	fs.Float64Var(&c.hours, "hours", defaultHours, "hours of the generated workload")
 	fs.Float64Var(&c.rate, "rate", 20, "jobs per hour of the generated workload")
 	fs.Float64Var(&c.p, "p", 0, "Sia's fairness exponent p (0 = default)")
 	fs.Float64Var(&c.lambda, "lambda", 0, "Sia's λ, the value of leaving a job without GPUs (0 = default)")
@@ -123,6 +132,7 @@ func (r *Registry) parseFlags(args []string, stderr io.Writer) (*config, error) 
 	fs.StringVar(&c.jobsJSON, "jobs-json", "", "file for per-job results as JSON")
 	fs.StringVar(&c.plot, "plot", "", "folder for PNG figures")
 	fs.BoolVar(&c.noFTF, "noftf", false, "skip finish-time fairness")
+	fs.IntVar(&c.parallel, "parallel", runtime.GOMAXPROCS(0), "policies simulated at the same time (1 = one after another, for runtime measurements)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file")
 	var replotFiles string
 	fs.StringVar(&replotFiles, "replot", "", "comma list of summary.csv files: draw their figures into -plot DIR without simulating")
@@ -133,6 +143,9 @@ func (r *Registry) parseFlags(args []string, stderr io.Writer) (*config, error) 
 			fs.PrintDefaults()
 		}
 		return nil, err
+	}
+	if c.parallel < 1 {
+		return nil, fmt.Errorf("-parallel %d: want at least 1", c.parallel)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -259,11 +272,12 @@ func (r *Registry) Run(ctx context.Context, args []string, stdout, stderr io.Wri
 			}
 			wls = []*sim.Workload{wl}
 		}
-		for _, pname := range c.policies {
-			o, err := r.runPolicy(ctx, c, pname, cl, truth, wls, stderr)
-			if err != nil {
-				return err
-			}
+		outs, err := r.runPolicies(ctx, c, cl, truth, wls, stderr)
+		if err != nil {
+			return err
+		}
+		for i, pname := range c.policies {
+			o := outs[i]
 			o.scale = scale
 			o.gpus = cl.TotalGPUs()
 			if len(c.scales) > 1 {
@@ -279,6 +293,7 @@ func (r *Registry) Run(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	if !c.json {
 		writeTable(stdout, outcomes, !c.noFTF)
+		writeExplanation(stdout, c, outcomes)
 	}
 	if err := writeJobs(c, outcomes); err != nil {
 		return err
