@@ -64,30 +64,12 @@ type cand struct {
 
 func newSearch(clk *clock, m *model, set *Settings) *search {
 	sr := &search{clk: clk, m: m, set: set, open: math.Inf(-1), root: math.Inf(1), diveDepth: 3, allRowsDepth: 1 << 30}
-	scale := 1.0
-	for _, j := range m.p.Jobs {
-		scale = math.Max(scale, math.Abs(j.Unallocated))
-		for _, o := range j.Options {
-			if a := math.Abs(o.Value); a > scale {
-				scale = a
-			}
-		}
-	}
+	scale := m.scale
 	sr.eqTol = 1e-12 * scale * float64(1+len(m.p.Jobs))
 	// With a grid, two objectives differ by a whole step up to the values'
 	// deviations from the grid (each job's profit is off by at most twice its
 	// largest deviation).
-	var dev float64
-	if g := m.p.Grid; g > 0 {
-		for _, j := range m.p.Jobs {
-			d := gridDev(j.Unallocated, g)
-			mx := 0.0
-			for _, o := range j.Options {
-				mx = math.Max(mx, gridDev(o.Value, g))
-			}
-			dev += d + mx
-		}
-	}
+	dev := m.dev
 	switch {
 	case m.p.Grid > 0 && 2*dev < m.p.Grid/2:
 		sr.grid = m.p.Grid
@@ -918,6 +900,11 @@ func (sr *search) greedy(free []int32, capv []int, lam []float64) []int {
 	return choice
 }
 
+// greedyMinJobs is the number of jobs the greedy incumbents consider
+// before they look at the clock's greedyEnd: like the dual's single
+// evaluation, a bounded amount of work that a late search always does.
+const greedyMinJobs = 64
+
 // greedyNanos is about the time quickGreedy takes per option, in
 // nanoseconds (marginalGreedy takes about twice as long).
 const greedyNanos = 30
@@ -959,7 +946,10 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 		order = append(order, entry{k, h})
 	}
 	slices.SortFunc(order, func(a, b entry) int { return cmp.Or(cmp.Compare(b.h, a.h), a.k-b.k) })
-	for _, e := range order {
+	for x, e := range order {
+		if x >= greedyMinJobs && x%32 == 0 && sr.clk.greedyOver() {
+			break // out of time (see clock.greedyOver)
+		}
 		j := &m.jobs[free[e.k]]
 		bo, brc := -1, math.Inf(1)
 		for oi := range j.opts {
@@ -975,6 +965,9 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 		}
 	}
 	for k, i := range free {
+		if k >= greedyMinJobs && k%32 == 0 && sr.clk.greedyOver() {
+			break
+		}
 		choice[k] = sr.upgrade(left, &m.jobs[i], choice[k])
 	}
 	return choice
@@ -1020,16 +1013,24 @@ func (sr *search) solution() Solution {
 			assign[m.jobs[i].orig] = m.jobs[i].opts[c].k
 		}
 	}
+	restGain := 0.0
+	if m.rest < len(m.p.Jobs) {
+		// every option is validated: admitLate finds no error
+		restGain, _ = admitLate(m.p, assign, m.rest, sr.set.WarmStart, len(m.p.Jobs), sr.clk)
+	}
 	obj := m.p.Objective(assign)
 	sol := Solution{Status: Feasible, Assignment: assign, Objective: obj, Nodes: sr.nodes}
-	if sr.proved {
+	if sr.proved && m.rest == len(m.p.Jobs) {
 		sol.Status = Optimal
 		sol.Bound = obj
 		return sol
 	}
 	ub := math.Max(sr.open, sr.bestP)
-	ub = math.Min(ub, sr.root)
-	c := obj - m.sign*sr.bestP // constant part of the objective
+	if sr.proved {
+		ub = sr.bestP
+	}
+	ub = math.Min(ub, sr.root) + m.restP
+	c := obj - m.sign*(sr.bestP+restGain) // constant part of the objective
 	sol.Bound = c + m.sign*ub
 	return sol
 }
