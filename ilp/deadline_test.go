@@ -106,7 +106,7 @@ func TestSolveEdgeCases(t *testing.T) {
 // contract has to hold on an unloaded try. The tests allow overAllowed,
 // a multiple of the contract's slack for a machine shared with compilers
 // and other tests (still far below the hundreds of milliseconds that short
-// deadlines used to be overshot by); ilp/ilptest/deadline measures the real
+// deadlines used to be overshot by); examples/ilp-deadline measures the real
 // distribution.
 func overAllowed(d time.Duration) time.Duration { return max(3*ilp.Slack(d), d/2) }
 func minOver(t *testing.T, tries int, solve func() (ilp.Solution, time.Time)) (time.Duration, ilp.Solution) {

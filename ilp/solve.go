@@ -133,7 +133,7 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 //     greedy completion of the pins) at 3/4; the rest builds the Solution.
 //
 // On a loaded machine the process gets less than a core and the overshoot
-// grows in proportion (the deadline program under ilp/ilptest/deadline
+// grows in proportion (the deadline program under examples/ilp-deadline
 // prints the share it got).
 //
 // Cancellation (ctx.Done without a deadline) stops the search the same way,

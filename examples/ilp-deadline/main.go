@@ -1,4 +1,4 @@
-// Command deadline measures ilp.Solve's deadline contract on the hard
+// Command ilp-deadline measures ilp.Solve's deadline contract on the hard
 // corpus (ilptest.HardCorpus, generated from its seeds): per deadline, the
 // overshoot past the deadline (p50, p99, max over every solve), the
 // relative gap (objective − bound)/|bound| (median and max over the
@@ -8,7 +8,7 @@
 // share of a core the solving thread got (its CPU time over the wall
 // time: on a shared machine, the overshoot grows as it falls).
 //
-//	go run ./ilp/ilptest/deadline -deadlines 5ms,20ms,100ms,1s -reps 3
+//	go run ./examples/ilp-deadline -deadlines 5ms,20ms,100ms,1s -reps 3
 //
 // The contract: Solve returns within max(2 ms, 10% of D) after a deadline
 // D. Timing is wall-clock on a possibly shared machine; the program prints
