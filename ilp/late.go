@@ -20,7 +20,7 @@ func fallback(p *Problem, warm []int, sc scan, clk *clock) (Solution, error) {
 	for i, j := range p.Jobs {
 		assign[i] = j.Pin
 	}
-	if _, err := admitLate(p, assign, 0, warm, sc.checked, clk); err != nil {
+	if _, err := admitLate(p, assign, 0, warm, sc.checked, clk, nil); err != nil {
 		return unsolved, err
 	}
 	bound := math.Inf(1)
@@ -39,7 +39,8 @@ func fallback(p *Problem, warm []int, sc scan, clk *clock) (Solution, error) {
 // from checked on have not been validated: each job's are before it is
 // considered, and the first invalid one is returned as the error. It
 // returns the profit (±(Value − Unallocated)) the admitted jobs add.
-func admitLate(p *Problem, assign []int, from int, warm []int, checked int, clk *clock) (float64, error) {
+// jobQuotas lists the quotas covering each job (nil: computed here).
+func admitLate(p *Problem, assign []int, from int, warm []int, checked int, clk *clock, jobQuotas [][]int) (float64, error) {
 	sign := 1.0
 	if p.Sense == Minimize {
 		sign = -1
@@ -51,11 +52,15 @@ func admitLate(p *Problem, assign []int, from int, warm []int, checked int, clk 
 		typeRow[t] = r
 		left[r] = p.Capacity[t] - p.Reserved[t]
 	}
-	jobQuotas := make([][]int32, len(p.Jobs))
 	for qi := range p.Quotas {
 		left[len(types)+qi] = p.Quotas[qi].Limit
-		for _, ji := range p.Quotas[qi].members(len(p.Jobs)) {
-			jobQuotas[ji] = append(jobQuotas[ji], int32(qi))
+	}
+	if jobQuotas == nil {
+		jobQuotas = make([][]int, len(p.Jobs))
+		for qi := range p.Quotas {
+			for _, ji := range p.Quotas[qi].members(len(p.Jobs)) {
+				jobQuotas[ji] = append(jobQuotas[ji], qi)
+			}
 		}
 	}
 	var rows []int
@@ -63,7 +68,7 @@ func admitLate(p *Problem, assign []int, from int, warm []int, checked int, clk 
 		rows = append(rows[:0], typeRow[o.Type])
 		for _, qi := range jobQuotas[i] {
 			if p.Quotas[qi].Counts(o) {
-				rows = append(rows, len(types)+int(qi))
+				rows = append(rows, len(types)+qi)
 			}
 		}
 		return rows

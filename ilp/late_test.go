@@ -177,12 +177,12 @@ func TestLateGreedyBounded(t *testing.T) {
 		pins[i] = j.Pin
 	}
 	assign := append([]int(nil), pins...)
-	_, err = admitLate(p, assign, 0, nil, len(p.Jobs), nil)
+	_, err = admitLate(p, assign, 0, nil, len(p.Jobs), nil, nil)
 	require.NoError(t, err)
 	require.NoError(t, p.Check(assign))
 	require.Greater(t, admittedCount(assign)-admittedCount(pins), 4*greedyMinJobs)
 	assign = append([]int(nil), pins...)
-	_, err = admitLate(p, assign, 0, nil, len(p.Jobs), lateClock())
+	_, err = admitLate(p, assign, 0, nil, len(p.Jobs), lateClock(), nil)
 	require.NoError(t, err)
 	require.NoError(t, p.Check(assign))
 	assert.LessOrEqual(t, admittedCount(assign)-admittedCount(pins), greedyMinJobs)

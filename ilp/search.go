@@ -1016,7 +1016,7 @@ func (sr *search) solution() Solution {
 	restGain := 0.0
 	if m.rest < len(m.p.Jobs) {
 		// every option is validated: admitLate finds no error
-		restGain, _ = admitLate(m.p, assign, m.rest, sr.set.WarmStart, len(m.p.Jobs), sr.clk)
+		restGain, _ = admitLate(m.p, assign, m.rest, sr.set.WarmStart, len(m.p.Jobs), sr.clk, m.jobQuotas)
 	}
 	obj := m.p.Objective(assign)
 	sol := Solution{Status: Feasible, Assignment: assign, Objective: obj, Nodes: sr.nodes}
