@@ -1021,12 +1021,20 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 		h float64
 	}
 	var order []entry
+	late := false
 	for k, i := range free {
 		choice[k] = -1
 		j := &m.jobs[i]
 		if start != nil && start[k] >= 0 {
 			choice[k] = start[k]
 			apply(left, j, start[k], 1)
+			continue
+		}
+		// past greedyEnd, only the jobs ordered so far are considered
+		if !late && len(order) >= greedyMinJobs && len(order)%64 == 0 {
+			late = sr.clk.greedyOver()
+		}
+		if late {
 			continue
 		}
 		h, _ := j.best(lam)
