@@ -18,11 +18,18 @@ import (
 // the greedy incumbent and building the Solution.
 type clock struct {
 	ctx       context.Context
-	started   time.Time // when the search started
+	called    time.Time // when Solve was called: the contract's D is deadline − called
+	started   time.Time // when the search started (beginSearch)
 	deadline  time.Time // zero: none
 	essential time.Time // zero: none
-	work      int       // work units (about a nanosecond each) since the last look
-	stopped   bool
+	// The work that follows a deadline has its share of the allowance
+	// Slack(D), each step ending at a fixed time after the deadline (zero
+	// without one): validating the problem, building the model, the root's
+	// dual (essential, when the search starts late) and the greedy
+	// incumbents, leaving the last quarter to build the Solution.
+	validateEnd, buildEnd, dualEnd, greedyEnd time.Time
+	work                                      int // work units (about a nanosecond each) since the last look
+	stopped                                   bool
 }
 
 // tickWork is the work between two looks at the time: about 50 µs.
@@ -35,7 +42,7 @@ func Slack(d time.Duration) time.Duration {
 }
 
 func newClock(ctx context.Context, start time.Time, limit time.Duration) *clock {
-	c := &clock{ctx: ctx, started: time.Now()}
+	c := &clock{ctx: ctx, called: start}
 	if d, ok := ctx.Deadline(); ok {
 		c.deadline = d
 	}
@@ -43,16 +50,41 @@ func newClock(ctx context.Context, start time.Time, limit time.Duration) *clock 
 		c.deadline = start.Add(limit)
 	}
 	if !c.deadline.IsZero() {
-		// only a deadline that has passed by the time the search starts
-		// (after validating and building the model) leaves the essential
-		// work part of the allowance; otherwise it ends at the deadline
-		c.essential = c.deadline
-		if now := time.Now(); c.deadline.Before(now) {
-			c.essential = now.Add(Slack(c.deadline.Sub(start)) / 4)
+		// a deadline already past at the call counts from the call
+		slack, at := Slack(c.deadline.Sub(start)), c.deadline
+		if at.Before(start) {
+			at = start
 		}
+		c.validateEnd = at.Add(slack / 4)
+		c.buildEnd = at.Add(slack / 2)
+		c.dualEnd = at.Add(slack * 5 / 8)
+		c.greedyEnd = at.Add(slack * 3 / 4)
 	}
+	c.beginSearch()
 	return c
 }
+
+// beginSearch sets the essential time for a search starting now: a
+// deadline that has passed by the time the search starts (after validating
+// and building the model) leaves the root's dual until dualEnd; otherwise
+// the dual ends at the deadline.
+func (c *clock) beginSearch() {
+	c.started = time.Now()
+	if c.deadline.IsZero() {
+		return
+	}
+	c.essential = c.deadline
+	if c.started.After(c.deadline) {
+		c.essential = c.dualEnd
+	}
+}
+
+// greedyOver reports whether the greedy incumbents, the last essential
+// work after a deadline, must stop (greedyEnd has passed).
+func (c *clock) greedyOver() bool { return past(c.greedyEnd) }
+
+// past reports whether t is set and has passed.
+func past(t time.Time) bool { return !t.IsZero() && !time.Now().Before(t) }
 
 // expired reports whether the search must stop (and from then on keeps
 // reporting it).

@@ -12,7 +12,7 @@ import (
 
 // BenchmarkSolveDeadline times Solve on the largest instances of the hard
 // corpus under a deadline of d, and reports the mean overshoot past it and
-// the relative gap; ilp/ilptest/deadline measures the whole corpus.
+// the relative gap; examples/ilp-deadline measures the whole corpus.
 func BenchmarkSolveDeadline(b *testing.B) {
 	corpus := ilptest.HardCorpus()
 	for _, c := range []ilptest.HardConfig{corpus[0], corpus[len(corpus)-1]} {

@@ -18,17 +18,20 @@
 // (each job's gain over staying unallocated) and
 //
 //   - drops options that cannot help (no gain, too large for a capacity on
-//     their own, or dominated by a smaller option of the same type);
+//     their own, or dominated by a smaller option of the same type):
+//     buildModel;
 //   - bounds the optimum with the Lagrangian dual of the coupling rows (one
 //     multiplier per GPU type and per quota), minimised by a box-step
 //     cutting-plane method whose master is a small dense simplex; with only
-//     the job rows left, the dual equals the LP relaxation;
+//     the job rows left, the dual equals the LP relaxation: model.dual,
+//     model.minimizeFn, denseLP, at every node bbNode.bound;
 //   - tightens it with knapsack dynamic programs that keep one type row exact
 //     while pricing the others, including, for every candidate of every
 //     job, the bound with that job forced onto it (forward and backward
 //     programs joined around the job); one more such row is the aggregate
 //     of the type rows (total GPUs), priced at the smallest type multiplier,
-//     which sees the parity of the total that no single row does;
+//     which sees the parity of the total that no single row does: rowBound,
+//     forcedBounds, keptRows and keptRow, at every node bbNode.rowBounds;
 //   - settles the root, on almost every instance, with an exact dynamic
 //     program over the reduced-cost core: at multipliers λ every assignment
 //     has profit L(λ) − D with D = reduced costs + λ·unused capacity, so
@@ -36,28 +39,34 @@
 //     are the vectors of row usage of the core jobs, pruned by backward
 //     one-row and aggregate-row programs that bound the cost of completing
 //     them, and its passes enumerate D from its lower bound (rounded up to
-//     the grid) upwards, so the first complete state found is optimal;
+//     the grid) upwards, so the first complete state found is optimal:
+//     coreDP (coredp.go), from bbNode.heuristics at the root;
 //   - finds incumbents with a greedy by reduced cost (and a linear-time one
 //     that also completes the warm start), a greedy that hands each type's
 //     capacity out by marginal profit per GPU to the jobs whose Lagrangian
 //     choice is on that type, per-type knapsack
 //     coordinate descent, and knapsack programs that settle the type rows one
 //     at a time in every order, also at slightly perturbed multipliers to
-//     break the many ties of rounded values;
+//     break the many ties of rounded values: greedy, quickGreedy,
+//     marginalGreedy, improveByType, seqDP and rootHeuristics, from
+//     bbNode.bound (the first root's) and bbNode.heuristics;
 //   - otherwise (the program's state budget exceeded) branches depth first,
 //     re-optimising the multipliers at every node, fixing
 //     jobs with a single admissible choice by reduced cost, and branching on
-//     the job with the fewest admissible choices;
+//     the job with the fewest admissible choices: search.node, whose phases
+//     are the methods of bbNode (enter, bound, heuristics, fix, rowBounds,
+//     choose, branch);
 //   - restarts with doubling node budgets, alternating two branching
 //     strategies; restarts after the first two perturb the branching order
 //     among near-ties with a fixed-seed generator, so the result stays
-//     deterministic while the heavy tail of search times shortens;
+//     deterministic while the heavy tail of search times shortens:
+//     search.run;
 //   - when the first pass (1000 nodes) has not proven the optimum, runs
 //     once, at the root of the second, two-dimensional knapsack programs
 //     that keep two type rows exact (the third priced) over the
 //     reduced-cost core: as a heuristic that lets jobs trade places between
 //     two types, and as a bound, which proves most of the instances that
-//     the one-row bounds leave open.
+//     the one-row bounds leave open: pairHeuristic and pairBounds (pair.go).
 //
 // When Problem.Grid declares that values lie on a grid (0.01 for Sia's
 // rounded values), the search stops as soon as no solution can beat the
@@ -69,7 +78,11 @@
 // Solve honours its context's deadline (and Settings.TimeLimit) with a
 // contract: it returns within Slack(D) = max(2 ms, 10% of D) after the
 // deadline, with the incumbent, Status Feasible and a proven Bound (see
-// Solve for what the allowance covers). Every program whose work grows with
+// Solve for what the allowance covers, and the clock type for its shares).
+// Validating the problem and building the model look at the clock every
+// few thousand options; when either is cut short, the solve falls back to
+// the pins, the warm start and a greedy admission (fallback, admitLate,
+// late.go). Every program whose work grows with
 // capacity × jobs looks at the clock every ~50 µs of work and is sized
 // before it allocates its tables (at most dpMaxCells entries, and no more
 // than the time left can fill), so memory stays bounded by the input and

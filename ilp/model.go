@@ -21,6 +21,16 @@ type model struct {
 	pins  []int    // assignment of pinned jobs (-1 elsewhere)
 	// optimisticBoxes: λ_r above ub[r] cannot improve the dual (see dualBox).
 	ub []float64
+
+	scale float64 // scan.scale
+	dev   float64 // scan.dev
+	// rest is the first job the model does not hold because the deadline
+	// stopped building it (len(p.Jobs) when complete); restP bounds the
+	// profit of the free jobs from rest on (Σ of their scan.best).
+	rest      int
+	restP     float64
+	jobQuotas [][]int        // quotas covering each job
+	typeRow   map[string]int // type row of each type
 }
 
 // mjob is one free job of the model.
@@ -49,13 +59,27 @@ type group struct {
 
 // newModel builds the model of a validated problem.
 func newModel(p *Problem) *model {
-	m := &model{p: p, sign: 1}
+	sc, _ := p.validate(nil, nil)
+	return buildModel(p, sc, nil)
+}
+
+// modelNanos is about the time building the model takes per option, in
+// nanoseconds, on a quiet machine.
+const modelNanos = 200
+
+// buildModel builds the model of a problem validated with scan sc. With a
+// clock, it looks at the time every few thousand options and stops at the
+// deadline: the model then holds the free jobs before m.rest only (see
+// model.rest).
+func buildModel(p *Problem, sc scan, clk *clock) *model {
+	m := &model{p: p, sign: 1, scale: sc.scale, dev: sc.dev, rest: len(p.Jobs)}
 	if p.Sense == Minimize {
 		m.sign = -1
 	}
 	m.types = slices.Sorted(maps.Keys(p.Capacity))
 	m.nrows = len(m.types) + len(p.Quotas)
 	typeRow := make(map[string]int, len(m.types))
+	m.typeRow = typeRow
 	m.cap = make([]int, m.nrows)
 	total := 0 // at most MaxGPUs (Validate)
 	for r, t := range m.types {
@@ -137,9 +161,19 @@ func newModel(p *Problem) *model {
 	optArena := make([]mopt, 0, nopts)
 	var i32 int32Arena
 	var stack []int32
+	work := 0
 	for i, j := range p.Jobs {
 		if j.Pin >= 0 {
 			continue
+		}
+		if clk != nil {
+			if work += len(j.Options) + 8; work >= validateChunk/4 {
+				work = 0
+				if past(clk.buildEnd) {
+					m.stopAt(i, sc)
+					break
+				}
+			}
 		}
 		// candidates: positive profit and fit alone; then, per type, drop
 		// dominated ones
@@ -230,6 +264,7 @@ func newModel(p *Problem) *model {
 		}
 		m.jobs = append(m.jobs, mj)
 	}
+	m.jobQuotas = jobQuotas
 	// λ_r beyond the largest profit per GPU of any option using row r cannot
 	// lower the dual function.
 	m.ub = make([]float64, m.nrows)
@@ -241,6 +276,16 @@ func newModel(p *Problem) *model {
 		}
 	}
 	return m
+}
+
+// stopAt records that the model holds the free jobs before i only.
+func (m *model) stopAt(i int, sc scan) {
+	m.rest = i
+	for k := i; k < len(m.p.Jobs); k++ {
+		if m.p.Jobs[k].Pin < 0 {
+			m.restP += sc.best[k]
+		}
+	}
 }
 
 // allJobs lists every model job, the free set of the root.

@@ -241,27 +241,57 @@ func addCount(a, b int) int {
 // violation as an *InputError wrapping ErrInvalidInput, or wrapping
 // ErrInfeasible when the pins cannot all hold together.
 func (p *Problem) Validate() error {
+	_, err := p.validate(nil, nil)
+	return err
+}
+
+// scan is what validating a problem learns on the way, for the solver: the
+// scale of its values, their deviations from the grid, and each job's best
+// profit over staying unallocated.
+type scan struct {
+	// checked is the number of jobs whose every option was validated: all
+	// of them unless the clock stopped the validation (see validate).
+	checked int
+	scale   float64   // max(1, the largest |Value| or |Unallocated|)
+	dev     float64   // Σ_j gridDev(Unallocated) + max_o gridDev(Value) (Grid > 0)
+	best    []float64 // per job: max(0, max_o ±(Value − Unallocated)); jobs < checked
+}
+
+// validateChunk is the number of options validated between two looks at the
+// clock: a few tens of microseconds.
+const validateChunk = 1 << 11
+
+// validate checks p as Validate does and returns what it learned (see scan).
+// With a clock, it looks at the time every validateChunk options, and when
+// the deadline has passed it stops reading options: the jobs from
+// scan.checked on have only what a fallback plan uses checked: their
+// Unallocated and Pin, their pinned option and their option in warm (a warm
+// start, when it has one entry per job), not their other options nor the
+// uniqueness of their IDs; the quotas and pins are checked in full. Validation is then incomplete, which the caller
+// must treat as such (Solve falls back to the pins and the warm start).
+func (p *Problem) validate(clk *clock, warm []int) (scan, error) {
+	var sc scan
 	if p == nil {
-		return invalid("", "nil problem")
+		return sc, invalid("", "nil problem")
 	}
 	if p.Sense != Minimize && p.Sense != Maximize {
-		return invalid("sense", "must be Minimize or Maximize, got %d", int(p.Sense))
+		return sc, invalid("sense", "must be Minimize or Maximize, got %d", int(p.Sense))
 	}
 	if math.IsNaN(p.Grid) || math.IsInf(p.Grid, 0) || p.Grid < 0 {
-		return invalid("grid", "must be a finite non-negative number, got %v", p.Grid)
+		return sc, invalid("grid", "must be a finite non-negative number, got %v", p.Grid)
 	}
 	types := slices.Sorted(maps.Keys(p.Capacity))
 	total := 0
 	for _, t := range types {
 		if t == "" {
-			return invalid("capacity", "empty GPU type name")
+			return sc, invalid("capacity", "empty GPU type name")
 		}
 		c := p.Capacity[t]
 		if c < 0 {
-			return invalid(fmt.Sprintf("capacity[%q]", t), "negative capacity %d", c)
+			return sc, invalid(fmt.Sprintf("capacity[%q]", t), "negative capacity %d", c)
 		}
 		if total = addCount(total, c); total > MaxGPUs {
-			return invalid(fmt.Sprintf("capacity[%q]", t), "capacity %d brings the total over every type above MaxGPUs (%d)", c, MaxGPUs)
+			return sc, invalid(fmt.Sprintf("capacity[%q]", t), "capacity %d brings the total over every type above MaxGPUs (%d)", c, MaxGPUs)
 		}
 	}
 	for _, t := range slices.Sorted(maps.Keys(p.Reserved)) {
@@ -269,106 +299,187 @@ func (p *Problem) Validate() error {
 		c, ok := p.Capacity[t]
 		switch {
 		case !ok:
-			return invalid(fmt.Sprintf("reserved[%q]", t), "unknown GPU type")
+			return sc, invalid(fmt.Sprintf("reserved[%q]", t), "unknown GPU type")
 		case r < 0:
-			return invalid(fmt.Sprintf("reserved[%q]", t), "negative reservation %d", r)
+			return sc, invalid(fmt.Sprintf("reserved[%q]", t), "negative reservation %d", r)
 		case r > c:
-			return invalid(fmt.Sprintf("reserved[%q]", t), "reservation %d exceeds capacity %d", r, c)
+			return sc, invalid(fmt.Sprintf("reserved[%q]", t), "reservation %d exceeds capacity %d", r, c)
 		}
+	}
+	sign := 1.0
+	if p.Sense == Minimize {
+		sign = -1
+	}
+	sc.scale = 1
+	sc.best = make([]float64, len(p.Jobs))
+	if len(warm) != len(p.Jobs) {
+		warm = nil
 	}
 	ids := make(map[string]int, len(p.Jobs))
 	valueSum := 0.0 // Σ_j max(|Unallocated|, max |Value|)
 	lastType, lastKnown := "", false
+	// optionErr checks option k of job i, looking the type up only when
+	// it differs from the previous option's (consecutive options mostly
+	// share a type)
+	optionErr := func(i, k int, o Option) error {
+		if o.Type != lastType || !lastKnown {
+			_, lastKnown = p.Capacity[o.Type]
+			lastType = o.Type
+		}
+		if !lastKnown || o.GPUs <= 0 || o.Value-o.Value != 0 || p.Grid > 0 && !onGrid(o.Value, p.Grid) {
+			return p.optionError(i, k)
+		}
+		return nil
+	}
+	sc.checked = len(p.Jobs)
+	work := 0
 	for i := range p.Jobs {
 		j := &p.Jobs[i]
-		// Field names are built only for an error: this loop runs over
-		// every option of every job.
 		f := func() string { return jobField(i, j.ID) }
 		if j.ID == "" {
-			return invalid(fmt.Sprintf("jobs[%d]", i), "empty job ID")
+			return sc, invalid(fmt.Sprintf("jobs[%d]", i), "empty job ID")
 		}
-		if k, dup := ids[j.ID]; dup {
-			return invalid(f(), "duplicate job ID (also jobs[%d])", k)
+		if i < sc.checked {
+			if k, dup := ids[j.ID]; dup {
+				return sc, invalid(f(), "duplicate job ID (also jobs[%d])", k)
+			}
+			ids[j.ID] = i
 		}
-		ids[j.ID] = i
 		if math.IsNaN(j.Unallocated) || math.IsInf(j.Unallocated, 0) {
-			return invalid(f()+".unallocated", "value must be finite, got %v", j.Unallocated)
+			return sc, invalid(f()+".unallocated", "value must be finite, got %v", j.Unallocated)
 		}
 		if p.Grid > 0 && !onGrid(j.Unallocated, p.Grid) {
-			return invalid(f()+".unallocated", "value %v is not on the declared grid %v", j.Unallocated, p.Grid)
+			return sc, invalid(f()+".unallocated", "value %v is not on the declared grid %v", j.Unallocated, p.Grid)
 		}
-		for k, o := range j.Options {
-			of := func() string { return fmt.Sprintf("%s.options[%d]", f(), k) }
-			if o.Type != lastType || !lastKnown {
-				// consecutive options mostly share a type: one lookup
-				_, lastKnown = p.Capacity[o.Type]
-				lastType = o.Type
-			}
-			if !lastKnown {
-				return invalid(of()+".type", "unknown GPU type %q", o.Type)
-			}
-			if o.GPUs <= 0 {
-				return invalid(of()+".gpus", "must be positive, got %d", o.GPUs)
-			}
-			if math.IsNaN(o.Value) || math.IsInf(o.Value, 0) {
-				return invalid(of()+".value", "value must be finite, got %v", o.Value)
-			}
-			if p.Grid > 0 && !onGrid(o.Value, p.Grid) {
-				return invalid(of()+".value", "value %v is not on the declared grid %v", o.Value, p.Grid)
+		if clk != nil && sc.checked == len(p.Jobs) {
+			if work += len(j.Options) + 8; work >= validateChunk {
+				work = 0
+				if past(clk.validateEnd) {
+					sc.checked = i
+				}
 			}
 		}
 		top := math.Abs(j.Unallocated)
-		for _, o := range j.Options {
-			if a := math.Abs(o.Value); a > top {
-				top = a
+		if i < sc.checked {
+			best, dev := 0.0, 0.0
+			for k := range j.Options {
+				o := &j.Options[k]
+				// the common case inline; optionErr names the problem
+				if o.Type != lastType || !lastKnown || o.GPUs <= 0 || o.Value-o.Value != 0 {
+					if err := optionErr(i, k, *o); err != nil {
+						return sc, err
+					}
+				}
+				if a := math.Abs(o.Value); a > top {
+					top = a
+				}
+				if v := sign * (o.Value - j.Unallocated); v > best {
+					best = v
+				}
+				if p.Grid > 0 {
+					d := gridDev(o.Value, p.Grid)
+					if !(d <= min(gridTol*p.Grid, gridRelTol*math.Abs(o.Value))) {
+						return sc, optionErr(i, k, *o)
+					}
+					dev = max(dev, d)
+				}
+			}
+			sc.best[i] = best
+			if p.Grid > 0 {
+				sc.dev += gridDev(j.Unallocated, p.Grid) + dev
 			}
 		}
-		if valueSum += top; !(valueSum <= MaxValueSum) {
-			return invalid(f(), "values too large: the sum over jobs of the largest |value| exceeds MaxValueSum (%g), so objectives could overflow", MaxValueSum)
-		}
 		if j.Pin < -1 || j.Pin >= len(j.Options) {
-			return invalid(f()+".pin", "index %d out of range (job has %d options; -1 = not pinned)", j.Pin, len(j.Options))
+			return sc, invalid(f()+".pin", "index %d out of range (job has %d options; -1 = not pinned)", j.Pin, len(j.Options))
+		}
+		if i >= sc.checked {
+			// out of time: only the options a fallback plan may use
+			for x := range 2 {
+				k := j.Pin
+				if x == 1 {
+					k = warmOf(warm, i, len(j.Options))
+				}
+				if k >= 0 {
+					if err := optionErr(i, k, j.Options[k]); err != nil {
+						return sc, err
+					}
+					top = math.Max(top, math.Abs(j.Options[k].Value))
+				}
+			}
+		}
+		sc.scale = math.Max(sc.scale, top)
+		if valueSum += top; !(valueSum <= MaxValueSum) {
+			return sc, invalid(f(), "values too large: the sum over jobs of the largest |value| exceeds MaxValueSum (%g), so objectives could overflow", MaxValueSum)
 		}
 	}
 	for qi, q := range p.Quotas {
 		f := fmt.Sprintf("quotas[%d] %q", qi, q.Name)
 		if q.Type != "" {
 			if _, ok := p.Capacity[q.Type]; !ok {
-				return invalid(f+".type", "unknown GPU type %q", q.Type)
+				return sc, invalid(f+".type", "unknown GPU type %q", q.Type)
 			}
 			if len(q.Types) > 0 {
-				return invalid(f+".types", "must be empty when type is set (got %d types)", len(q.Types))
+				return sc, invalid(f+".types", "must be empty when type is set (got %d types)", len(q.Types))
 			}
 		}
 		for k, t := range q.Types {
 			if _, ok := p.Capacity[t]; !ok {
-				return invalid(fmt.Sprintf("%s.types[%d]", f, k), "unknown GPU type %q", t)
+				return sc, invalid(fmt.Sprintf("%s.types[%d]", f, k), "unknown GPU type %q", t)
 			}
 			if slices.Contains(q.Types[:k], t) {
-				return invalid(fmt.Sprintf("%s.types[%d]", f, k), "GPU type %q listed twice", t)
+				return sc, invalid(fmt.Sprintf("%s.types[%d]", f, k), "GPU type %q listed twice", t)
 			}
 		}
 		if q.Limit < 0 {
-			return invalid(f+".limit", "negative limit %d", q.Limit)
+			return sc, invalid(f+".limit", "negative limit %d", q.Limit)
 		}
 		if q.MinGPUs < 0 {
-			return invalid(f+".min_gpus", "negative minimum %d", q.MinGPUs)
+			return sc, invalid(f+".min_gpus", "negative minimum %d", q.MinGPUs)
 		}
 		if q.AllJobs && len(q.Jobs) > 0 {
-			return invalid(f+".jobs", "must be empty when all_jobs is set (got %d jobs)", len(q.Jobs))
+			return sc, invalid(f+".jobs", "must be empty when all_jobs is set (got %d jobs)", len(q.Jobs))
 		}
 		seen := make(map[int]bool, len(q.Jobs))
 		for _, ji := range q.Jobs {
 			if ji < 0 || ji >= len(p.Jobs) {
-				return invalid(f+".jobs", "job index %d out of range [0,%d)", ji, len(p.Jobs))
+				return sc, invalid(f+".jobs", "job index %d out of range [0,%d)", ji, len(p.Jobs))
 			}
 			if seen[ji] {
-				return invalid(f+".jobs", "job index %d listed twice", ji)
+				return sc, invalid(f+".jobs", "job index %d listed twice", ji)
 			}
 			seen[ji] = true
 		}
 	}
-	return p.checkPins()
+	return sc, p.checkPins()
+}
+
+// optionError checks option k of job i against the documented rules.
+func (p *Problem) optionError(i, k int) error {
+	o := p.Jobs[i].Options[k]
+	// the field name is built only for an error
+	of := func() string { return fmt.Sprintf("%s.options[%d]", jobField(i, p.Jobs[i].ID), k) }
+	if _, ok := p.Capacity[o.Type]; !ok {
+		return invalid(of()+".type", "unknown GPU type %q", o.Type)
+	}
+	if o.GPUs <= 0 {
+		return invalid(of()+".gpus", "must be positive, got %d", o.GPUs)
+	}
+	if math.IsNaN(o.Value) || math.IsInf(o.Value, 0) {
+		return invalid(of()+".value", "value must be finite, got %v", o.Value)
+	}
+	if p.Grid > 0 && !onGrid(o.Value, p.Grid) {
+		return invalid(of()+".value", "value %v is not on the declared grid %v", o.Value, p.Grid)
+	}
+	return nil
+}
+
+// warmOf returns warm[i] when it is an option index of a job with n
+// options, else -1.
+func warmOf(warm []int, i, n int) int {
+	if i < len(warm) && warm[i] >= 0 && warm[i] < n {
+		return warm[i]
+	}
+	return -1
 }
 
 // checkPins verifies that the pinned options fit every capacity and quota row.

@@ -64,30 +64,12 @@ type cand struct {
 
 func newSearch(clk *clock, m *model, set *Settings) *search {
 	sr := &search{clk: clk, m: m, set: set, open: math.Inf(-1), root: math.Inf(1), diveDepth: 3, allRowsDepth: 1 << 30}
-	scale := 1.0
-	for _, j := range m.p.Jobs {
-		scale = math.Max(scale, math.Abs(j.Unallocated))
-		for _, o := range j.Options {
-			if a := math.Abs(o.Value); a > scale {
-				scale = a
-			}
-		}
-	}
+	scale := m.scale
 	sr.eqTol = 1e-12 * scale * float64(1+len(m.p.Jobs))
 	// With a grid, two objectives differ by a whole step up to the values'
 	// deviations from the grid (each job's profit is off by at most twice its
 	// largest deviation).
-	var dev float64
-	if g := m.p.Grid; g > 0 {
-		for _, j := range m.p.Jobs {
-			d := gridDev(j.Unallocated, g)
-			mx := 0.0
-			for _, o := range j.Options {
-				mx = math.Max(mx, gridDev(o.Value, g))
-			}
-			dev += d + mx
-		}
-	}
+	dev := m.dev
 	switch {
 	case m.p.Grid > 0 && 2*dev < m.p.Grid/2:
 		sr.grid = m.p.Grid
@@ -549,76 +531,164 @@ func (sr *search) run() {
 
 // node explores the subproblem in which the jobs outside free keep their
 // choice in sr.cur (total profit P) and capv is the residual capacity. est is
-// the bound the parent derived for this node.
+// the bound the parent derived for this node. Its phases, each a method of
+// bbNode that reports whether the node goes on:
+//
+//   - enter: the limits (deadline, MaxNodes, the pass's budget) and a leaf;
+//   - bound: the Lagrangian dual of the subproblem (the LP bound) and, at
+//     the first root, the greedy incumbents;
+//   - heuristics: greedy completion, the two-type programs and the root's
+//     knapsack heuristics (or seqDP dives below it), then the exact core
+//     program at the root;
+//   - fix: reduced-cost fixing of the jobs with a single admissible choice
+//     (undone when the node returns);
+//   - rowBounds: knapsack bounds of one type row at a time for every
+//     candidate of every remaining job;
+//   - choose: drop the candidates that cannot beat the incumbent and pick
+//     the job to branch on;
+//   - branch: the children, best bound first.
 func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est float64, depth, bt int) {
-	m := sr.m
+	n := &bbNode{sr: sr, free: free, capv: capv, P: P, lam0: lam0, est: est, depth: depth, bt: bt}
+	if !n.enter() || !n.bound() || !n.heuristics() {
+		return
+	}
+	defer n.undo()
+	if !n.fix() || !n.rowBounds() {
+		return
+	}
+	if bi := n.choose(); bi >= 0 {
+		n.branch(bi)
+	}
+}
+
+// bbNode is the state of one branch-and-bound node (see search.node).
+type bbNode struct {
+	sr          *search
+	free        []int32
+	capv        []int
+	P           float64
+	lam0        []float64
+	est         float64
+	depth, bt   int
+	lam         []float64   // the node's multipliers
+	f           float64     // the dual value at lam
+	bnd         float64     // the node's bound
+	capc        []int       // capacity left by the fixed jobs
+	fixed       []int32     // jobs fixed by reduced costs (undo resets them)
+	amb         []ambiguous // jobs left with several candidates
+	lpb         float64     // Lagrangian bound less the fixed reduced costs
+	pf          float64     // P plus the profit of the fixed jobs
+	cb          [][]float64
+	pFixed      float64
+	rcFixed     float64
+	first, root bool
+}
+
+// ambiguous is a job left with several candidates after fixing.
+type ambiguous struct {
+	i      int32
+	cs     []cand
+	second float64
+}
+
+// undo frees the jobs fix fixed.
+func (n *bbNode) undo() {
+	for _, i := range n.fixed {
+		n.sr.cur[i] = -1
+	}
+}
+
+// stopOpen stops the search (out of time) with this node open at its bound.
+func (n *bbNode) stopOpen() {
+	sr := n.sr
+	sr.stop, sr.hardStop = true, true
+	sr.open = math.Max(sr.open, n.bnd)
+}
+
+// enter applies the search's limits and settles a leaf.
+func (n *bbNode) enter() bool {
+	sr := n.sr
 	sr.nodes++
 	// the root always computes its bound, so a stopped search still has one
 	// (checked at every node: a node of a large problem can take
 	// milliseconds, and a look at the clock is cheap next to it)
-	if depth > 0 && sr.clk.expired() {
+	if n.depth > 0 && sr.clk.expired() {
 		sr.stop, sr.hardStop = true, true
 	}
-	if depth > 0 && sr.set.MaxNodes > 0 && sr.nodes > sr.set.MaxNodes {
+	if n.depth > 0 && sr.set.MaxNodes > 0 && sr.nodes > sr.set.MaxNodes {
 		sr.stop, sr.hardStop = true, true
 	}
-	if depth > 0 && sr.budget > 0 && sr.nodes-sr.passStart > sr.budget {
+	if n.depth > 0 && sr.budget > 0 && sr.nodes-sr.passStart > sr.budget {
 		sr.stop = true // this pass only
 	}
 	if sr.stop {
-		sr.open = math.Max(sr.open, est)
-		return
+		sr.open = math.Max(sr.open, n.est)
+		return false
 	}
-	if len(free) == 0 {
+	if len(n.free) == 0 {
 		sr.offer(sr.cur)
-		return
+		return false
 	}
+	return true
+}
+
+// bound minimises the node's Lagrangian dual; at the first root it also
+// runs the greedy incumbents, which are essential (see clock).
+func (n *bbNode) bound() bool {
+	sr, m := n.sr, n.sr.m
 	iters := 60
-	if depth == 0 {
+	if n.depth == 0 {
 		iters = 300
 	}
 	// the first root's bound and incumbent are essential (see clock):
 	// they may run a little past the deadline
-	first := depth == 0 && sr.nodes == 1
+	n.first = n.depth == 0 && sr.nodes == 1
 	stop := sr.clk.expired
-	if first {
+	if n.first {
 		// leave the greedy heuristics below their time before the deadline
 		// (quickGreedy, from the warm start too, then marginalGreedy), but
 		// never more than a third of the time the search had
-		reserve := time.Duration(greedyNanos * 3 * sr.optionCount(free))
+		reserve := time.Duration(greedyNanos * 3 * sr.optionCount(n.free))
 		if sr.warm != nil {
-			reserve += time.Duration(greedyNanos * sr.optionCount(free))
+			reserve += time.Duration(greedyNanos * sr.optionCount(n.free))
 		}
 		if !sr.clk.deadline.IsZero() {
 			reserve = min(reserve, sr.clk.deadline.Sub(sr.clk.started)/3)
 		}
 		stop = func() bool { return sr.clk.essentialOver() || sr.clk.short(reserve) }
 	}
-	lam, f := m.minimizeDualUntil(free, capv, lam0, sr.dualTol, iters, stop)
-	bound := math.Min(P+f, est)
-	if depth == 0 {
-		sr.root = math.Min(sr.root, bound)
+	n.lam, n.f = m.minimizeDualUntil(n.free, n.capv, n.lam0, sr.dualTol, iters, stop)
+	n.bnd = math.Min(n.P+n.f, n.est)
+	if n.depth == 0 {
+		sr.root = math.Min(sr.root, n.bnd)
 	}
-	if bound <= sr.target() {
-		return
+	if n.bnd <= sr.target() {
+		return false
 	}
-	if first {
-		sr.offerFree(free, sr.quickGreedy(free, capv, lam, nil))
-		if sr.clk.affords(greedyNanos * 2 * sr.optionCount(free)) {
-			sr.offerFree(free, sr.marginalGreedy(free, capv, lam))
+	if n.first {
+		sr.offerFree(n.free, sr.quickGreedy(n.free, n.capv, n.lam, nil))
+		if sr.clk.affords(greedyNanos * 2 * sr.optionCount(n.free)) {
+			sr.offerFree(n.free, sr.marginalGreedy(n.free, n.capv, n.lam))
 		}
 		if sr.warm != nil { // free is every model job
-			sr.offerFree(free, sr.quickGreedy(free, capv, lam, sr.warm))
+			sr.offerFree(n.free, sr.quickGreedy(n.free, n.capv, n.lam, sr.warm))
 		}
-		if bound <= sr.target() {
-			return
+		if n.bnd <= sr.target() {
+			return false
 		}
 	}
 	if sr.clk.expired() {
-		sr.stop, sr.hardStop = true, true
-		sr.open = math.Max(sr.open, bound)
-		return
+		n.stopOpen()
+		return false
 	}
+	return true
+}
+
+// heuristics runs the primal heuristics of the node and, at the root, the
+// exact core program, which settles most roots outright.
+func (n *bbNode) heuristics() bool {
+	sr := n.sr
+	free, capv, lam, depth := n.free, n.capv, n.lam, n.depth
 	// primal heuristic: greedy completion at the node's multipliers
 	if depth < 4 || sr.nodes%8 == 0 {
 		// it sorts every option: about 20·log2(options) ns each, and more
@@ -627,61 +697,50 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 			sr.offerFree(free, sr.greedy(free, capv, lam))
 		}
 		if depth == 0 && sr.pairs {
-			sr.pairHeuristic(free, capv, lam, P+f)
+			sr.pairHeuristic(free, capv, lam, n.P+n.f)
 			// two type rows exact: often proves what the first pass could not
-			if pb := sr.pairBounds(free, capv, lam, P+f); pb < bound {
-				bound = pb
-				sr.root = math.Min(sr.root, bound)
+			if pb := sr.pairBounds(free, capv, lam, n.P+n.f); pb < n.bnd {
+				n.bnd = pb
+				sr.root = math.Min(sr.root, n.bnd)
 			}
 		}
 		if depth == 0 && sr.heuristics {
-			if sr.rootHeuristics(free, capv, lam, bound) {
-				return
+			if sr.rootHeuristics(free, capv, lam, n.bnd) {
+				return false
 			}
-		} else if depth <= sr.diveDepth && bound > sr.target() {
+		} else if depth <= sr.diveDepth && n.bnd > sr.target() {
 			// the two orders that did best at the root
 			for _, order := range sr.orders {
 				sd := sr.seqDP(free, capv, lam, order)
 				sr.offerFree(free, sd)
-				if bound <= sr.target() {
+				if n.bnd <= sr.target() {
 					break
 				}
 			}
 		}
-		if bound <= sr.target() {
-			return
+		if n.bnd <= sr.target() {
+			return false
 		}
 	}
 	// the exact core program settles most roots outright
-	if depth == 0 && sr.coreDP(free, capv, lam, P+f, coreMaxStates) {
-		return
-	}
-	// reduced costs; fix jobs with a single admissible choice
-	// reduced costs are relative to the Lagrangian bound at lam only
-	lpb := P + f
-	limit := lpb - sr.target()
-	type amb struct {
-		i      int32
-		cs     []cand
-		second float64
-	}
-	var branch []amb
-	var fixed []int32
-	rcFixed, pFixed := 0.0, 0.0
-	capc := append([]int(nil), capv...)
-	undo := func() {
-		for _, i := range fixed {
-			sr.cur[i] = -1
-		}
-	}
-	for _, i := range free {
+	return !(depth == 0 && sr.coreDP(free, capv, lam, n.P+n.f, coreMaxStates))
+}
+
+// fix computes the reduced costs (relative to the Lagrangian bound at lam
+// only) and fixes the jobs with a single admissible choice; the others go
+// to n.amb. A node whose fixed jobs leave no ambiguous one is a leaf.
+func (n *bbNode) fix() bool {
+	sr, m := n.sr, n.sr.m
+	lam := n.lam
+	n.lpb = n.P + n.f
+	limit := n.lpb - sr.target()
+	n.capc = append([]int(nil), n.capv...)
+	for _, i := range n.free {
 		j := &m.jobs[i]
 		if sr.clk.tick(8 * len(j.opts)) {
 			// out of time: this node stays open at its bound
-			undo()
-			sr.stop, sr.hardStop = true, true
-			sr.open = math.Max(sr.open, bound)
-			return
+			n.stopOpen()
+			return false
 		}
 		h, _ := j.best(lam)
 		cs := make([]cand, 0, 4)
@@ -691,132 +750,143 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 		for oi := range j.opts {
 			o := &j.opts[oi]
 			rc := math.Max(h-(o.p-j.groups[o.grp].price(lam)*float64(o.g)), 0)
-			if rc < limit && sr.fits(capv, j, oi) {
+			if rc < limit && sr.fits(n.capv, j, oi) {
 				cs = append(cs, cand{o: oi, rc: rc})
 			}
 		}
 		switch len(cs) {
 		case 0:
-			undo()
-			return
+			return false
 		case 1:
 			c := cs[0]
 			if c.o >= 0 {
-				if !sr.fits(capc, j, c.o) {
-					undo()
-					return
+				if !sr.fits(n.capc, j, c.o) {
+					return false
 				}
-				apply(capc, j, c.o, 1)
-				pFixed += j.opts[c.o].p
+				apply(n.capc, j, c.o, 1)
+				n.pFixed += j.opts[c.o].p
 			}
-			rcFixed += c.rc
+			n.rcFixed += c.rc
 			sr.cur[i] = c.o
-			fixed = append(fixed, i)
+			n.fixed = append(n.fixed, i)
 		default:
 			slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(a.rc, b.rc) })
-			branch = append(branch, amb{i: i, cs: cs, second: cs[1].rc})
+			n.amb = append(n.amb, ambiguous{i: i, cs: cs, second: cs[1].rc})
 		}
 	}
-	if len(branch) == 0 {
+	if len(n.amb) == 0 {
 		sr.offer(sr.cur)
-		undo()
-		return
+		return false
 	}
-	lpb -= rcFixed
-	bound = math.Min(bound, lpb)
-	// integrality of one type row at a time: knapsack bounds over the
-	// remaining candidates, for every candidate of every job
-	pf := P + pFixed
-	cb := make([][]float64, len(branch))
+	n.lpb -= n.rcFixed
+	n.bnd = math.Min(n.bnd, n.lpb)
+	return true
+}
+
+// rowBounds bounds every candidate of every ambiguous job by the
+// integrality of one type row at a time: knapsack bounds over the
+// remaining candidates (n.cb, starting from the Lagrangian estimates).
+func (n *bbNode) rowBounds() bool {
+	sr, m := n.sr, n.sr.m
+	branch, lam, depth := n.amb, n.lam, n.depth
+	n.pf = n.P + n.pFixed
+	n.cb = make([][]float64, len(branch))
 	for k := range branch {
-		cb[k] = make([]float64, len(branch[k].cs))
+		n.cb[k] = make([]float64, len(branch[k].cs))
 		for ci, c := range branch[k].cs {
-			cb[k][ci] = lpb - c.rc // Lagrangian estimate
+			n.cb[k][ci] = n.lpb - c.rc // Lagrangian estimate
 		}
 	}
-	{
-		bfree := make([]int32, len(branch))
-		allowed := make([][]cand, len(branch))
-		for k := range branch {
-			bfree[k], allowed[k] = branch[k].i, branch[k].cs
-		}
-		// the per-candidate bounds of the tightest row only: chosen among
-		// all rows at the root and every few levels, else inherited
-		kept := sr.keptRows(lam)
-		if bt < 0 || depth%4 == 0 || !slices.Contains(kept, bt) {
-			bt = -1
-			btv := math.Inf(1)
-			for _, t := range kept {
-				cx, lx := sr.keptRow(capc, lam, t)
-				rb := pf + sr.rowBound(bfree, cx, lx, t, allowed)
-				if rb <= sr.target() {
-					undo()
-					return
-				}
-				if rb < btv {
-					bt, btv = t, rb
-				}
-			}
-		}
+	bfree := make([]int32, len(branch))
+	allowed := make([][]cand, len(branch))
+	for k := range branch {
+		bfree[k], allowed[k] = branch[k].i, branch[k].cs
+	}
+	// the per-candidate bounds of the tightest row only: chosen among
+	// all rows at the root and every few levels, else inherited
+	kept := sr.keptRows(lam)
+	if n.bt < 0 || depth%4 == 0 || !slices.Contains(kept, n.bt) {
+		n.bt = -1
+		btv := math.Inf(1)
 		for _, t := range kept {
-			// every row near the root, the tightest one deeper (the
-			// aggregate row, whose programs are the largest, only at the
-			// first two levels unless it is the tightest)
-			if t != bt && (depth > sr.allRowsDepth || t == m.nrows && depth > 1) {
-				continue
+			cx, lx := sr.keptRow(n.capc, lam, t)
+			rb := n.pf + sr.rowBound(bfree, cx, lx, t, allowed)
+			if rb <= sr.target() {
+				return false
 			}
-			cx, lx := sr.keptRow(capc, lam, t)
-			fb := sr.forcedBounds(bfree, cx, lx, t, allowed)
-			for k := range fb {
-				for ci, v := range fb[k] {
-					cb[k][ci] = math.Min(cb[k][ci], pf+v)
-				}
+			if rb < btv {
+				n.bt, btv = t, rb
+			}
+		}
+	}
+	for _, t := range kept {
+		// every row near the root, the tightest one deeper (the
+		// aggregate row, whose programs are the largest, only at the
+		// first two levels unless it is the tightest)
+		if t != n.bt && (depth > sr.allRowsDepth || t == m.nrows && depth > 1) {
+			continue
+		}
+		cx, lx := sr.keptRow(n.capc, lam, t)
+		fb := sr.forcedBounds(bfree, cx, lx, t, allowed)
+		for k := range fb {
+			for ci, v := range fb[k] {
+				n.cb[k][ci] = math.Min(n.cb[k][ci], n.pf+v)
 			}
 		}
 	}
 	if sr.clk.expired() {
-		undo()
-		sr.stop, sr.hardStop = true, true
-		sr.open = math.Max(sr.open, bound)
-		return
+		n.stopOpen()
+		return false
 	}
-	// candidates that cannot beat the incumbent go; the node bound is the
-	// smallest over jobs of the best candidate bound
+	return true
+}
+
+// choose drops the candidates that cannot beat the incumbent, lowers the
+// node's bound to the smallest over jobs of the best candidate bound, and
+// returns the job to branch on (an index into n.amb), or -1 when the
+// node is settled.
+func (n *bbNode) choose() int {
+	sr := n.sr
 	bi, biN, biMax := -1, 0, math.Inf(1)
-	for k := range branch {
+	for k := range n.amb {
 		mx := math.Inf(-1)
-		n := 0
-		for _, v := range cb[k] {
+		cnt := 0
+		for _, v := range n.cb[k] {
 			if v > sr.target() {
-				n++
+				cnt++
 			}
 			mx = math.Max(mx, v)
 		}
-		if n == 0 {
-			undo()
-			return
+		if cnt == 0 {
+			return -1
 		}
-		bound = math.Min(bound, mx)
+		n.bnd = math.Min(n.bnd, mx)
 		// branch on the job with the fewest surviving candidates, then the
 		// lowest best-candidate bound (perturbed on randomised restarts)
 		if sr.noise > 0 {
-			mx += sr.noise * (lpb - sr.target()) * sr.rng.Float64()
+			mx += sr.noise * (n.lpb - sr.target()) * sr.rng.Float64()
 		}
-		if bi < 0 || n < biN || (n == biN && mx < biMax) {
-			bi, biN, biMax = k, n, mx
+		if bi < 0 || cnt < biN || (cnt == biN && mx < biMax) {
+			bi, biN, biMax = k, cnt, mx
 		}
 	}
-	if bound <= sr.target() {
-		undo()
-		return
+	if n.bnd <= sr.target() {
+		return -1
 	}
-	rest := make([]int32, 0, len(branch)-1)
-	for k := range branch {
+	return bi
+}
+
+// branch explores the children of the node on job n.amb[bi], best
+// bound first.
+func (n *bbNode) branch(bi int) {
+	sr, m := n.sr, n.sr.m
+	rest := make([]int32, 0, len(n.amb)-1)
+	for k := range n.amb {
 		if k != bi {
-			rest = append(rest, branch[k].i)
+			rest = append(rest, n.amb[k].i)
 		}
 	}
-	b := branch[bi]
+	b := n.amb[bi]
 	j := &m.jobs[b.i]
 	// children best bound first
 	idx := make([]int, len(b.cs))
@@ -825,16 +895,16 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 	}
 	key := make([]float64, len(idx))
 	for ci := range key {
-		key[ci] = cb[bi][ci]
+		key[ci] = n.cb[bi][ci]
 		if sr.noise > 0 {
-			key[ci] += sr.noise * (bound - sr.target()) * sr.rng.Float64()
+			key[ci] += sr.noise * (n.bnd - sr.target()) * sr.rng.Float64()
 		}
 	}
 	sort.SliceStable(idx, func(x, y int) bool { return key[idx[x]] > key[idx[y]] })
-	child := make([]int, len(capc))
+	child := make([]int, len(n.capc))
 	for _, ci := range idx {
 		c := b.cs[ci]
-		ce := cb[bi][ci]
+		ce := n.cb[bi][ci]
 		if ce <= sr.target() {
 			continue // (with noise, the children are not in bound order)
 		}
@@ -842,8 +912,8 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 			sr.open = math.Max(sr.open, ce)
 			break
 		}
-		copy(child, capc)
-		pc := P + pFixed
+		copy(child, n.capc)
+		pc := n.P + n.pFixed
 		if c.o >= 0 {
 			if !sr.fits(child, j, c.o) {
 				continue
@@ -852,10 +922,9 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 			pc += j.opts[c.o].p
 		}
 		sr.cur[b.i] = c.o
-		sr.node(rest, append([]int(nil), child...), pc, lam, ce, depth+1, bt)
+		sr.node(rest, append([]int(nil), child...), pc, n.lam, ce, n.depth+1, n.bt)
 		sr.cur[b.i] = -1
 	}
-	undo()
 }
 
 // greedy returns a choice for the free jobs (parallel to free) that fits
@@ -918,6 +987,11 @@ func (sr *search) greedy(free []int32, capv []int, lam []float64) []int {
 	return choice
 }
 
+// greedyMinJobs is the number of jobs the greedy incumbents consider
+// before they look at the clock's greedyEnd: like the dual's single
+// evaluation, a bounded amount of work that a late search always does.
+const greedyMinJobs = 64
+
 // greedyNanos is about the time quickGreedy takes per option, in
 // nanoseconds (marginalGreedy takes about twice as long).
 const greedyNanos = 30
@@ -947,6 +1021,7 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 		h float64
 	}
 	var order []entry
+	late := false
 	for k, i := range free {
 		choice[k] = -1
 		j := &m.jobs[i]
@@ -955,11 +1030,21 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 			apply(left, j, start[k], 1)
 			continue
 		}
+		// past greedyEnd, only the jobs ordered so far are considered
+		if !late && len(order) >= greedyMinJobs && len(order)%64 == 0 {
+			late = sr.clk.greedyOver()
+		}
+		if late {
+			continue
+		}
 		h, _ := j.best(lam)
 		order = append(order, entry{k, h})
 	}
 	slices.SortFunc(order, func(a, b entry) int { return cmp.Or(cmp.Compare(b.h, a.h), a.k-b.k) })
-	for _, e := range order {
+	for x, e := range order {
+		if x >= greedyMinJobs && x%32 == 0 && sr.clk.greedyOver() {
+			break // out of time (see clock.greedyOver)
+		}
 		j := &m.jobs[free[e.k]]
 		bo, brc := -1, math.Inf(1)
 		for oi := range j.opts {
@@ -975,6 +1060,9 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 		}
 	}
 	for k, i := range free {
+		if k >= greedyMinJobs && k%32 == 0 && sr.clk.greedyOver() {
+			break
+		}
 		choice[k] = sr.upgrade(left, &m.jobs[i], choice[k])
 	}
 	return choice
@@ -1020,16 +1108,24 @@ func (sr *search) solution() Solution {
 			assign[m.jobs[i].orig] = m.jobs[i].opts[c].k
 		}
 	}
+	restGain := 0.0
+	if m.rest < len(m.p.Jobs) {
+		// every option is validated: admitLate finds no error
+		restGain, _ = admitLate(m.p, assign, m.rest, sr.set.WarmStart, len(m.p.Jobs), sr.clk, m.jobQuotas)
+	}
 	obj := m.p.Objective(assign)
 	sol := Solution{Status: Feasible, Assignment: assign, Objective: obj, Nodes: sr.nodes}
-	if sr.proved {
+	if sr.proved && m.rest == len(m.p.Jobs) {
 		sol.Status = Optimal
 		sol.Bound = obj
 		return sol
 	}
 	ub := math.Max(sr.open, sr.bestP)
-	ub = math.Min(ub, sr.root)
-	c := obj - m.sign*sr.bestP // constant part of the objective
+	if sr.proved {
+		ub = sr.bestP
+	}
+	ub = math.Min(ub, sr.root) + m.restP
+	c := obj - m.sign*(sr.bestP+restGain) // constant part of the objective
 	sol.Bound = c + m.sign*ub
 	return sol
 }

@@ -106,26 +106,40 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 //
 // # Deadlines
 //
-// With a deadline D (the context's, or Settings.TimeLimit), Solve returns
-// within Slack(D) = max(2 ms, 10% of D) after D, whatever the input, with
-// the best assignment found, a proven Bound and Status Feasible unless it
-// proved optimality before D (it is never Optimal unless proven). Every
-// step whose work grows with the capacity or the number of jobs looks at
-// the clock at least every ~50 µs of work, and the knapsack programs'
-// tables are capped (dpMaxCells) before they are built, so memory is bounded
-// by the input's size and constants, never by capacity × jobs. The
-// allowance covers the essential work that follows a deadline that has
-// already passed: the Lagrangian bound at the root (its cutting-plane
-// iterations run for at most a quarter of the allowance) and a greedy
-// incumbent at least as good as the warm start (Settings.WarmStart with the
-// queued jobs started greedily on the capacity it leaves) and as the greedy
-// completion of the pins. Validating and preprocessing p are linear in its
-// size and not interruptible: on the order of 10-20 ms per 100,000 options
-// (benchmark the deadline program under ilp/ilptest/deadline), which the
-// contract assumes is small next to D.
+// With a deadline D (the context's, or Settings.TimeLimit, measured from
+// the call), Solve returns within Slack(D) = max(2 ms, 10% of D) after D
+// (after the call when D has already passed), whatever the valid input,
+// with the best assignment found, a proven Bound and Status Feasible unless
+// it proved optimality before D (it is never Optimal unless proven). Its
+// memory is bounded by the input's size, never by capacity × jobs (the
+// knapsack programs' tables are capped, dpMaxCells, before they are built).
+//
+// Every step looks at the clock at least every ~50 µs of work, validating
+// and building the model included, and the work that follows a deadline is
+// sized by fixed shares of the allowance after it:
+//   - validation stops a quarter of the allowance after D. It then checks
+//     only what a fallback plan uses (each job's Unallocated and Pin, the
+//     pinned options, the warm start's options, quotas and pins), and Solve
+//     returns that plan: Settings.WarmStart when it is feasible, else the
+//     pins, with an infinite Bound (nothing is known of the options it did
+//     not read). Options it did not read are not reported even if invalid:
+//     call Validate to check every field.
+//   - building the model stops at half the allowance; the jobs it does not
+//     hold keep their warm-start option where it fits, and the Bound adds
+//     their best profits.
+//   - the Lagrangian bound at the root (at least one evaluation of the
+//     dual function) ends at 5/8 of the allowance, and the greedy
+//     incumbent (the warm start with the queued jobs started on the
+//     capacity it leaves, at least as good as the warm start and as the
+//     greedy completion of the pins) at 3/4; the rest builds the Solution.
+//
+// On a loaded machine the process gets less than a core and the overshoot
+// grows in proportion (the deadline program under examples/ilp-deadline
+// prints the share it got).
 //
 // Cancellation (ctx.Done without a deadline) stops the search the same way,
-// with the bound of a single dual evaluation if it comes before the root's.
+// with the bound of a single dual evaluation if it comes before the root's;
+// validation and the model are built in full.
 //
 // Without a deadline or TimeLimit the search runs until it proves the
 // optimum, which on the hardest instances of thousands of jobs can take
@@ -138,23 +152,33 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 // machine's speed.
 func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 	start := time.Now()
-	if err := p.Validate(); err != nil {
+	if s == nil {
+		s = &Settings{}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	clk := newClock(ctx, start, s.TimeLimit)
+	var cl *clock
+	if !clk.deadline.IsZero() {
+		cl = clk
+	}
+	sc, err := p.validate(cl, s.WarmStart)
+	if err != nil {
 		if e := (*InputError)(nil); errors.As(err, &e) && e.Err == ErrInfeasible {
 			return Solution{Status: Infeasible, Bound: math.NaN(), Objective: math.NaN()}, err
 		}
 		return unsolved, err
 	}
-	if s == nil {
-		s = &Settings{}
-	}
 	if err := s.validate(); err != nil {
 		return unsolved, err
 	}
-	if ctx == nil {
-		ctx = context.Background()
+	if sc.checked < len(p.Jobs) {
+		return fallback(p, s.WarmStart, sc, clk)
 	}
-	m := newModel(p)
-	sr := newSearch(newClock(ctx, start, s.TimeLimit), m, s)
+	m := buildModel(p, sc, cl)
+	clk.beginSearch()
+	sr := newSearch(clk, m, s)
 	sr.run()
 	return sr.solution(), nil
 }

@@ -79,9 +79,38 @@ func matrixPlan(work context.Context, snap *Snapshot, cl *cluster, o *Options) (
 		ctx, cancel := context.WithTimeout(work, avail)
 		return ctx, cancel, false
 	}
+	cl.lateRows = lateCheapRows(snap, cl, time.Until(dl), w)
 	ctx, cancel := context.WithTimeout(work, time.Duration(float64(max(avail, 0))*matrixShare))
 	return ctx, cancel, true
 }
+
+// cheapRowCostPerType is the time a queued job's cheap row (its smallest
+// configuration) takes per GPU type: a quarter of a full row's.
+const cheapRowCostPerType = rowCostPerType / 4
+
+// lateCheapRows is the number of queued jobs per matrix worker whose cheap
+// row is built even when the matrix is out of time, so that a round out of
+// time still starts queued jobs on free GPUs: as many as the free GPUs
+// could hold (each needs one), within a quarter of the deadline contract's
+// allowance for a round with left time to its deadline (ilp.Slack), and
+// at least minCheapRows. Sized before the matrix starts.
+func lateCheapRows(snap *Snapshot, cl *cluster, left time.Duration, workers int) int {
+	free := 0
+	for _, c := range cl.capacity {
+		free += c
+	}
+	for i := range snap.Jobs {
+		if cur := snap.Jobs[i].State.Current; cur.Running() {
+			free -= cur.GPUs
+		}
+	}
+	budget := int(ilp.Slack(max(left, 0)) / 4 / (time.Duration(max(len(cl.types), 1)) * cheapRowCostPerType))
+	return max(minCheapRows, min(free, budget)/max(workers, 1))
+}
+
+// minCheap is the number of queued jobs per worker whose cheap row is
+// built whatever the deadline.
+func (c *cluster) minCheap() int { return max(minCheapRows, c.lateRows) }
 
 // solverContext returns work with a deadline earlier by a tenth of the time
 // left: the solver's own overshoot must fit the round's.

@@ -136,7 +136,7 @@ func BenchmarkRoundDeadlineSweep(b *testing.B) {
 		for _, d := range []time.Duration{0, 5 * time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond, time.Second} {
 			b.Run(fmt.Sprintf("gpus=%d/jobs=%d/deadline=%v", 64*c.k, len(snap.Jobs), d), func(b *testing.B) {
 				var over []time.Duration
-				var solveMax, restMax time.Duration
+				var solveMax, restMax, valMax, matMax, placeMax time.Duration
 				started, partial, optimal := 0, 0, 0
 				for i := 0; i < b.N; i++ {
 					ctx, cancel := context.WithTimeout(context.Background(), d)
@@ -149,6 +149,9 @@ func BenchmarkRoundDeadlineSweep(b *testing.B) {
 					}
 					solveMax = max(solveMax, tm.Solve)
 					restMax = max(restMax, tm.Total-tm.Solve)
+					valMax = max(valMax, tm.Other)
+					matMax = max(matMax, tm.Matrix)
+					placeMax = max(placeMax, tm.Place)
 					for _, dd := range p.Decisions {
 						if dd.Action == Start {
 							started++
@@ -170,6 +173,9 @@ func BenchmarkRoundDeadlineSweep(b *testing.B) {
 				b.ReportMetric(float64(over[len(over)-1].Microseconds()), "over-max-µs")
 				b.ReportMetric(float64(solveMax.Microseconds()), "solve-max-µs")
 				b.ReportMetric(float64(restMax.Microseconds()), "rest-max-µs")
+				b.ReportMetric(float64(valMax.Microseconds()), "other-max-µs") // validation and everything outside the observed steps
+				b.ReportMetric(float64(matMax.Microseconds()), "matrix-max-µs")
+				b.ReportMetric(float64(placeMax.Microseconds()), "place-max-µs")
 				b.ReportMetric(float64(started)/float64(b.N), "started/op")
 				b.ReportMetric(float64(partial)/float64(b.N), "partial/op")
 				b.ReportMetric(float64(optimal)/float64(b.N), "optimal/op")

@@ -184,6 +184,7 @@ type cluster struct {
 	pools    map[string][]string // GPU type -> pool names
 	poolCap  map[string]int      // pool -> GPUs
 	nodeGPUs map[string]int      // node ID -> GPUs
+	lateRows int                 // see lateCheapRows (0: minCheapRows)
 }
 
 // newCluster groups the nodes into pools (one per type and node size,
@@ -417,7 +418,7 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 			if !snap.Jobs[i].State.Current.Running() {
 				// The first few queued jobs always get their cheap row:
 				// even a round out of time when it starts admits some.
-				if late = late || queued >= minCheapRows && expired(); !late {
+				if late = late || queued >= cl.minCheap() && expired(); !late {
 					mode = rowCheap
 				}
 				queued++

@@ -79,11 +79,12 @@ func TestQueueReasons(t *testing.T) {
 			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "a", Models: linear}, {ID: "b", Models: linear}, {ID: "c", Models: linear}}}},
 		{name: "waiting valued more", job: "j", want: ReasonLostOptimisation, opts: Options{Lambda: 0.1},
 			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Models: linear}}}},
-		{name: "out of time", job: "j20", want: ReasonDeadline,
+		// more queued jobs than free GPUs: the last gets no row in time
+		{name: "out of time", job: "j79", want: ReasonDeadline,
 			ctx: func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 0) },
 			snap: func() Snapshot {
 				s := Snapshot{Cluster: Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 64}}}}
-				for i := 0; i <= 20; i++ {
+				for i := 0; i <= 79; i++ {
 					s.Jobs = append(s.Jobs, Job{ID: "j" + string(rune('0'+i/10)) + string(rune('0'+i%10)), Models: linear})
 				}
 				return s

@@ -43,11 +43,12 @@ func (s *Scheduler) Options() Options { return s.opts }
 // pins kept, bounds and excluded types respected), provided D leaves the
 // round its floor: the work that cannot be interrupted, sized before it
 // starts — validating the snapshot, valuing every running job's current
-// configuration, the solver's model of the options (about 0.1–0.15 µs
-// per option), the greedy admission and placement, linear in the
+// configuration, the greedy admission and placement, linear in the
 // snapshot (about 4–6 µs per job on one core, 10 ms for 2,500 jobs; see
-// BenchmarkRoundDeadlineSweep). A deadline closer than the floor is
-// overshot by at most the floor. On a machine whose cores are shared the
+// BenchmarkRoundDeadlineSweep, which reports each step's time). The
+// solver (ilp.Solve) keeps the contract on its own, its validation and
+// model included. A deadline closer than the floor is overshot by at most
+// the floor. On a machine whose cores are shared the
 // tail is longer by what the round is not scheduled. Memory is linear in the snapshot (jobs ×
 // configurations).
 //

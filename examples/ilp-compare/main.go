@@ -1,12 +1,12 @@
-// Command compare runs examples/solve, cbc and glpsol side by side, as whole
-// processes, on a folder of instances written by geninst (NAME.json with
+// Command ilp-compare runs examples/solve, cbc and glpsol side by side, as whole
+// processes, on a folder of instances written by ilp-geninst (NAME.json with
 // NAME.lp) and prints a table of objectives and wall times, or checks
 // examples/solve against the optima of recorded rounds (a .jsonl or
 // .jsonl.gz file, one problem with "optimum" per line).
 //
 //	go build -o /tmp/solve ./examples/solve
-//	go run ./ilp/ilptest/compare -solve /tmp/solve -dir instances
-//	go run ./ilp/ilptest/compare -solve /tmp/solve -rounds ../shared/data/mip-rounds/saturn-w4.jsonl.gz
+//	go run ./examples/ilp-compare -solve /tmp/solve -dir instances
+//	go run ./examples/ilp-compare -solve /tmp/solve -rounds ../shared/data/mip-rounds/saturn-w4.jsonl.gz
 package main
 
 import (

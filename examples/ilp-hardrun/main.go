@@ -1,9 +1,9 @@
-// Command hardrun solves Sia-shaped instances over many seeds and reports,
+// Command ilp-hardrun solves Sia-shaped instances over many seeds and reports,
 // per instance, the status, CPU and wall time and branch-and-bound nodes,
 // then the median and maximum per class. It is the measuring driver for the
 // solver's hard class (2048 GPUs, hundreds of jobs):
 //
-//	go run ./ilp/ilptest/hardrun -scales 8,32 -jobs 100,300,1500 -powers -0.5,0.5 -seeds 20 -seed 7000
+//	go run ./examples/ilp-hardrun -scales 8,32 -jobs 100,300,1500 -powers -0.5,0.5 -seeds 20 -seed 7000
 package main
 
 import (

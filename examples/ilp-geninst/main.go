@@ -1,8 +1,8 @@
-// Command geninst writes held-out Sia-shaped allocation instances (see
+// Command ilp-geninst writes held-out Sia-shaped allocation instances (see
 // ilptest.Generate) as examples/solve JSON files, and optionally as CPLEX LP
 // files for cbc and glpsol.
 //
-//	go run ./ilp/ilptest/geninst -out DIR -scales 1,8,32 -jobs 30,300,1500 -powers -0.5,0.5 -seeds 3 -lp
+//	go run ./examples/ilp-geninst -out DIR -scales 1,8,32 -jobs 30,300,1500 -powers -0.5,0.5 -seeds 3 -lp
 package main
 
 import (

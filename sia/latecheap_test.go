@@ -1,0 +1,60 @@
+package sia
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLateCheapRows: the queued jobs whose cheap row is built even out of
+// time are bounded by the free GPUs and by a quarter of the allowance, and
+// are at least minCheapRows.
+func TestLateCheapRows(t *testing.T) {
+	cl := &cluster{types: []string{"A", "B"}, capacity: map[string]int{"A": 64, "B": 36}}
+	running := Job{State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 40}}}
+	snap := &Snapshot{Jobs: []Job{running, {}, {}}}
+	// 60 free GPUs; a 2 ms allowance affords 500 µs / (2 types × 3 µs) = 83 rows
+	for _, c := range []struct {
+		left    time.Duration
+		workers int
+		want    int
+	}{
+		{0, 1, 60},                      // the free GPUs bound
+		{0, 3, 20},                      // per worker
+		{time.Second, 1, 60},            // more time, still the free GPUs
+		{-time.Second, 8, minCheapRows}, // at least minCheapRows
+	} {
+		assert.Equal(t, c.want, lateCheapRows(snap, cl, c.left, c.workers), "left %v, workers %d", c.left, c.workers)
+	}
+	small := &cluster{types: []string{"A", "B"}, capacity: map[string]int{"A": 4000}}
+	assert.Equal(t, 83, lateCheapRows(&Snapshot{}, small, 0, 1), "the time bound")
+}
+
+// TestRoundOutOfTimeStartsFreeGPUs: a round already out of time starts as
+// many queued jobs as its free GPUs take (within the time bound), not only
+// minCheapRows of them.
+func TestRoundOutOfTimeStartsFreeGPUs(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 64}}}}
+	for i := range 60 {
+		snap.Jobs = append(snap.Jobs, Job{ID: fmt.Sprintf("j%02d", i), Models: linear, Submitted: t0})
+	}
+	s, err := New(nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	p, err := s.Round(ctx, snap)
+	require.NoError(t, err)
+	checkPlan(t, &snap, &p)
+	started := 0
+	for _, d := range p.Decisions {
+		if d.Action == Start {
+			started++
+		}
+	}
+	assert.Greater(t, started, 4*minCheapRows, "queued jobs started on 64 free GPUs")
+}
