@@ -584,12 +584,15 @@ func (c *Controller) markInvalid(ctx context.Context, j *job, msg string, rep *R
 	}
 	c.invalid[j.obj.UID] = msg
 	c.cfg.Recorder.Event(j.obj, corev1.EventTypeWarning, "SiaInvalid", msg)
-	if err := c.writeJob(ctx, j.obj, func(o *batchv1.Job) bool {
+	o, err := c.writeJob(ctx, j.obj, func(o *batchv1.Job) bool {
 		return siakube.SetAnnotations(&o.Annotations, map[string]string{siakube.AnnOutState: "invalid", siakube.AnnOutReason: msg})
-	}, rep); err != nil {
+	}, rep)
+	if err != nil {
 		rep.JobErrors = append(rep.JobErrors, err.Error())
 	}
-	c.setCondition(ctx, j.obj, corev1.ConditionFalse, "InvalidAnnotations", msg, rep)
+	if o != nil {
+		c.setCondition(ctx, o, corev1.ConditionFalse, "InvalidAnnotations", msg, rep)
+	}
 }
 
 // collect deletes the records of Jobs that are gone, finished or no longer

@@ -16,7 +16,7 @@ import (
 type LeaderConfig struct {
 	// Lease is the Lease's name (default "sia-controller"); Identity this
 	// replica's name (its pod name). Identity is required.
-	Lease, Identity                          string
+	Lease, Identity                           string
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// OnLeading, if not nil, is told when this replica starts (true) and
 	// stops (false) leading.

@@ -1,0 +1,332 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sia-sched/sia/examples/kube/siakube"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+)
+
+const ns = "team"
+
+func gpuNode(name, typ string, gpus int64) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{siakube.DefaultTypeLabel: typ}},
+		Status: corev1.NodeStatus{
+			Allocatable: corev1.ResourceList{siakube.DefaultGPUResource: *resource.NewQuantity(gpus, resource.DecimalSI)},
+			Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+		}}
+}
+
+func trainJob(name string, managed bool, ann map[string]string) *batchv1.Job {
+	idx := batchv1.IndexedCompletion
+	j := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name), Annotations: map[string]string{
+			siakube.AnnInitBatch: "128", siakube.AnnMaxBatch: "2048", siakube.AnnMinGPUs: "1", siakube.AnnMaxGPUs: "8",
+			siakube.AnnLimits:  "a100=16-512,t4=16-128",
+			siakube.AnnProfile: `[{"type":"a100","localBatch":64,"stepTime":0.05,"syncTime":0},{"type":"a100","localBatch":128,"stepTime":0.09,"syncTime":0},{"type":"t4","localBatch":64,"stepTime":0.2,"syncTime":0},{"type":"t4","localBatch":128,"stepTime":0.38,"syncTime":0}]`,
+			siakube.AnnRestoreDelay: "30s",
+		}},
+		Spec: batchv1.JobSpec{CompletionMode: &idx, Suspend: ptr.To(true), Parallelism: ptr.To[int32](1), Completions: ptr.To[int32](1),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "train", Image: "train"}}}}},
+	}
+	if managed {
+		j.Labels = map[string]string{siakube.LabelManaged: siakube.LabelManagedValue}
+	}
+	for k, v := range ann {
+		if v == "" {
+			delete(j.Annotations, k)
+			continue
+		}
+		j.Annotations[k] = v
+	}
+	return j
+}
+
+
+
+type env struct {
+	t      *testing.T
+	client *fake.Clientset
+	clock  *ManualClock
+	c      *Controller
+	rec    *record.FakeRecorder
+	ctx    context.Context
+}
+
+func newEnv(t *testing.T, client *fake.Clientset) *env {
+	clock := NewManualClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	rec := record.NewFakeRecorder(10000)
+	c, err := New(client, Config{Namespace: "sia-system", Clock: clock, Recorder: rec})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	require.NoError(t, c.Start(ctx))
+	return &env{t: t, client: client, clock: clock, c: c, rec: rec, ctx: ctx}
+}
+
+// settle waits until the informers hold what the fake API server holds.
+func (e *env) settle() {
+	e.t.Helper()
+	require.Eventually(e.t, func() bool {
+		jobs, _ := e.client.BatchV1().Jobs("").List(e.ctx, metav1.ListOptions{LabelSelector: siakube.LabelManaged + "=true"})
+		for _, j := range jobs.Items {
+			got, err := e.c.jobs.Jobs(j.Namespace).Get(j.Name)
+			if err != nil || got.ResourceVersion != j.ResourceVersion {
+				return false
+			}
+		}
+		cached, _ := e.c.jobs.List(labels.Everything())
+		pods, _ := e.client.CoreV1().Pods("").List(e.ctx, metav1.ListOptions{})
+		cpods, _ := e.c.pods.List(labels.Everything())
+		nodes, _ := e.client.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+		cnodes, _ := e.c.nodes.List(labels.Everything())
+		return len(cached) == len(jobs.Items) && len(cpods) == len(pods.Items) && len(cnodes) == len(nodes.Items)
+	}, 5*time.Second, 5*time.Millisecond)
+}
+
+func (e *env) round() *Report {
+	e.t.Helper()
+	e.settle()
+	rep, err := e.c.RunRound(e.ctx)
+	require.NoError(e.t, err)
+	require.Empty(e.t, rep.JobErrors)
+	e.settle()
+	return rep
+}
+
+func (e *env) job(name string) *batchv1.Job {
+	j, err := e.client.BatchV1().Jobs(ns).Get(e.ctx, name, metav1.GetOptions{})
+	require.NoError(e.t, err)
+	return j
+}
+
+// kubelet plays the scheduler and kubelet: every unsuspended job gets its
+// pods, bound to its assigned nodes and Running; a suspended job's pods are
+// deleted. It checks that no node's GPUs are overcommitted.
+func (e *env) kubelet() {
+	e.t.Helper()
+	jobs, err := e.client.BatchV1().Jobs(ns).List(e.ctx, metav1.ListOptions{})
+	require.NoError(e.t, err)
+	used := map[string]int{}
+	for _, j := range jobs.Items {
+		pods, _ := e.client.CoreV1().Pods(ns).List(e.ctx, metav1.ListOptions{LabelSelector: "job=" + j.Name})
+		if siakube.Suspended(&j) || j.Labels[siakube.LabelManaged] == "" {
+			for _, p := range pods.Items {
+				require.NoError(e.t, e.client.CoreV1().Pods(ns).Delete(e.ctx, p.Name, metav1.DeleteOptions{}))
+			}
+			continue
+		}
+		if len(pods.Items) > 0 {
+			for _, p := range pods.Items {
+				used[p.Spec.NodeName] += siakube.PodGPUs(&p, "")
+			}
+			continue
+		}
+		per := j.Spec.Template.Spec.Containers[0].Resources.Limits[siakube.DefaultGPUResource]
+		var nodes []string
+		var counts []int
+		for _, pn := range splitNodes(j.Annotations[siakube.AnnOutNodes]) {
+			nodes = append(nodes, pn.Node)
+			counts = append(counts, pn.GPUs)
+		}
+		k := 0
+		for i := 0; i < int(*j.Spec.Parallelism); i++ {
+			for counts[k] <= 0 {
+				k++
+			}
+			counts[k] -= int(per.Value())
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", j.Name, i), Namespace: ns,
+				Labels:          map[string]string{"job": j.Name},
+				OwnerReferences: []metav1.OwnerReference{{Kind: "Job", Name: j.Name, UID: j.UID, Controller: ptr.To(true)}}},
+				Spec: *j.Spec.Template.Spec.DeepCopy(), Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+			p.Spec.NodeName = nodes[k]
+			used[nodes[k]] += int(per.Value())
+			_, err := e.client.CoreV1().Pods(ns).Create(e.ctx, p, metav1.CreateOptions{})
+			require.NoError(e.t, err)
+		}
+	}
+	for n, g := range used {
+		node, err := e.client.CoreV1().Nodes().Get(e.ctx, n, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		q := node.Status.Allocatable[siakube.DefaultGPUResource]
+		require.LessOrEqual(e.t, int64(g), q.Value(), "node %s overcommitted", n)
+	}
+}
+
+func splitNodes(s string) []siakube.NodeGPUs {
+	var out []siakube.NodeGPUs
+	var n string
+	var g int
+	for _, part := range splitComma(s) {
+		if _, err := fmt.Sscanf(replaceEq(part), "%s %d", &n, &g); err == nil {
+			out = append(out, siakube.NodeGPUs{Node: n, GPUs: g})
+		}
+	}
+	return out
+}
+
+func splitComma(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ',' {
+			if i > start {
+				out = append(out, s[start:i])
+			}
+			start = i + 1
+		}
+	}
+	return out
+}
+
+func replaceEq(s string) string {
+	b := []byte(s)
+	for i := range b {
+		if b[i] == '=' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+func TestControllerLifecycle(t *testing.T) {
+	client := fake.NewClientset(
+		gpuNode("a100-0", "a100", 8), gpuNode("a100-1", "a100", 8), gpuNode("t4-0", "t4", 4),
+		trainJob("adaptive", true, map[string]string{siakube.AnnMinGPUs: "2", siakube.AnnMaxGPUs: "2"}),
+		trainJob("rigid", true, map[string]string{siakube.AnnKind: "rigid", siakube.AnnGPUs: "4", siakube.AnnMinGPUs: "", siakube.AnnMaxGPUs: ""}),
+		trainJob("hostile", true, map[string]string{siakube.AnnMaxGPUs: "1e999"}),
+		trainJob("other", false, nil),
+	)
+	e := newEnv(t, client)
+	other := e.job("other")
+
+	rep := e.round()
+	assert.Equal(t, 2, rep.Actions["start"], "both valid jobs start")
+	assert.Contains(t, rep.Invalid, ns+"/hostile")
+	h := e.job("hostile")
+	assert.Equal(t, "invalid", h.Annotations[siakube.AnnOutState])
+	assert.Contains(t, h.Annotations[siakube.AnnOutReason], siakube.AnnMaxGPUs)
+	assert.True(t, siakube.Suspended(h), "an invalid job is left as it is")
+	for _, name := range []string{"adaptive", "rigid"} {
+		j := e.job(name)
+		assert.False(t, siakube.Suspended(j), name)
+		assert.Equal(t, "restoring", j.Annotations[siakube.AnnOutState], name)
+		assert.NotEmpty(t, j.Spec.Template.Annotations[siakube.AnnOutLocalBatch], name)
+		terms := j.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+		require.Len(t, terms, 1, name)
+	}
+	assert.Equal(t, other.ResourceVersion, e.job("other").ResourceVersion, "a Job that did not opt in is never written")
+
+	// Pods run; the pin lasts the restore delay.
+	e.kubelet()
+	e.clock.Advance(time.Minute)
+	e.round()
+	assert.Equal(t, "restoring", e.job("adaptive").Annotations[siakube.AnnOutState], "pinned until the delay has passed")
+	e.clock.Advance(time.Minute)
+	rep = e.round()
+	assert.Equal(t, "running", e.job("adaptive").Annotations[siakube.AnnOutState])
+	assert.Equal(t, 2, rep.Phases["running"])
+
+	// A measurement of another configuration is refused with an event; the
+	// right one enters the tracker.
+	j := e.job("adaptive")
+	a := siakube.Assignment{}
+	for _, pn := range splitNodes(j.Annotations[siakube.AnnOutNodes]) {
+		a.PerNode = append(a.PerNode, pn)
+	}
+	typ := j.Annotations[siakube.AnnOutGPUType]
+	j.Annotations[siakube.AnnMeasurement] = fmt.Sprintf(`{"type":%q,"nodes":%d,"replicas":%s,"localBatch":64,"stepTime":0.1,"syncTime":0.01,"gradSqr":1,"gradVar":5}`,
+		typ, len(a.PerNode), j.Annotations[siakube.AnnOutReplicas])
+	_, err := client.BatchV1().Jobs(ns).Update(e.ctx, j, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	e.clock.Advance(time.Minute)
+	e.round()
+	uid := string(e.job("adaptive").UID)
+	tr := e.c.entries[uid].tracker
+	assert.Equal(t, 1.0, tr.Grad().Sqr, "the agent's gradient statistics reached the tracker")
+
+	// Restart: a new controller on the same cluster keeps the model and counts.
+	before, err := e.c.entries[uid].rec.Encode(tr)
+	require.NoError(t, err)
+	e2 := newEnv(t, client)
+	e2.clock.Set(e.clock.Now())
+	require.NoError(t, e2.c.Load(e.ctx))
+	got, err := e2.c.entries[uid].rec.Encode(e2.c.entries[uid].tracker)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(before), string(got), "the record survives a restart")
+
+	// The node of a running job disappears: its allocation is cleared,
+	// not a failed round.
+	victim := splitNodes(e.job("rigid").Annotations[siakube.AnnOutNodes])[0].Node
+	require.NoError(t, client.CoreV1().Nodes().Delete(e.ctx, victim, metav1.DeleteOptions{}))
+	e2.clock.Advance(time.Minute)
+	e2.settle()
+	rep, err = e2.c.RunRound(e.ctx)
+	require.NoError(t, err)
+	assert.Contains(t, rep.Cleared, ns+"/rigid")
+	r := e.job("rigid")
+	assert.True(t, siakube.Suspended(r), "the job is suspended before it restarts elsewhere")
+	e2.kubelet()
+	e2.clock.Advance(time.Minute)
+	e2.round()
+	r = e.job("rigid")
+	assert.NotContains(t, r.Annotations[siakube.AnnOutNodes], victim)
+	assert.False(t, siakube.Suspended(r), "restarted on the nodes left")
+	assert.Equal(t, 1, e2.c.entries[string(r.UID)].rec.Restarts)
+
+	// The job finishes: its record is collected.
+	r.Status.Conditions = append(r.Status.Conditions, batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue})
+	_, err = client.BatchV1().Jobs(ns).UpdateStatus(e.ctx, r, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	e2.clock.Advance(time.Minute)
+	e2.round()
+	_, err = client.CoreV1().ConfigMaps("sia-system").Get(e.ctx, RecordPrefix+string(r.UID), metav1.GetOptions{})
+	assert.Error(t, err, "the finished job's record is deleted")
+}
+
+func TestControllerQueueReason(t *testing.T) {
+	client := fake.NewClientset(gpuNode("t4-0", "t4", 4),
+		trainJob("big", true, map[string]string{siakube.AnnKind: "rigid", siakube.AnnGPUs: "16", siakube.AnnMinGPUs: "", siakube.AnnMaxGPUs: ""}))
+	e := newEnv(t, client)
+	rep := e.round()
+	assert.Equal(t, 1, rep.Actions["queue"])
+	j := e.job("big")
+	assert.True(t, siakube.Suspended(j))
+	assert.Equal(t, "too-large", j.Annotations[siakube.AnnOutReason])
+	var cond *batchv1.JobCondition
+	for i := range j.Status.Conditions {
+		if j.Status.Conditions[i].Type == ConditionScheduled {
+			cond = &j.Status.Conditions[i]
+		}
+	}
+	require.NotNil(t, cond)
+	assert.Equal(t, corev1.ConditionFalse, cond.Status)
+	assert.Equal(t, "TooLarge", cond.Reason)
+	found := false
+	for len(e.rec.Events) > 0 && !found {
+		ev := <-e.rec.Events
+		found = ev == "Normal SiaQueued queued: too-large"
+	}
+	assert.True(t, found, "an event shows the reason")
+}
+
+func TestCamel(t *testing.T) {
+	assert.Equal(t, "LostOptimisation", camel("lost-optimisation"))
+	assert.Equal(t, "Unknown", camel("--"))
+	assert.Equal(t, "AllocationClearedNodeX", camel("allocation cleared: node x"))
+}
