@@ -35,8 +35,8 @@ func trainJob(name string, managed bool, ann map[string]string) *batchv1.Job {
 	j := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name), Annotations: map[string]string{
 			siakube.AnnInitBatch: "128", siakube.AnnMaxBatch: "2048", siakube.AnnMinGPUs: "1", siakube.AnnMaxGPUs: "8",
-			siakube.AnnLimits:  "a100=16-512,t4=16-128",
-			siakube.AnnProfile: `[{"type":"a100","localBatch":64,"stepTime":0.05,"syncTime":0},{"type":"a100","localBatch":128,"stepTime":0.09,"syncTime":0},{"type":"t4","localBatch":64,"stepTime":0.2,"syncTime":0},{"type":"t4","localBatch":128,"stepTime":0.38,"syncTime":0}]`,
+			siakube.AnnLimits:       "a100=16-512,t4=16-128",
+			siakube.AnnProfile:      `[{"type":"a100","localBatch":64,"stepTime":0.05,"syncTime":0},{"type":"a100","localBatch":128,"stepTime":0.09,"syncTime":0},{"type":"t4","localBatch":64,"stepTime":0.2,"syncTime":0},{"type":"t4","localBatch":128,"stepTime":0.38,"syncTime":0}]`,
 			siakube.AnnRestoreDelay: "30s",
 		}},
 		Spec: batchv1.JobSpec{CompletionMode: &idx, Suspend: ptr.To(true), Parallelism: ptr.To[int32](1), Completions: ptr.To[int32](1),
@@ -54,8 +54,6 @@ func trainJob(name string, managed bool, ann map[string]string) *batchv1.Job {
 	}
 	return j
 }
-
-
 
 type env struct {
 	t      *testing.T
