@@ -519,6 +519,11 @@ func (c *Controller) readJobs(ctx context.Context, now time.Time, objs []*batchv
 // latest measurement into its tracker.
 func (c *Controller) progress(now time.Time, j *job) {
 	r := j.e.rec
+	if (r.Phase == siakube.PhaseRestoring || r.Phase == siakube.PhaseRunning) && siakube.Suspended(j.obj) {
+		// Suspended behind the controller's back: resume it through the
+		// start gate again.
+		r.Phase, r.RestoreUntil = siakube.PhaseStarting, time.Time{}
+	}
 	switch r.Phase {
 	case siakube.PhaseRestoring:
 		pods, _ := r.Assigned.Pods(j.layout())

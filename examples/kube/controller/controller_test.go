@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -82,7 +83,7 @@ func (e *env) settle() {
 		jobs, _ := e.client.BatchV1().Jobs("").List(e.ctx, metav1.ListOptions{LabelSelector: siakube.LabelManaged + "=true"})
 		for _, j := range jobs.Items {
 			got, err := e.c.jobs.Jobs(j.Namespace).Get(j.Name)
-			if err != nil || got.ResourceVersion != j.ResourceVersion {
+			if err != nil || !equality.Semantic.DeepEqual(got, &j) {
 				return false
 			}
 		}
@@ -327,4 +328,48 @@ func TestCamel(t *testing.T) {
 	assert.Equal(t, "LostOptimisation", camel("lost-optimisation"))
 	assert.Equal(t, "Unknown", camel("--"))
 	assert.Equal(t, "AllocationClearedNodeX", camel("allocation cleared: node x"))
+}
+
+// TestStartGate: a job assigned GPUs that a preempted job's pods still hold
+// stays suspended until those pods are gone, then resumes; no node is ever
+// overcommitted by the pods the controller let run.
+func TestStartGate(t *testing.T) {
+	rigid := map[string]string{siakube.AnnKind: "rigid", siakube.AnnGPUs: "4", siakube.AnnMinGPUs: "", siakube.AnnMaxGPUs: ""}
+	oldJob, newJob := trainJob("old", true, rigid), trainJob("new", true, rigid)
+	oldJob.Spec.Suspend = ptr.To(true)
+	client := fake.NewClientset(gpuNode("t4-0", "t4", 4), oldJob, newJob,
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "old-0", Namespace: ns, Labels: map[string]string{"job": "old"},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "Job", Name: "old", UID: oldJob.UID, Controller: ptr.To(true)}}},
+			Spec: corev1.PodSpec{NodeName: "t4-0", Containers: []corev1.Container{{Name: "train", Resources: corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{siakube.DefaultGPUResource: *resource.NewQuantity(4, resource.DecimalSI)}}}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}})
+	save := func(j *batchv1.Job, r *siakube.Record) {
+		spec, err := siakube.ParseJobSpec(j.Annotations)
+		require.NoError(t, err)
+		tr, err := siakube.NewTracker(&spec)
+		require.NoError(t, err)
+		r.Job, r.UID = siakube.JobID(j), string(j.UID)
+		st := store{client: client, namespace: "sia-system"}
+		require.NoError(t, st.save(context.Background(), &entry{rec: r, tracker: tr}))
+	}
+	save(oldJob, &siakube.Record{Phase: siakube.PhaseStopping, Started: true})
+	save(newJob, &siakube.Record{Phase: siakube.PhaseStarting, Assigned: siakube.Assignment{Type: "t4", GPUs: 4,
+		PerNode: []siakube.NodeGPUs{{Node: "t4-0", GPUs: 4}}, Replicas: 4, LocalBatch: 32, GlobalBatch: 128}})
+
+	e := newEnv(t, client)
+	rep := e.round()
+	assert.Equal(t, 1, rep.Actions["keep"], "the starting job is pinned")
+	n := e.job("new")
+	assert.True(t, siakube.Suspended(n), "the old job's pods still hold the GPUs")
+	assert.Contains(t, n.Annotations[siakube.AnnOutReason], "waiting for 4 GPUs on node t4-0")
+	assert.Equal(t, "stopping", e.job("old").Annotations[siakube.AnnOutState])
+
+	e.kubelet() // deletes the suspended job's pod
+	e.clock.Advance(time.Minute)
+	e.round()
+	n = e.job("new")
+	assert.False(t, siakube.Suspended(n), "resumed once the GPUs are free")
+	assert.Equal(t, "restoring", n.Annotations[siakube.AnnOutState])
+	assert.Equal(t, "queued", e.job("old").Annotations[siakube.AnnOutState])
+	e.kubelet()
 }

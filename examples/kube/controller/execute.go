@@ -65,6 +65,7 @@ func (c *Controller) executeJob(ctx context.Context, now time.Time, j *job, allo
 	a := r.Assigned
 	status := map[string]string{siakube.AnnOutState: string(r.Phase), siakube.AnnOutReason: r.Reason}
 	var mutate func(*batchv1.Job) bool
+	prev := *r // restored when the write fails: the Job did not change
 	switch r.Phase {
 	case siakube.PhaseQueued, siakube.PhaseStopping:
 		mutate = func(o *batchv1.Job) bool {
@@ -84,6 +85,9 @@ func (c *Controller) executeJob(ctx context.Context, now time.Time, j *job, allo
 		}
 	}
 	o, err := c.writeJob(ctx, j.obj, mutate, rep)
+	if err != nil || o == nil {
+		*r = prev
+	}
 	if err != nil {
 		rep.JobErrors = append(rep.JobErrors, err.Error())
 		return
