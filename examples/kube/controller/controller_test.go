@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -12,11 +13,15 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 )
@@ -372,4 +377,43 @@ func TestStartGate(t *testing.T) {
 	assert.Equal(t, "restoring", n.Annotations[siakube.AnnOutState])
 	assert.Equal(t, "queued", e.job("old").Annotations[siakube.AnnOutState])
 	e.kubelet()
+}
+
+// TestConflictsAndFailedWrites: a conflicting write is retried on a fresh
+// read; a write that keeps failing leaves the record as it was (the job is
+// not taken for resumed) and is reported, not a failed round.
+func TestConflictsAndFailedWrites(t *testing.T) {
+	client := fake.NewClientset(gpuNode("t4-0", "t4", 4),
+		trainJob("a", true, map[string]string{siakube.AnnKind: "rigid", siakube.AnnGPUs: "2", siakube.AnnMinGPUs: "", siakube.AnnMaxGPUs: ""}))
+	conflicts, fail := 0, false
+	client.PrependReactor("update", "jobs", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "" {
+			return false, nil, nil
+		}
+		if fail {
+			return true, nil, errors.New("etcd is down")
+		}
+		if conflicts < 2 {
+			conflicts++
+			return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "batch", Resource: "jobs"}, "a", errors.New("stale"))
+		}
+		return false, nil, nil
+	})
+	e := newEnv(t, client)
+	fail = true
+	e.settle()
+	rep, err := e.c.RunRound(e.ctx)
+	require.NoError(t, err, "a failing Job write is no failed round")
+	require.NotEmpty(t, rep.JobErrors)
+	assert.Contains(t, rep.JobErrors[0], "etcd is down")
+	uid := string(e.job("a").UID)
+	assert.Equal(t, siakube.PhaseStarting, e.c.entries[uid].rec.Phase, "not resumed: the write failed")
+	assert.False(t, e.c.entries[uid].rec.Started)
+
+	fail = false
+	e.clock.Advance(time.Minute)
+	e.round()
+	assert.Equal(t, 2, conflicts)
+	assert.False(t, siakube.Suspended(e.job("a")), "resumed after two conflicts")
+	assert.Equal(t, siakube.PhaseRestoring, e.c.entries[uid].rec.Phase)
 }
