@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -416,4 +417,61 @@ func TestConflictsAndFailedWrites(t *testing.T) {
 	assert.Equal(t, 2, conflicts)
 	assert.False(t, siakube.Suspended(e.job("a")), "resumed after two conflicts")
 	assert.Equal(t, siakube.PhaseRestoring, e.c.entries[uid].rec.Phase)
+}
+
+// TestLeaderElection: of two replicas only one leads; when it stops, the
+// other takes over.
+func TestLeaderElection(t *testing.T) {
+	client := fake.NewClientset(gpuNode("t4-0", "t4", 4))
+	var mu sync.Mutex
+	leading := map[string]bool{}
+	most := 0
+	start := func(id string) context.CancelFunc {
+		ctx, cancel := context.WithCancel(context.Background())
+		c, err := New(client, Config{Namespace: "sia-system", Period: time.Hour, Recorder: record.NewFakeRecorder(100)})
+		require.NoError(t, err)
+		require.NoError(t, c.Start(ctx))
+		go func() {
+			_ = RunWithLeaderElection(ctx, client, c, LeaderConfig{Identity: id,
+				LeaseDuration: 600 * time.Millisecond, RenewDeadline: 400 * time.Millisecond, RetryPeriod: 50 * time.Millisecond,
+				OnLeading: func(on bool) {
+					mu.Lock()
+					defer mu.Unlock()
+					leading[id] = on
+					n := 0
+					for _, l := range leading {
+						if l {
+							n++
+						}
+					}
+					most = max(most, n)
+				}})
+		}()
+		return cancel
+	}
+	stopA := start("a")
+	stopB := start("b")
+	defer stopB()
+	who := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		for id, l := range leading {
+			if l {
+				return id
+			}
+		}
+		return ""
+	}
+	require.Eventually(t, func() bool { return who() != "" }, 5*time.Second, 10*time.Millisecond)
+	first := who()
+	if first == "a" {
+		stopA()
+	} else {
+		stopB()
+		defer stopA()
+	}
+	require.Eventually(t, func() bool { w := who(); return w != "" && w != first }, 10*time.Second, 10*time.Millisecond, "the other replica takes over")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 1, most, "never two leaders at once")
 }
