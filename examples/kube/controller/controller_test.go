@@ -475,3 +475,31 @@ func TestLeaderElection(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, 1, most, "never two leaders at once")
 }
+
+// TestSuspendedBehindTheBack: a running job that someone else suspends is
+// resumed through the start gate (once its pods are gone), not left
+// suspended while its record says running.
+func TestSuspendedBehindTheBack(t *testing.T) {
+	client := fake.NewClientset(gpuNode("t4-0", "t4", 4),
+		trainJob("a", true, map[string]string{siakube.AnnKind: "rigid", siakube.AnnGPUs: "2", siakube.AnnMinGPUs: "", siakube.AnnMaxGPUs: ""}))
+	e := newEnv(t, client)
+	e.round()
+	e.kubelet()
+	for i := 0; i < 2; i++ {
+		e.clock.Advance(time.Minute)
+		e.round()
+	}
+	require.Equal(t, "running", e.job("a").Annotations[siakube.AnnOutState])
+	j := e.job("a")
+	j.Spec.Suspend = ptr.To(true)
+	_, err := client.BatchV1().Jobs(ns).Update(e.ctx, j, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	e.clock.Advance(time.Minute)
+	e.round()
+	assert.True(t, siakube.Suspended(e.job("a")), "its pods still run: it waits")
+	e.kubelet()
+	e.clock.Advance(time.Minute)
+	e.round()
+	assert.False(t, siakube.Suspended(e.job("a")), "resumed")
+	assert.Equal(t, "restoring", e.job("a").Annotations[siakube.AnnOutState])
+}
