@@ -189,6 +189,25 @@ func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
 	if _, err := ji.Informer().AddEventHandler(h); err != nil {
 		return nil, err
 	}
+	// Pods of Jobs: a round soon after they start running or go away
+	// (restores end, start gates open), not at the next period.
+	ph := cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, cur any) {
+			o, ok1 := old.(*corev1.Pod)
+			n, ok2 := cur.(*corev1.Pod)
+			if ok1 && ok2 && controllerOf(n) != "" && o.Status.Phase != n.Status.Phase {
+				c.Kick()
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if p, ok := obj.(*corev1.Pod); !ok || controllerOf(p) != "" {
+				c.Kick()
+			}
+		},
+	}
+	if _, err := pi.Informer().AddEventHandler(ph); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -503,3 +503,20 @@ func TestSuspendedBehindTheBack(t *testing.T) {
 	assert.False(t, siakube.Suspended(e.job("a")), "resumed")
 	assert.Equal(t, "restoring", e.job("a").Annotations[siakube.AnnOutState])
 }
+
+// TestRunLoop: Run rounds at start, then after an event once the debounce
+// has passed on the injected clock.
+func TestRunLoop(t *testing.T) {
+	client := fake.NewClientset(gpuNode("t4-0", "t4", 4))
+	e := newEnv(t, client)
+	done := make(chan error, 1)
+	go func() { done <- e.c.Run(e.ctx) }()
+	require.Eventually(t, func() bool { return !e.c.LastRound().IsZero() }, 5*time.Second, 5*time.Millisecond, "a round at start")
+	_, err := client.BatchV1().Jobs(ns).Create(e.ctx, trainJob("a", true, map[string]string{siakube.AnnKind: "rigid", siakube.AnnGPUs: "2", siakube.AnnMinGPUs: "", siakube.AnnMaxGPUs: ""}), metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		e.clock.Advance(time.Second) // well below the 60 s period: only the debounced kick can start a round
+		return !siakube.Suspended(e.job("a"))
+	}, 5*time.Second, 10*time.Millisecond, "the new job starts after the debounce")
+	assert.Less(t, e.clock.Now().Sub(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)), DefaultPeriod)
+}
