@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,7 +50,10 @@ func RunWithLeaderElection(ctx context.Context, client kubernetes.Interface, c *
 		Client:     client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: lc.Identity},
 	}
+	var mu sync.Mutex
 	var runErr error
+	var started atomic.Bool
+	finished := make(chan struct{})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
@@ -58,6 +63,8 @@ func RunWithLeaderElection(ctx context.Context, client kubernetes.Interface, c *
 		LeaseDuration: lc.LeaseDuration, RenewDeadline: lc.RenewDeadline, RetryPeriod: lc.RetryPeriod,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
+				started.Store(true)
+				defer close(finished)
 				if lc.OnLeading != nil {
 					lc.OnLeading(true)
 				}
@@ -66,7 +73,10 @@ func RunWithLeaderElection(ctx context.Context, client kubernetes.Interface, c *
 				c.mu.Lock()
 				c.entries = nil
 				c.mu.Unlock()
-				runErr = c.Run(ctx)
+				err := c.Run(ctx)
+				mu.Lock()
+				runErr = err
+				mu.Unlock()
 				if lc.OnLeading != nil {
 					lc.OnLeading(false)
 				}
@@ -79,5 +89,11 @@ func RunWithLeaderElection(ctx context.Context, client kubernetes.Interface, c *
 		return err
 	}
 	le.Run(ctx)
+	cancel()
+	if started.Load() {
+		<-finished // the rounds have stopped; runErr is final
+	}
+	mu.Lock()
+	defer mu.Unlock()
 	return runErr
 }
