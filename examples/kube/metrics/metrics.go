@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sia-sched/sia/examples/kube/controller"
-	"github.com/sia-sched/sia/ilp"
 	"github.com/sia-sched/sia/sia"
 )
 
@@ -97,7 +96,7 @@ func (m *Metrics) Observe(e sia.Event) {
 	m.stage.WithLabelValues(e.Stage.String()).Observe(e.Duration.Seconds())
 	if e.Stage == sia.StageMatrix {
 		m.roundJobs.Set(float64(e.Jobs))
-		m.options.Set(float64(e.Options))
+		m.options.Set(float64(e.Offered))
 	}
 }
 
@@ -147,7 +146,7 @@ func (m *Metrics) ObserveRound(r *controller.Report) {
 // Gap is the plan's relative optimality gap |Bound − Objective| / |Objective|
 // (0 for an optimal plan, +Inf when the objective is 0 and the bound is not).
 func Gap(p *sia.Plan) float64 {
-	if p.Status == ilp.Optimal {
+	if p.Status.Optimal() {
 		return 0
 	}
 	d := math.Abs(p.Bound - p.Objective)

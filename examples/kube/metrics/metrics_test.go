@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sia-sched/sia/examples/kube/controller"
-	"github.com/sia-sched/sia/ilp"
 	"github.com/sia-sched/sia/sia"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,9 +20,9 @@ import (
 func TestMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := New(reg)
-	m.Observe(sia.Event{Stage: sia.StageMatrix, Duration: 3 * time.Millisecond, Jobs: 4, Options: 40})
-	m.Observe(sia.Event{Stage: sia.StageSolve, Duration: 20 * time.Millisecond, Status: ilp.Feasible})
-	plan := &sia.Plan{Status: ilp.Feasible, Objective: 2, Bound: 1.5}
+	m.Observe(sia.Event{Stage: sia.StageMatrix, Duration: 3 * time.Millisecond, Jobs: 4, Offered: 40})
+	m.Observe(sia.Event{Stage: sia.StageSolve, Duration: 20 * time.Millisecond, Status: sia.StatusFeasible})
+	plan := &sia.Plan{Status: sia.StatusFeasible, Objective: 2, Bound: 1.5}
 	m.ObserveRound(&controller.Report{Now: time.Unix(1000, 0), Duration: time.Second, Plan: plan,
 		Actions: map[string]int{"start": 3, "queue": 1}, Phases: map[string]int{"running": 2, "queued": 1, "invalid": 1},
 		GPUs: map[string]int{"a100": 8, "t4": 2}, JobErrors: []string{"x"}})
@@ -39,8 +38,8 @@ func TestMetrics(t *testing.T) {
 	assert.Equal(t, 40.0, testutil.ToFloat64(m.options))
 	assert.Equal(t, 1000.0, testutil.ToFloat64(m.last))
 
-	assert.Equal(t, 0.0, Gap(&sia.Plan{Status: ilp.Optimal, Objective: 1, Bound: 0.5}))
-	assert.True(t, math.IsInf(Gap(&sia.Plan{Status: ilp.Feasible, Objective: 0, Bound: 1}), 1))
+	assert.Equal(t, 0.0, Gap(&sia.Plan{Status: sia.StatusOptimal, Objective: 1, Bound: 0.5}))
+	assert.True(t, math.IsInf(Gap(&sia.Plan{Status: sia.StatusFeasible, Objective: 0, Bound: 1}), 1))
 
 	srv := httptest.NewServer(Handler(reg, nil, func() error { return errors.New("not synced") }))
 	defer srv.Close()

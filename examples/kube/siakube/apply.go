@@ -42,10 +42,13 @@ const (
 )
 
 // Advance applies a decision to a job's record: its phase, assignment,
-// restart count and peak. Start after an earlier run counts a restart (the
-// library leaves that to the host), as do Resize, Move and Migrate; a Move
-// that keeps the GPUs per node is no restart (the controller does not pin
-// device indices) and becomes a Keep. It returns the step the Job needs.
+// restart count and peak. The restart count follows the library's rule
+// (Decision.Restart: Resize, Move, Migrate, and a Start after an earlier
+// run), except that a Move that keeps the GPUs per node is no restart (the
+// controller does not pin device indices) and becomes a Keep. The restore
+// pin is the controller's own (Record.Pinned: until the pods run and the
+// restore delay has passed), so sia.JobState.Advance is not used here. It
+// returns the step the Job needs.
 func Advance(r *Record, d sia.Decision) (Step, error) {
 	next := Assign(d)
 	r.Peak = max(r.Peak, d.Replicas)
@@ -61,11 +64,13 @@ func Advance(r *Record, d sia.Decision) (Step, error) {
 		}
 		fallthrough
 	case sia.Resize, sia.Migrate:
-		r.Restarts++
+		if d.Restart {
+			r.Restarts++
+		}
 		r.Assigned, r.Phase, r.RestoreUntil, r.Reason = next, PhaseStarting, zeroTime, ""
 		return StepStart, nil
 	case sia.Start:
-		if r.Started {
+		if d.Restart {
 			r.Restarts++
 		}
 		r.Assigned, r.Phase, r.RestoreUntil, r.Reason = next, PhaseStarting, zeroTime, ""

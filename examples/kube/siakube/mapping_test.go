@@ -183,11 +183,11 @@ func TestAdvance(t *testing.T) {
 		restarts int
 	}{
 		{"first start", &Record{Phase: PhaseQueued}, sia.Decision{Action: sia.Start, Allocation: a8, Replicas: 2}, StepStart, PhaseStarting, 0},
-		{"start after preemption", &Record{Phase: PhaseQueued, Started: true, Restarts: 1}, sia.Decision{Action: sia.Start, Allocation: a8, Replicas: 2}, StepStart, PhaseStarting, 2},
-		{"migrate", running(PhaseRunning, "a100", NodeGPUs{"a1", 2}), sia.Decision{Action: sia.Migrate, Allocation: t2, Replicas: 2}, StepStart, PhaseStarting, 1},
-		{"resize", running(PhaseRunning, "a100", NodeGPUs{"a1", 4}), sia.Decision{Action: sia.Resize, Allocation: a8, Replicas: 2}, StepStart, PhaseStarting, 1},
-		{"move on the same node is a keep", running(PhaseRunning, "a100", NodeGPUs{"a1", 2}), sia.Decision{Action: sia.Move, Allocation: a8, Replicas: 2}, StepNone, PhaseRunning, 0},
-		{"move", running(PhaseRunning, "a100", NodeGPUs{"a2", 2}), sia.Decision{Action: sia.Move, Allocation: a8, Replicas: 2}, StepStart, PhaseStarting, 1},
+		{"start after preemption", &Record{Phase: PhaseQueued, Started: true, Restarts: 1}, sia.Decision{Action: sia.Start, Restart: true, Allocation: a8, Replicas: 2}, StepStart, PhaseStarting, 2},
+		{"migrate", running(PhaseRunning, "a100", NodeGPUs{"a1", 2}), sia.Decision{Action: sia.Migrate, Restart: true, Allocation: t2, Replicas: 2}, StepStart, PhaseStarting, 1},
+		{"resize", running(PhaseRunning, "a100", NodeGPUs{"a1", 4}), sia.Decision{Action: sia.Resize, Restart: true, Allocation: a8, Replicas: 2}, StepStart, PhaseStarting, 1},
+		{"move on the same node is a keep", running(PhaseRunning, "a100", NodeGPUs{"a1", 2}), sia.Decision{Action: sia.Move, Restart: true, Allocation: a8, Replicas: 2}, StepNone, PhaseRunning, 0},
+		{"move", running(PhaseRunning, "a100", NodeGPUs{"a2", 2}), sia.Decision{Action: sia.Move, Restart: true, Allocation: a8, Replicas: 2}, StepStart, PhaseStarting, 1},
 		{"keep, new batch", running(PhaseRunning, "a100", NodeGPUs{"a1", 2}), sia.Decision{Action: sia.Keep, Allocation: a8, Replicas: 2, LocalBatch: 64, GlobalBatch: 128}, StepBatch, PhaseRunning, 0},
 		{"keep while restoring", running(PhaseRestoring, "a100", NodeGPUs{"a1", 2}), sia.Decision{Action: sia.Keep, Allocation: a8, Replicas: 2}, StepNone, PhaseRestoring, 0},
 		{"preempt", running(PhaseRunning, "a100", NodeGPUs{"a1", 2}), sia.Decision{Action: sia.Preempt, Reason: sia.ReasonLostOptimisation}, StepSuspend, PhaseStopping, 0},

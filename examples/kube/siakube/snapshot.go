@@ -132,7 +132,7 @@ func siaJob(now time.Time, j *JobInput, cur sia.Allocation) sia.Job {
 		Models: j.Tracker,
 		State: sia.JobState{
 			Current: cur, Restarts: j.Record.Restarts, RestartCost: s.RestartCost,
-			PeakReplicas: max(j.Record.Peak, j.Tracker.PeakReplicas()),
+			PeakReplicas: j.Record.Peak,
 		},
 	}
 	sj.State.Restoring = cur.Running() && j.Record.Pinned()
