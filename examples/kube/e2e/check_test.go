@@ -215,3 +215,7 @@ func gpusOf(p *corev1.Pod) int {
 	}
 	return n
 }
+
+func testenvOvercommitted(ctx context.Context, c *cluster) ([]testenv.NodeUse, error) {
+	return testenv.Overcommitted(ctx, c.admin, "")
+}
