@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -218,4 +219,25 @@ func gpusOf(p *corev1.Pod) int {
 
 func testenvOvercommitted(ctx context.Context, c *cluster) ([]testenv.NodeUse, error) {
 	return testenv.Overcommitted(ctx, c.admin, "")
+}
+
+// logRound logs a round's decisions (go test -v).
+func logRound(t *testing.T, round int, rep *controller.Report) {
+	t.Helper()
+	if rep.Plan == nil {
+		t.Logf("round %d: no plan; phases %v", round, rep.Phases)
+		return
+	}
+	var parts []string
+	for _, d := range rep.Plan.Decisions {
+		s := d.Job + ":" + d.Action.String()
+		if d.Allocation.GPUs > 0 {
+			s += fmt.Sprintf("(%d %s)", d.Allocation.GPUs, d.Allocation.Type)
+		}
+		if d.Reason != sia.ReasonNone {
+			s += "[" + d.Reason.String() + "]"
+		}
+		parts = append(parts, s)
+	}
+	t.Logf("round %d: phases %v gpus %v writes %d skipped %v; %s", round, rep.Phases, rep.GPUs, rep.Writes, rep.Skipped, strings.Join(parts, " "))
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -35,8 +36,12 @@ import (
 	"github.com/sia-sched/sia/examples/kube/siakube"
 )
 
-// rbacPath is the controller's shipped role.
-var rbacPath = filepath.Join("..", "deploy", "rbac.yaml")
+// rbacPath is the controller's shipped role; policyPath the admission
+// policy that confines its Job writes to the opted-in Jobs.
+var (
+	rbacPath   = filepath.Join("..", "deploy", "rbac.yaml")
+	policyPath = filepath.Join("..", "deploy", "admission-policy.yaml")
+)
 
 // start is the clock's start: fixed, so that runs are reproducible.
 var start = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
@@ -62,6 +67,9 @@ func newCluster(t *testing.T) *cluster {
 	require.NoError(t, err)
 	cfg, ns, err := env.ControllerConfig(ctx, rbacPath)
 	require.NoError(t, err, "apply %s", rbacPath)
+	_, err = env.ApplyFile(ctx, policyPath)
+	require.NoError(t, err, "apply %s", policyPath)
+	waitPolicy(t, admin, cfg)
 	clock := controller.NewManualClock(start)
 	return &cluster{t: t, env: env, admin: admin, clock: clock, ctlConfig: cfg, namespace: ns,
 		kube: &testenv.FakeKubelet{Client: admin, Now: clock.Now}}
@@ -91,18 +99,8 @@ func (c *cluster) createNodes(ctx context.Context, specs []nodeSpec) {
 
 func (c *cluster) createNode(ctx context.Context, name, typ string, gpus int) {
 	c.t.Helper()
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-		siakube.DefaultTypeLabel: typ, "kubernetes.io/hostname": name,
-	}}}
-	n, err := c.admin.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-	require.NoError(c.t, err)
-	q := *resource.NewQuantity(int64(gpus), resource.DecimalSI)
-	n.Status.Capacity = corev1.ResourceList{siakube.DefaultGPUResource: q, corev1.ResourcePods: resource.MustParse("110")}
-	n.Status.Allocatable = n.Status.Capacity.DeepCopy()
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
-		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(), Reason: "KubeletReady"}}
-	_, err = c.admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
-	require.NoError(c.t, err)
+	require.NoError(c.t, testenv.CreateNode(ctx, c.admin, name,
+		map[string]string{siakube.DefaultTypeLabel: typ, "kubernetes.io/hostname": name}, siakube.DefaultGPUResource, gpus))
 }
 
 // app is a model's 1-GPU profile on each type (step time at localBatch).
@@ -328,4 +326,27 @@ func (c *cluster) settle(ctx context.Context) {
 	c.t.Helper()
 	require.NoError(c.t, c.kube.Settle(ctx))
 	time.Sleep(150 * time.Millisecond)
+}
+
+// waitPolicy waits until the admission policy is in force (the API server
+// loads policies asynchronously): a dry-run update of a Job that did not opt
+// in, as the controller, is refused.
+func waitPolicy(t *testing.T, admin kubernetes.Interface, ctlConfig *rest.Config) {
+	t.Helper()
+	ctx := context.Background()
+	probe, err := admin.BatchV1().Jobs("default").Create(ctx, indexedJob("default", "policy-probe", false, nil), metav1.CreateOptions{})
+	require.NoError(t, err)
+	sa, err := kubernetes.NewForConfig(ctlConfig)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		j, err := sa.BatchV1().Jobs("default").Get(ctx, probe.Name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		j.Annotations = map[string]string{"probe": "1"}
+		_, err = sa.BatchV1().Jobs("default").Update(ctx, j, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		return apierrors.IsForbidden(err)
+	}, 30*time.Second, 100*time.Millisecond, "admission policy %s in force", policyPath)
+	bg := metav1.DeletePropagationBackground
+	require.NoError(t, admin.BatchV1().Jobs("default").Delete(ctx, probe.Name, metav1.DeleteOptions{PropagationPolicy: &bg}))
 }

@@ -89,6 +89,7 @@ func TestHostileAnnotations(t *testing.T) {
 		c.settle(ctx)
 		c.checkRound(ctx, round, rep)
 		last = rep
+		logRound(t, round, rep)
 	}
 	for name, h := range hostile {
 		id := ns + "/" + name

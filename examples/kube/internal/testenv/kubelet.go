@@ -11,6 +11,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -49,6 +50,8 @@ const (
 //     confirmation, a delete with grace period 0).
 //   - Pod garbage collection: pods bound to a node that no longer exists
 //     are removed.
+//   - The node lifecycle controller, once: CreateNode removes the
+//     not-ready taint the API server puts on every new node.
 //
 // It is not safe for concurrent use of Step; Overcommitted may run anytime.
 type FakeKubelet struct {
@@ -483,4 +486,42 @@ func podGPUs(p *corev1.Pod, r corev1.ResourceName) int {
 		}
 	}
 	return int(sum)
+}
+
+// CreateNode creates a Ready node with gpus allocatable GPUs (resource r,
+// default nvidia.com/gpu) and the given labels, as a kubelet registering
+// and the node lifecycle controller would leave it: the API server's
+// TaintNodesByCondition admission taints every new node
+// node.kubernetes.io/not-ready:NoSchedule, and with no
+// kube-controller-manager nobody would remove it, so CreateNode does.
+func CreateNode(ctx context.Context, cs kubernetes.Interface, name string, labels map[string]string, r corev1.ResourceName, gpus int) error {
+	if r == "" {
+		r = "nvidia.com/gpu"
+	}
+	n, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("testenv: node %s: %w", name, err)
+	}
+	q := *resource.NewQuantity(int64(gpus), resource.DecimalSI)
+	n.Status.Capacity = corev1.ResourceList{r: q, corev1.ResourcePods: resource.MustParse("110")}
+	n.Status.Allocatable = n.Status.Capacity.DeepCopy()
+	now := metav1.Now()
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+		LastHeartbeatTime: now, LastTransitionTime: now, Reason: "KubeletReady"}}
+	if n, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("testenv: node %s: status: %w", name, err)
+	}
+	var kept []corev1.Taint
+	for _, t := range n.Spec.Taints {
+		if t.Key != corev1.TaintNodeNotReady {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) != len(n.Spec.Taints) {
+		n.Spec.Taints = kept
+		if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("testenv: node %s: taints: %w", name, err)
+		}
+	}
+	return nil
 }
