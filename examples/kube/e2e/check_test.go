@@ -128,6 +128,9 @@ func (c *cluster) checkStarts(ctx context.Context, round int) {
 	jobs, err := c.admin.BatchV1().Jobs("").List(ctx, metav1.ListOptions{LabelSelector: siakube.LabelManaged + "=true"})
 	require.NoError(t, err)
 	for _, j := range jobs.Items {
+		if finishedJob(&j) {
+			continue // its record is collected
+		}
 		starts := c.kube.Starts(j.UID)
 		r := recs[string(j.UID)]
 		if r == nil {
@@ -240,4 +243,13 @@ func logRound(t *testing.T, round int, rep *controller.Report) {
 		parts = append(parts, s)
 	}
 	t.Logf("round %d: phases %v gpus %v writes %d skipped %v; %s", round, rep.Phases, rep.GPUs, rep.Writes, rep.Skipped, strings.Join(parts, " "))
+}
+
+func finishedJob(j *batchv1.Job) bool {
+	for _, cd := range j.Status.Conditions {
+		if cd.Type == batchv1.JobComplete && cd.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }

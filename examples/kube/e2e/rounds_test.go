@@ -109,8 +109,15 @@ func TestRoundsAndFaults(t *testing.T) {
 			require.NoError(t, c.admin.CoreV1().Nodes().Delete(ctx, deleted, metav1.DeleteOptions{}))
 			c.settle(ctx)
 		case 18: // delete a job while the round writes the others
+			if ids := running(); len(ids) > 0 { // frees GPUs: the round has writes to make
+				j := jobs[ids[0]]
+				require.NoError(t, c.kube.Finish(ctx, j.Namespace, j.Name))
+				finished = append(finished, ids[0])
+				delete(jobs, ids[0])
+				c.settle(ctx)
+			}
 			r.rt.setBefore(func(req *http.Request) {
-				if deletedID != "" || req.Method != http.MethodPut || resourceOf(req.URL.Path) != "jobs" {
+				if res := resourceOf(req.URL.Path); deletedID != "" || res != "jobs" && res != "configmaps" {
 					return
 				}
 				for id, j := range jobs {
@@ -132,9 +139,14 @@ func TestRoundsAndFaults(t *testing.T) {
 				}
 				parts := strings.Split(req.URL.Path, "/")
 				ns, name := parts[len(parts)-3], parts[len(parts)-1]
+				if touched[ns+"/"+name] {
+					return // one concurrent write per job: the controller's retry must then succeed
+				}
 				patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e.test/touched":"%d"}}}`, time.Now().UnixNano())
 				if _, err := c.admin.BatchV1().Jobs(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err == nil {
 					touched[ns+"/"+name] = true
+				} else {
+					t.Logf("concurrent writer: job %s/%s: %v", ns, name, err)
 				}
 			})
 			t.Cleanup(func() { conflicts = r.rt.conflicts.Load() - before })
@@ -143,26 +155,48 @@ func TestRoundsAndFaults(t *testing.T) {
 			conflicts = r.rt.conflicts.Load()
 		}
 
+		if round >= 22 && round <= 26 { // arrivals, so that the round writes Jobs
+			s := jobSpec{name: fmt.Sprintf("late-%d", round), kind: "adaptive", app: apps[round%3], min: 1, max: 8}
+			j := c.createJob(ctx, nsB, s)
+			jobs[nsB+"/"+j.Name] = j
+			c.settle(ctx)
+		}
 		rep, err := r.ctl.RunRound(ctx)
 		require.NoError(t, err, "round %d", round)
 		require.Empty(t, rep.JobErrors, "round %d", round)
 		c.settle(ctx)
 		c.checkRound(ctx, round, rep)
+		if round == 14 || testing.Verbose() {
+			logRound(t, round, rep)
+			t.Logf("round %d: cleared %v", round, rep.Cleared)
+		}
 
 		switch round {
 		case 8:
 			checkNothingLost(t, beforeRestart, c.records(ctx), jobs)
 		case 14:
-			// No job holds GPUs on the cordoned or the deleted node.
+			// No job runs on the cordoned or the deleted node: their jobs
+			// were cleared and are suspended (a suspended job may still show
+			// its last nodes), and no pod of a sia job is left there.
 			for id, j := range jobs {
 				cur, err := c.admin.BatchV1().Jobs(j.Namespace).Get(ctx, j.Name, metav1.GetOptions{})
 				require.NoError(t, err)
 				for _, bad := range []string{cordoned, deleted} {
-					assert.NotContains(t, cur.Annotations[siakube.AnnOutNodes], bad+"=", "round %d: job %s still assigned to %s", round, id, bad)
+					if !suspended(cur) {
+						assert.NotContains(t, cur.Annotations[siakube.AnnOutNodes], bad+"=", "round %d: job %s still runs on %s", round, id, bad)
+					}
 				}
 			}
+			pods, err := c.admin.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+			require.NoError(t, err)
+			for _, p := range pods.Items {
+				if (p.Spec.NodeName == cordoned || p.Spec.NodeName == deleted) && p.Status.Phase != corev1.PodSucceeded {
+					assert.Fail(t, "pod left on a cordoned or deleted node", "round %d: pod %s/%s on %s", round, p.Namespace, p.Name, p.Spec.NodeName)
+				}
+			}
+			require.NotEmpty(t, rep.Cleared, "round 14 cleared the jobs of the two nodes")
 		case 18:
-			require.NotEmpty(t, deletedID, "round 18 deleted a job")
+			require.NotEmpty(t, deletedID, "round 18 deleted a job (job writes so far %d, %v)", r.rt.count("jobs"), r.rt.writes)
 		case 19:
 			j := jobs[deletedID]
 			_, err := c.admin.CoreV1().ConfigMaps(c.namespace).Get(ctx, controller.RecordPrefix+string(j.UID), metav1.GetOptions{})
