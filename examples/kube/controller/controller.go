@@ -189,6 +189,25 @@ func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
 	if _, err := ji.Informer().AddEventHandler(h); err != nil {
 		return nil, err
 	}
+	// Pods of Jobs: a round soon after they start running or go away
+	// (restores end, start gates open), not at the next period.
+	ph := cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, cur any) {
+			o, ok1 := old.(*corev1.Pod)
+			n, ok2 := cur.(*corev1.Pod)
+			if ok1 && ok2 && controllerOf(n) != "" && o.Status.Phase != n.Status.Phase {
+				c.Kick()
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if p, ok := obj.(*corev1.Pod); !ok || controllerOf(p) != "" {
+				c.Kick()
+			}
+		},
+	}
+	if _, err := pi.Informer().AddEventHandler(ph); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -519,6 +538,11 @@ func (c *Controller) readJobs(ctx context.Context, now time.Time, objs []*batchv
 // latest measurement into its tracker.
 func (c *Controller) progress(now time.Time, j *job) {
 	r := j.e.rec
+	if (r.Phase == siakube.PhaseRestoring || r.Phase == siakube.PhaseRunning) && siakube.Suspended(j.obj) {
+		// Suspended behind the controller's back: resume it through the
+		// start gate again.
+		r.Phase, r.RestoreUntil = siakube.PhaseStarting, time.Time{}
+	}
 	switch r.Phase {
 	case siakube.PhaseRestoring:
 		pods, _ := r.Assigned.Pods(j.layout())
@@ -584,12 +608,15 @@ func (c *Controller) markInvalid(ctx context.Context, j *job, msg string, rep *R
 	}
 	c.invalid[j.obj.UID] = msg
 	c.cfg.Recorder.Event(j.obj, corev1.EventTypeWarning, "SiaInvalid", msg)
-	if err := c.writeJob(ctx, j.obj, func(o *batchv1.Job) bool {
+	o, err := c.writeJob(ctx, j.obj, func(o *batchv1.Job) bool {
 		return siakube.SetAnnotations(&o.Annotations, map[string]string{siakube.AnnOutState: "invalid", siakube.AnnOutReason: msg})
-	}, rep); err != nil {
+	}, rep)
+	if err != nil {
 		rep.JobErrors = append(rep.JobErrors, err.Error())
 	}
-	c.setCondition(ctx, j.obj, corev1.ConditionFalse, "InvalidAnnotations", msg, rep)
+	if o != nil {
+		c.setCondition(ctx, o, corev1.ConditionFalse, "InvalidAnnotations", msg, rep)
+	}
 }
 
 // collect deletes the records of Jobs that are gone, finished or no longer

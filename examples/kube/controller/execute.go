@@ -65,6 +65,7 @@ func (c *Controller) executeJob(ctx context.Context, now time.Time, j *job, allo
 	a := r.Assigned
 	status := map[string]string{siakube.AnnOutState: string(r.Phase), siakube.AnnOutReason: r.Reason}
 	var mutate func(*batchv1.Job) bool
+	prev := *r // restored when the write fails: the Job did not change
 	switch r.Phase {
 	case siakube.PhaseQueued, siakube.PhaseStopping:
 		mutate = func(o *batchv1.Job) bool {
@@ -83,11 +84,18 @@ func (c *Controller) executeJob(ctx context.Context, now time.Time, j *job, allo
 			c.publishToPods(ctx, j, batch, rep)
 		}
 	}
-	if err := c.writeJob(ctx, j.obj, mutate, rep); err != nil {
+	o, err := c.writeJob(ctx, j.obj, mutate, rep)
+	if err != nil || o == nil {
+		*r = prev
+	}
+	if err != nil {
 		rep.JobErrors = append(rep.JobErrors, err.Error())
 		return
 	}
-	c.showReason(ctx, j, rep)
+	if o != nil {
+		j.obj = o
+		c.showReason(ctx, j, rep)
+	}
 }
 
 // startStep returns the write that moves a starting job on: suspend it
@@ -166,9 +174,10 @@ func (c *Controller) startStep(j *job, alloc, commit map[string]int, status map[
 // change: first on the cached copy, then, on a conflict, on a fresh read
 // (retry.RetryOnConflict). A Job deleted, re-created or no longer opted in
 // meanwhile is left alone.
-func (c *Controller) writeJob(ctx context.Context, cached *batchv1.Job, mutate func(*batchv1.Job) bool, rep *Report) error {
+func (c *Controller) writeJob(ctx context.Context, cached *batchv1.Job, mutate func(*batchv1.Job) bool, rep *Report) (*batchv1.Job, error) {
 	jobs := c.client.BatchV1().Jobs(cached.Namespace)
 	first := true
+	latest := cached
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var o *batchv1.Job
 		if first {
@@ -184,22 +193,24 @@ func (c *Controller) writeJob(ctx context.Context, cached *batchv1.Job, mutate f
 			return errNotOurs
 		}
 		if !mutate(o) {
+			latest = o
 			return nil
 		}
-		_, err := jobs.Update(ctx, o, metav1.UpdateOptions{})
+		up, err := jobs.Update(ctx, o, metav1.UpdateOptions{})
 		if err == nil {
 			rep.Writes++
+			latest = up
 		}
 		return err
 	})
 	switch {
 	case err == nil:
-		return nil
+		return latest, nil
 	case apierrors.IsNotFound(err) || errors.Is(err, errNotOurs):
 		c.log.Info("sia: job gone before its write", "job", siakube.JobID(cached))
-		return nil
+		return nil, nil
 	}
-	return fmt.Errorf("job %s: %w", siakube.JobID(cached), err)
+	return nil, fmt.Errorf("job %s: %w", siakube.JobID(cached), err)
 }
 
 // showReason keeps the job's SiaScheduled condition and, when the reason

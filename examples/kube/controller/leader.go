@@ -16,10 +16,10 @@ import (
 type LeaderConfig struct {
 	// Lease is the Lease's name (default "sia-controller"); Identity this
 	// replica's name (its pod name). Identity is required.
-	Lease, Identity                          string
+	Lease, Identity                           string
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
-	// OnLeading, if not nil, is told when this replica starts (true) and
-	// stops (false) leading.
+	// OnLeading, if not nil, is told when this replica starts acting (true)
+	// and when its rounds have stopped (false).
 	OnLeading func(bool)
 }
 
@@ -52,7 +52,9 @@ func RunWithLeaderElection(ctx context.Context, client kubernetes.Interface, c *
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock: lock, ReleaseOnCancel: true,
+		// No release on cancel: the elector would release the Lease while a
+		// round may still be writing; the next leader waits LeaseDuration.
+		Lock: lock, ReleaseOnCancel: false,
 		LeaseDuration: lc.LeaseDuration, RenewDeadline: lc.RenewDeadline, RetryPeriod: lc.RetryPeriod,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
@@ -65,13 +67,11 @@ func RunWithLeaderElection(ctx context.Context, client kubernetes.Interface, c *
 				c.entries = nil
 				c.mu.Unlock()
 				runErr = c.Run(ctx)
-			},
-			OnStoppedLeading: func() {
 				if lc.OnLeading != nil {
 					lc.OnLeading(false)
 				}
-				cancel()
 			},
+			OnStoppedLeading: cancel,
 		},
 		Name: lc.Lease,
 	})

@@ -135,7 +135,7 @@ func TestBuildSnapshot(t *testing.T) {
 		input("ns/c-gone", running(PhaseRunning, "a100", NodeGPUs{"gone", 8}), spec),
 		input("ns/d-wrongtype", running(PhaseRunning, "a100", NodeGPUs{"t1", 4}), spec),
 		input("ns/e-queued", &Record{Phase: PhaseQueued}, spec),
-		input("ns/f-bounds", running(PhaseRunning, "a100", NodeGPUs{"a2", 8}), mustSpec(t, AnnMaxGPUs, "4")),
+		input("ns/f-bounds", running(PhaseRestoring, "a100", NodeGPUs{"a2", 8}), mustSpec(t, AnnMaxGPUs, "4")),
 		input("ns/g-rigid-bad", &Record{Phase: PhaseQueued}, mustSpec(t, AnnKind, "rigid", AnnGPUs, "4", AnnMinGPUs, "<delete>", AnnMaxGPUs, "<delete>")),
 		input("ns/a-future", &Record{Phase: PhaseQueued}, spec),
 	}
@@ -152,7 +152,7 @@ func TestBuildSnapshot(t *testing.T) {
 	assert.Contains(t, res.Cleared["ns/c-gone"], "node gone is gone")
 	assert.Contains(t, res.Cleared["ns/d-wrongtype"], "type t4")
 	assert.Contains(t, res.Cleared["ns/z-running"], "node a1", "the pinned job took the node first")
-	assert.Contains(t, res.Cleared["ns/f-bounds"], "MaxGPUs", "a running job off its (new) bounds is cleared, not a failed round")
+	assert.Contains(t, res.Cleared["ns/f-bounds"], "MaxGPUs", "a pinned job off its (new) bounds is cleared, not a failed round")
 	b := res.Snapshot.Jobs[1]
 	assert.True(t, b.State.Restoring)
 	assert.Len(t, b.State.Current.Placement, 8)
@@ -232,12 +232,12 @@ func TestRecordRoundTrip(t *testing.T) {
 	assert.Equal(t, in.Tracker.Observations("a100"), tr.Observations("a100"))
 
 	for name, bad := range map[string]string{
-		"not JSON":      "{",
-		"version":       `{"version":9,"job":"x","phase":"queued"}`,
-		"phase":         `{"version":1,"job":"x","phase":"flying"}`,
-		"sum":           `{"version":1,"job":"x","phase":"running","assigned":{"type":"a","gpus":9,"perNode":[{"node":"n","gpus":8}]}}`,
+		"not JSON":       "{",
+		"version":        `{"version":9,"job":"x","phase":"queued"}`,
+		"phase":          `{"version":1,"job":"x","phase":"flying"}`,
+		"sum":            `{"version":1,"job":"x","phase":"running","assigned":{"type":"a","gpus":9,"perNode":[{"node":"n","gpus":8}]}}`,
 		"running no gpu": `{"version":1,"job":"x","phase":"running"}`,
-		"tracker":       `{"version":1,"job":"x","phase":"queued","tracker":{"spec":7}}`,
+		"tracker":        `{"version":1,"job":"x","phase":"queued","tracker":{"spec":7}}`,
 	} {
 		_, _, err := DecodeRecord([]byte(bad))
 		assert.Error(t, err, name)
