@@ -141,7 +141,7 @@ func run() error {
 		return err
 	}
 	p := &kubePolicy{admin: admin, ctl: ctl, clock: clock, epoch: epoch, truth: truth, cluster: cl,
-		kube: &testenv.FakeKubelet{Client: admin, Now: clock.Now}, ns: "replay", uids: map[string]types.UID{}, measured: map[string]string{}}
+		kube: &testenv.FakeKubelet{Client: admin, Now: clock.Now}, ns: "replay", uids: map[string]types.UID{}, measured: map[string]string{}, invalid: map[string]bool{}}
 	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.ns}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
@@ -262,7 +262,7 @@ type kubePolicy struct {
 	ns       string
 	uids     map[string]types.UID
 	measured map[string]string
-	done     []string
+	invalid  map[string]bool
 
 	rounds, roundErrors int
 }
@@ -317,6 +317,12 @@ func (p *kubePolicy) Schedule(ctx context.Context, s *sim.State) (map[string]sim
 		p.roundErrors++
 		fmt.Fprintf(os.Stderr, "replay: round at %.0f s: %v %v\n", s.Now, err, rep.JobErrors)
 	}
+	for id, why := range rep.Invalid {
+		if !p.invalid[id] {
+			p.invalid[id] = true
+			fmt.Fprintf(os.Stderr, "replay: job %s refused by the controller: %s\n", id, why)
+		}
+	}
 	if err := p.kube.Settle(ctx); err != nil {
 		return nil, err
 	}
@@ -360,7 +366,10 @@ func (p *kubePolicy) submit(ctx context.Context, j *sim.Job) error {
 		lo, hi := p.truth.LocalRange(j.Spec.App, t)
 		limits = append(limits, fmt.Sprintf("%s=%d-%d", t, max(lo, 1), max(hi, lo, 1)))
 		for _, o := range p.truth.SeedProfile(j.Spec.App, t) {
-			if o.Nodes == 1 && o.Replicas == 1 {
+			// The user's 1-GPU points within the limits they declare (the
+			// measured profiles hold some larger batches, which the
+			// controller refuses as inconsistent with the limits).
+			if o.Nodes == 1 && o.Replicas == 1 && o.LocalBatch >= max(lo, 1) && o.LocalBatch <= max(hi, lo, 1) {
 				prof = append(prof, siakube.ProfilePoint{Type: t, LocalBatch: o.LocalBatch, StepTime: o.StepTime,
 					SyncTime: math.Min(o.SyncTime, o.StepTime*(1-1e-9))})
 			}
