@@ -128,7 +128,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// The controller takes a job's submission time from its
+	// creationTimestamp (the API server's wall clock) and caps it at its own
+	// clock: a manual clock behind the wall clock makes every job look just
+	// submitted (age 0) in every round. Starting the clock at the wall time
+	// keeps ages positive (a job created s wall seconds into the replay
+	// looks s seconds older than it is in simulated time).
+	epoch := time.Now().UTC().Truncate(time.Second)
 	clock := controller.NewManualClock(epoch)
 	reg := prometheus.NewRegistry()
 	ctl, err := controller.New(ctlClient, controller.Config{Namespace: ns, Clock: clock, Metrics: metrics.New(reg)})
