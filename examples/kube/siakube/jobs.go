@@ -99,15 +99,15 @@ func Configure(j *batchv1.Job, a Assignment, l PodLayout, r corev1.ResourceName)
 	if spec.Affinity.NodeAffinity == nil {
 		spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
 	}
-	names := make([]string, len(a.PerNode))
+	// One term per node (terms are ORed): the API server accepts exactly one
+	// value in a metadata.name field selector.
+	terms := make([]corev1.NodeSelectorTerm, len(a.PerNode))
 	for i, n := range a.PerNode {
-		names[i] = n.Node
+		terms[i] = corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{
+			Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n.Node},
+		}}}
 	}
-	spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{
-		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{
-			Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: names,
-		}}}},
-	}
+	spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: terms}
 	gpu := 0
 	for i, ct := range spec.Containers {
 		if containerGPUs(ct, r) > 0 {

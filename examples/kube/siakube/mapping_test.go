@@ -257,7 +257,10 @@ func TestConfigure(t *testing.T) {
 	assert.Equal(t, int32(2), *j.Spec.Parallelism)
 	assert.Equal(t, int32(2), *j.Spec.Completions)
 	ps := j.Spec.Template.Spec
-	assert.Equal(t, []string{"a1", "a2"}, ps.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values)
+	terms := ps.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	require.Len(t, terms, 2, "one term per node: the API server takes one value per metadata.name selector")
+	assert.Equal(t, []string{"a1"}, terms[0].MatchFields[0].Values)
+	assert.Equal(t, []string{"a2"}, terms[1].MatchFields[0].Values)
 	assert.Len(t, ps.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution, 1, "the user's preferred terms stay")
 	q := ps.Containers[1].Resources.Limits[DefaultGPUResource]
 	assert.Equal(t, int64(8), q.Value(), "the container that asked for GPUs gets them")
