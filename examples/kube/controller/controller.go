@@ -405,7 +405,11 @@ func (c *Controller) RunRound(ctx context.Context) (rep *Report, err error) {
 
 	inputs := make([]*siakube.JobInput, len(jobs))
 	for i, j := range jobs {
-		inputs[i] = &siakube.JobInput{ID: j.id, Spec: j.spec, Submitted: j.obj.CreationTimestamp.Time, Record: j.e.rec, Tracker: j.e.tracker}
+		submitted := j.e.rec.FirstSeen
+		if submitted.IsZero() { // a record written before FirstSeen existed
+			submitted = j.obj.CreationTimestamp.Time
+		}
+		inputs[i] = &siakube.JobInput{ID: j.id, Spec: j.spec, Submitted: submitted, Record: j.e.rec, Tracker: j.e.tracker}
 	}
 	res := siakube.BuildSnapshot(now, gpuNodes, inputs)
 	if len(res.Rejected) > 0 {
@@ -520,7 +524,7 @@ func (c *Controller) readJobs(ctx context.Context, now time.Time, objs []*batchv
 				c.markInvalid(ctx, j, err.Error(), rep)
 				continue
 			}
-			e = &entry{rec: &siakube.Record{Job: j.id, UID: string(o.UID), Phase: siakube.PhaseQueued}, tracker: tr}
+			e = &entry{rec: &siakube.Record{Job: j.id, UID: string(o.UID), Phase: siakube.PhaseQueued, FirstSeen: now}, tracker: tr}
 			if old := c.entries[string(o.UID)]; old != nil {
 				e.written, e.rv = old.written, old.rv
 			}

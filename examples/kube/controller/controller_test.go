@@ -520,3 +520,24 @@ func TestRunLoop(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond, "the new job starts after the debounce")
 	assert.Less(t, e.clock.Now().Sub(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)), DefaultPeriod)
 }
+
+// TestAgeOnTheControllersClock: a job's age (which drives the restart
+// factor, paper §3.3) is measured on the controller's clock from when the
+// controller first saw the Job, not from the API server's creationTimestamp:
+// with an injected clock behind the wall clock, the timestamp would lie in
+// the clock's future, every job would have age 0 forever, and no running
+// job would ever be resized.
+func TestAgeOnTheControllersClock(t *testing.T) {
+	j := trainJob("adaptive", true, map[string]string{siakube.AnnMinGPUs: "1", siakube.AnnMaxGPUs: "8"})
+	j.CreationTimestamp = metav1.NewTime(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)) // ahead of the manual clock
+	client := fake.NewClientset(gpuNode("a100-0", "a100", 8), j)
+	e := newEnv(t, client)
+	require.Equal(t, 1, e.round().Actions["start"])
+	e.kubelet()
+	e.clock.Advance(2 * time.Hour)
+	rep := e.round()
+	require.NotNil(t, rep.Plan)
+	require.NotNil(t, rep.Plan.Matrix)
+	require.Len(t, rep.Plan.Matrix.Rows, 1)
+	assert.Positive(t, rep.Plan.Matrix.Rows[0].Restart, "a job running for 2 h has a restart factor above 0")
+}

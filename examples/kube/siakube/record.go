@@ -119,6 +119,11 @@ type Record struct {
 	Restarts int  `json:"restarts"`
 	Started  bool `json:"started"`
 	Peak     int  `json:"peak"`
+	// FirstSeen is when the controller first read the Job, on the
+	// controller's own clock: the job's submission time for sia (its age
+	// drives the restart factor). The Job's creationTimestamp is on the API
+	// server's wall clock, which an injected clock need not follow.
+	FirstSeen time.Time `json:"firstSeen,omitzero"`
 	// RestoreUntil is when a restoring job's pin ends (zero while its pods
 	// are not all running).
 	RestoreUntil time.Time `json:"restoreUntil,omitzero"`

@@ -15,7 +15,8 @@ import (
 type JobInput struct {
 	// ID is the sia job ID, namespace/name.
 	ID string
-	// Spec is the parsed description, Submitted the Job's creation time.
+	// Spec is the parsed description, Submitted the job's submission time
+	// (the controller passes Record.FirstSeen, on its own clock).
 	Spec      *JobSpec
 	Submitted time.Time
 	// Record and Tracker are the job's persisted state (never nil).

@@ -350,7 +350,7 @@ func (p *kubePolicy) submit(ctx context.Context, j *sim.Job) error {
 		siakube.AnnApplication:  j.Spec.App,
 		siakube.AnnInitBatch:    strconv.Itoa(app.InitBatch),
 		siakube.AnnMaxBatch:     strconv.Itoa(app.MaxBatch),
-		siakube.AnnRestartCost:  (time.Duration(app.RestartPenalty * float64(time.Second))).String(),
+		siakube.AnnRestartCost:  (time.Duration(app.RestartCost * float64(time.Second))).String(),
 		siakube.AnnRestoreDelay: (time.Duration(app.RestartDelay * float64(time.Second))).String(),
 	}
 	switch j.Spec.Category {
