@@ -390,10 +390,13 @@ func (s *search) dfs(d int, fixedVal float64, used int, fixedRem float64) error 
 // chooses how many rounds of each load it takes, and failed states (job,
 // loads) are remembered.
 type packer struct {
-	p      *Problem
-	R      int
-	failed map[string]bool
-	budget int
+	p       *Problem
+	R       int
+	failed  map[string]bool
+	budget  int
+	order   []int // jobs in descending size
+	scratch []int
+	idx     []int
 }
 
 func newPacker(p *Problem, R int) *packer { return &packer{p: p, R: R} }
@@ -464,12 +467,114 @@ func (k *packer) place(need []int, load []int, busy0 []bool, _ []int) []int {
 		}
 		return need[jobs[a]] > need[jobs[b]]
 	})
+	if k.greedy(need, load, busy0) {
+		return load
+	}
+	if !k.cuts(need, load, busy0) {
+		return nil
+	}
 	k.failed = map[string]bool{}
-	k.budget = 100000
+	k.budget = packBudget
 	if k.rec(jobs, 0, need, load, busy0) {
 		return load
 	}
 	return nil
+}
+
+// greedy tries the search's first path without its bookkeeping: jobs in
+// descending size, each in its emptiest allowed rounds. On success it
+// adds the jobs to load.
+func (k *packer) greedy(need, load []int, busy0 []bool) bool {
+	if k.order == nil {
+		k.order = make([]int, len(k.p.Jobs))
+		for i := range k.order {
+			k.order[i] = i
+		}
+		sort.SliceStable(k.order, func(a, b int) bool { return k.p.Jobs[k.order[a]].GPUs > k.p.Jobs[k.order[b]].GPUs })
+	}
+	l := k.scratch[:0]
+	l = append(l, load...)
+	k.scratch = l
+	idx := k.idx[:0]
+	for r := range l {
+		idx = append(idx, r)
+	}
+	k.idx = idx
+	G := k.p.GPUs
+	for _, j := range k.order {
+		c := need[j]
+		if c == 0 {
+			continue
+		}
+		g := k.p.Jobs[j].GPUs
+		// Insertion sort of the rounds by load (stable, R ≤ 16).
+		for a := 1; a < len(idx); a++ {
+			for b := a; b > 0 && l[idx[b]] < l[idx[b-1]]; b-- {
+				idx[b], idx[b-1] = idx[b-1], idx[b]
+			}
+		}
+		for _, r := range idx {
+			if c == 0 {
+				break
+			}
+			if (r == 0 && busy0 != nil && busy0[j]) || l[r]+g > G {
+				continue
+			}
+			l[r] += g
+			c--
+		}
+		if c > 0 {
+			return false
+		}
+	}
+	copy(load, l)
+	return true
+}
+
+// packBudget bounds the states of one packing search; a search that runs
+// out answers "does not fit", so plans stay feasible.
+const packBudget = 500
+
+// cuts checks necessary conditions of a packing in the rounds after round 0
+// (empty in every use): in any k of those W rounds, job j takes at least
+// need_j − (W − k) of them (one fewer when it may still use round 0), so
+// Σ_j GPUs_j·max(0, need_j − W + k) ≤ k·GPUs; and jobs larger than half the
+// GPUs never share a round.
+func (k *packer) cuts(need, load []int, busy0 []bool) bool {
+	W := len(load) - 1
+	if busy0 == nil {
+		W = len(load)
+		for _, l := range load {
+			if l != 0 {
+				return true // no cut for partly filled rounds
+			}
+		}
+	}
+	if W == 0 {
+		return true
+	}
+	G := k.p.GPUs
+	for kk := 1; kk <= W; kk++ {
+		sum, big := 0, 0
+		for j, c := range need {
+			if busy0 != nil && !busy0[j] {
+				c-- // may take round 0 instead
+			}
+			m := c - (W - kk)
+			if m <= 0 {
+				continue
+			}
+			g := k.p.Jobs[j].GPUs
+			sum += g * m
+			if 2*g > G {
+				big += m
+			}
+		}
+		if sum > kk*G || big > kk {
+			return false
+		}
+	}
+	return true
 }
 
 func (k *packer) key(d int, load []int) string {
