@@ -238,7 +238,7 @@ func Solve(ctx context.Context, p *Problem, opt *PlanOptions) (*Plan, error) {
 	if !plan.Optimal {
 		plan.Bound = math.Max(s.bestVal, s.rootBound)
 	}
-	plan.Schedule = pk.schedule(plan.N, nil)
+	plan.Schedule = pk.schedule(plan.N, nil, 0)
 	return plan, nil
 }
 
@@ -293,11 +293,12 @@ func (s *search) run() error {
 		s.sufRem[i] = math.Max(s.sufRem[i+1], p.rem(p.Jobs[j], s.hi[j]))
 	}
 	// Incumbent: the lower bounds, then increments in ratio order as long
-	// as the rounds can still be found.
+	// as the greedy packing still finds rounds (the lower bounds fit: Solve
+	// checked them exactly).
 	s.best = slices.Clone(s.lo)
 	for _, in := range s.incs {
 		s.best[in.job]++
-		if !s.pk.feasible(s.best) {
+		if !s.pk.greedy(s.best, make([]int, s.pk.R), nil) {
 			s.best[in.job]--
 		}
 	}
@@ -409,8 +410,10 @@ func (k *packer) feasible(n []int) bool {
 // schedule returns the rounds of a feasible n: round by round, jobs in
 // priority order (prio nil = job order) join the round when the others
 // still fit in the rounds left, so higher-priority jobs run earlier (the
-// re-ranking of the plan's rounds).
-func (k *packer) schedule(n []int, prio []float64) [][]int {
+// re-ranking of the plan's rounds). Only the first upto rounds are
+// decided (upto ≤ 0: all); the others are left empty, and the counts left
+// for them are known to fit.
+func (k *packer) schedule(n []int, prio []float64, upto int) [][]int {
 	J := len(n)
 	out := make([][]int, k.R)
 	idx := make([]int, J)
@@ -421,7 +424,10 @@ func (k *packer) schedule(n []int, prio []float64) [][]int {
 		sort.SliceStable(idx, func(a, b int) bool { return prio[idx[a]] > prio[idx[b]] })
 	}
 	need := slices.Clone(n)
-	for r := 0; r < k.R; r++ {
+	if upto <= 0 || upto > k.R {
+		upto = k.R
+	}
+	for r := 0; r < upto; r++ {
 		load := make([]int, k.R-r)
 		in := make([]bool, J)
 		for _, j := range idx {

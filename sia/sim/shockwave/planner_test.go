@@ -112,7 +112,7 @@ func TestSolveMatchesBruteForce(t *testing.T) {
 		for j := range prio {
 			prio[j] = rng.Float64()
 		}
-		plan.Schedule = newPacker(p, R).schedule(plan.N, prio)
+		plan.Schedule = newPacker(p, R).schedule(plan.N, prio, 0)
 		checkPlan(t, p, plan)
 	}
 	assert.Greater(t, infeasible, 10, "some instances exercise the fairness fallback")

@@ -158,8 +158,9 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 	if !plan.Optimal {
 		p.Stats.NotOptimal++
 	}
+	// Only the first round runs (the plan is re-solved every round).
 	pk := newPacker(prob, prob.Rounds)
-	first := pk.schedule(plan.N, prio)[0]
+	first := pk.schedule(plan.N, prio, 1)[0]
 	run := p.topUp(prob, first)
 	return p.place(jobs, prob, run), ctx.Err()
 }
