@@ -15,6 +15,9 @@ var policyBlurbs = map[string]string{
 	"sia-oracle":   "Sia with the true throughput models from the start (no learning)",
 	"sia-noprof":   "Sia without the 1-GPU profiles at arrival",
 	"sia-artifact": "Sia as the published simulator runs it",
+	"shockwave":    "Shockwave: rigid jobs, a look-ahead plan over 5 rounds for efficiency and finish-time fairness",
+	"themis":       "Themis: rigid jobs, Gavel's time shares minimising the worst finish-time ratio",
+	"gavel-clp":    "Gavel with its time-share LP solved by CLP (clp build tag)",
 }
 
 // writeExplanation prints, under the table, what was compared and how to

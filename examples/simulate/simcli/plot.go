@@ -26,10 +26,24 @@ func writePlots(dir string, os []outcome) error {
 	for i, o := range os {
 		series[i] = Series{Name: o.policy, JCTs: o.summary.JCTs}
 	}
+	var rhos []Series
+	for _, o := range os {
+		if len(o.rhos) > 0 {
+			rhos = append(rhos, Series{Name: o.policy, JCTs: o.rhos})
+		}
+	}
 	for _, ext := range []string{".png", ".svg"} {
 		if err := WriteJCTCDF(filepath.Join(dir, "jct_cdf"+ext), series...); err != nil {
 			return err
 		}
+		if len(rhos) > 0 {
+			if err := WriteFTFCDF(filepath.Join(dir, "ftf_cdf"+ext), rhos...); err != nil {
+				return err
+			}
+		}
+	}
+	if err := writeRhosCSV(dir, os); err != nil {
+		return err
 	}
 	for _, o := range os {
 		if len(o.results) == 0 {
@@ -122,6 +136,44 @@ func WriteJCTCDF(file string, series ...Series) error {
 		p.Add(l)
 		p.Legend.Add(sr.Name, l)
 	}
+	p.Legend.Top = false
+	p.Legend.Left = false
+	return p.Save(6*vg.Inch, 4*vg.Inch, file)
+}
+
+// WriteFTFCDF draws the CDF of each series' finish-time-fairness ratios ρ
+// (in the JCTs field; linear axis, a line at ρ = 1) into a PNG or SVG file,
+// as the left panel of the paper's Figure 8. Empty series are skipped.
+func WriteFTFCDF(file string, series ...Series) error {
+	p := newPlot("Finish-time fairness CDF", "ρ (shared JCT / fair JCT)", "fraction of jobs")
+	hi := 1.0
+	for i, sr := range series {
+		rs := slices.Sorted(slices.Values(sr.JCTs))
+		if len(rs) == 0 {
+			continue
+		}
+		hi = maxf(hi, rs[len(rs)-1])
+		pts := make(plotter.XYs, len(rs))
+		for k, v := range rs {
+			pts[k].X = v
+			pts[k].Y = float64(k+1) / float64(len(rs))
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return err
+		}
+		l.Color = plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(i)
+		p.Add(l)
+		p.Legend.Add(sr.Name, l)
+	}
+	one, err := plotter.NewLine(plotter.XYs{{X: 1, Y: 0}, {X: 1, Y: 1}})
+	if err != nil {
+		return err
+	}
+	one.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+	p.Add(one)
+	p.X.Min, p.X.Max = 0, hi*1.02
 	p.Legend.Top = false
 	p.Legend.Left = false
 	return p.Save(6*vg.Inch, 4*vg.Inch, file)

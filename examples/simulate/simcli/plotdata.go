@@ -31,6 +31,22 @@ func policyQuantile(o outcome, q float64) float64 {
 	return float64(ts[i]) / 1e6
 }
 
+// writeRhosCSV writes rhos.csv: every finished job's ρ per policy, the
+// data of the FTF CDF (per-job JCTs are -jobs-csv's).
+func writeRhosCSV(dir string, os_ []outcome) error {
+	g, err := os.Create(filepath.Join(dir, "rhos.csv"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(g, "policy,scale,rho")
+	for _, o := range os_ {
+		for _, v := range o.rhos {
+			fmt.Fprintf(g, "%s,%d,%.4f\n", o.policy, o.scale, v)
+		}
+	}
+	return g.Close()
+}
+
 // summaryHeader are the columns of summary.csv.
 var summaryHeader = []string{"policy", "scale", "gpus", "workloads", "jobs", "unfinished", "avg_jct_h", "p99_jct_h",
 	"makespan_h", "gpu_hours_per_job", "restarts_per_job", "worst_ftf", "unfair_fraction",

@@ -66,3 +66,33 @@ func TestReplot(t *testing.T) {
 	err = Run(context.Background(), []string{"-replot", bad}, &out, &errb)
 	assert.ErrorContains(t, err, "needs -plot")
 }
+
+// TestShockwaveThemisFTFPlot runs the two FTF-minded baselines by name and
+// checks Figure 8's panels: the ρ CDF and its data next to the JCT CDF.
+func TestShockwaveThemisFTFPlot(t *testing.T) {
+	var out, errb bytes.Buffer
+	dir := t.TempDir()
+	err := Run(context.Background(), []string{"-workload", writeWorkload(t, small), "-policy", "shockwave,themis", "-plot", dir}, &out, &errb)
+	require.NoError(t, err, errb.String())
+	assert.Contains(t, out.String(), "shockwave")
+	assert.Contains(t, out.String(), "themis")
+	for _, f := range []string{"ftf_cdf.png", "ftf_cdf.svg", "jct_cdf.png"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err, f)
+		assert.Greater(t, st.Size(), int64(1000), f)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "rhos.csv"))
+	require.NoError(t, err)
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	require.NoError(t, err)
+	require.Greater(t, len(rows), 2)
+	assert.Equal(t, []string{"policy", "scale", "rho"}, rows[0])
+	seen := map[string]bool{}
+	for _, r := range rows[1:] {
+		seen[r[0]] = true
+		v, err := strconv.ParseFloat(r[2], 64)
+		require.NoError(t, err)
+		assert.Positive(t, v)
+	}
+	assert.True(t, seen["shockwave"] && seen["themis"])
+}

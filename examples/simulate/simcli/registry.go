@@ -11,7 +11,9 @@ import (
 	"github.com/sia-sched/sia/sia/sim"
 	"github.com/sia-sched/sia/sia/sim/gavel"
 	"github.com/sia-sched/sia/sia/sim/pollux"
+	"github.com/sia-sched/sia/sia/sim/shockwave"
 	"github.com/sia-sched/sia/sia/sim/siapolicy"
+	"github.com/sia-sched/sia/sia/sim/themis"
 )
 
 // Env is what a policy's constructor gets for one simulated workload: the
@@ -63,8 +65,8 @@ var ErrRegistry = errors.New("simcli: bad registration")
 func NewRegistry() *Registry { return &Registry{} }
 
 // Builtin returns a registry of the built-in policies: sia, sia-rigid,
-// pollux, gavel, sia-oracle, sia-noprof and sia-artifact (the published
-// simulator's Sia; names "sia+mod..." and "sia-artifact+mod..." select one
+// pollux, gavel, shockwave, themis, sia-oracle, sia-noprof and
+// sia-artifact (the published simulator's Sia; names "sia+mod..." and "sia-artifact+mod..." select one
 // difference at a time, see variants.go).
 func Builtin() *Registry {
 	r := NewRegistry()
@@ -83,6 +85,12 @@ func Builtin() *Registry {
 		}},
 		{Name: "gavel", Round: 360 * time.Second, Rigid: true, New: func(env Env) (sim.Policy, error) {
 			return gavel.New(env.Cluster, env.Truth, env.Round), nil
+		}},
+		{Name: "shockwave", Round: shockwave.DefaultRound * time.Second, Rigid: true, New: func(env Env) (sim.Policy, error) {
+			return shockwave.New(env.Cluster, env.Truth, nil), nil
+		}},
+		{Name: "themis", Round: themis.DefaultRound * time.Second, Rigid: true, New: func(env Env) (sim.Policy, error) {
+			return themis.New(env.Cluster, env.Truth, env.Round, nil), nil
 		}},
 		{Name: "sia-oracle", New: sia(siapolicy.Options{Mode: bootstrap.Oracle})},
 		{Name: "sia-noprof", New: sia(siapolicy.Options{Mode: bootstrap.NoProfiling})},

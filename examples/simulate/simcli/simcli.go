@@ -201,6 +201,7 @@ type outcome struct {
 	summary sim.Summary
 	ftf     fairness.Summary
 	hasFTF  bool
+	rhos    []float64 // every finished job's ρ (Figure 8's FTF CDF)
 	wall    time.Duration
 	results []*sim.Result
 }
@@ -358,7 +359,7 @@ func (r *Registry) runPolicy(ctx context.Context, c *config, name string, cl sim
 		if err != nil {
 			return o, err
 		}
-		o.ftf, o.hasFTF = fs, true
+		o.ftf, o.hasFTF, o.rhos = fs, true, rhos
 	}
 	return o, nil
 }

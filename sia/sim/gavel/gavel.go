@@ -26,6 +26,39 @@ import (
 // ErrLP reports that the time-share LP could not be solved.
 var ErrLP = errors.New("gavel: LP failed")
 
+// Round is what an Allocator sees each round: the active jobs, Gavel's
+// throughput matrix and the job state Gavel's policies read (Gavel, OSDI '20,
+// §3: the policies compute time shares X from it).
+type Round struct {
+	// Now is the simulated time and Length the round length, in seconds.
+	Now, Length float64
+	// Types are the GPU types in cluster order; Capacity their GPUs.
+	Types    []string
+	Capacity []int
+	// Jobs are the active jobs; T[i][c] is job i's throughput on Types[c]
+	// (optimizer steps per second at its requested size, see Throughput).
+	Jobs []*sim.Job
+	T    [][]float64
+}
+
+// Allocator computes Gavel's time shares X[i][c] ∈ [0, 1] (job i's fraction
+// of the round on type c) for a round, under Gavel's base constraints
+// Σ_i Replicas_i·X[i][c] ≤ Capacity[c] and Σ_c X[i][c] ≤ 1. The default is
+// max-sum-throughput; package themis provides finish-time fairness.
+type Allocator interface {
+	Allocate(ctx context.Context, r *Round) ([][]float64, error)
+}
+
+// Options select the Gavel policy's objective. A nil *Options is the
+// max-sum-throughput policy of the paper's Gavel baseline.
+type Options struct {
+	// Name is the policy's name in reports ("" = "gavel").
+	Name string
+	// Allocator replaces the max-sum-throughput LP (nil = that LP). Gavel's
+	// priorities, stickiness and worker assignment stay the same.
+	Allocator Allocator
+}
+
 // Policy is the Gavel baseline. It keeps time credits and worker assignments
 // across rounds; use one Policy per simulated workload.
 type Policy struct {
@@ -34,6 +67,8 @@ type Policy struct {
 
 	truth sim.Truth
 	round float64
+	name  string
+	alloc Allocator
 
 	types     []string
 	capacity  map[string]int
@@ -51,7 +86,13 @@ type Policy struct {
 // New returns a Gavel policy for a cluster and ground truth with round length
 // round seconds (the paper uses 360).
 func New(c sim.Cluster, truth sim.Truth, round float64) *Policy {
-	p := &Policy{truth: truth, round: round, capacity: map[string]int{}, gpn: map[string]int{}, maxGPUs: map[string]int{},
+	return NewWithOptions(c, truth, round, nil)
+}
+
+// NewWithOptions returns a Gavel-family policy: Gavel's round mechanics
+// with the objective of opt (nil = max-sum-throughput, as New).
+func NewWithOptions(c sim.Cluster, truth sim.Truth, round float64, opt *Options) *Policy {
+	p := &Policy{truth: truth, round: round, name: "gavel", capacity: map[string]int{}, gpn: map[string]int{}, maxGPUs: map[string]int{},
 		offset: map[string]int{}, jobTime: map[string]map[string]float64{}, clusterT: map[string]float64{},
 		seen: map[string]bool{}, prevWork: map[string][]int{}, prevType: map[string]string{}, xputCache: map[string]map[string]float64{}}
 	off := 0
@@ -68,11 +109,17 @@ func New(c sim.Cluster, truth sim.Truth, round float64) *Policy {
 			p.maxGPUs[g.Type] = g.GPUsPerNode
 		}
 	}
+	if opt != nil {
+		if opt.Name != "" {
+			p.name = opt.Name
+		}
+		p.alloc = opt.Allocator
+	}
 	return p
 }
 
 // Name implements sim.Policy.
-func (p *Policy) Name() string { return "gavel" }
+func (p *Policy) Name() string { return p.name }
 
 // Throughput returns Gavel's estimate of job's optimizer steps per second on
 // type typ at its requested GPU count and batch size, on packed nodes (0.1 if
@@ -146,7 +193,7 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 			T[i][c] = p.Throughput(j, typ)
 		}
 	}
-	X, err := p.solve(jobs, T)
+	X, err := p.allocate(ctx, s, jobs, T)
 	if err != nil {
 		return nil, err
 	}
@@ -326,6 +373,59 @@ func Simplex(T [][]float64, replicas, capacity []int) ([][]float64, error) {
 		}
 	}
 	return X, nil
+}
+
+// allocate returns the round's time shares: the Allocator's, checked
+// against Gavel's base constraints, or the max-sum-throughput LP's.
+func (p *Policy) allocate(ctx context.Context, s *sim.State, jobs []*sim.Job, T [][]float64) ([][]float64, error) {
+	if p.alloc == nil {
+		return p.solve(jobs, T)
+	}
+	r := &Round{Now: s.Now, Length: p.round, Types: p.types, Jobs: jobs, T: T}
+	for _, typ := range p.types {
+		r.Capacity = append(r.Capacity, p.capacity[typ])
+	}
+	X, err := p.alloc.Allocate(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if len(X) != len(jobs) {
+		return nil, fmt.Errorf("%w: allocator returned %d rows for %d jobs", ErrLP, len(X), len(jobs))
+	}
+	for i, row := range X {
+		if len(row) != len(p.types) {
+			return nil, fmt.Errorf("%w: allocator returned %d shares for job %q, want one per type (%d)", ErrLP, len(row), jobs[i].Spec.Name, len(p.types))
+		}
+		for c, v := range row {
+			if math.IsNaN(v) {
+				return nil, fmt.Errorf("%w: allocator returned NaN for job %q on %s", ErrLP, jobs[i].Spec.Name, p.types[c])
+			}
+			row[c] = math.Min(1, math.Max(0, math.Round(v*1e5)/1e5))
+		}
+	}
+	return X, nil
+}
+
+// Steps returns Gavel's step counts of a job at its requested batch size:
+// the optimizer steps done so far and in all (completion after the last
+// epoch), from the ground truth's iteration counts, interpolated within the
+// current epoch by progress.
+func Steps(truth sim.Truth, j *sim.Job) (cur, total float64) {
+	B := float64(j.Spec.Batch)
+	app := j.Spec.App
+	total = truth.Iterations(app, B, j.App.MaxEpochs-1)
+	e := j.Epoch()
+	before := 0.0
+	if e > 0 {
+		before = truth.Iterations(app, B, e-1)
+	}
+	after := truth.Iterations(app, B, e)
+	p0, p1 := truth.Progress(app, e), truth.Progress(app, e+1)
+	cur = before
+	if p1 > p0 {
+		cur += (after - before) * math.Min(1, math.Max(0, (j.Progress()-p0)/(p1-p0)))
+	}
+	return math.Min(cur, total), total
 }
 
 // solve returns the max-sum-throughput time shares, rounded to 5 decimals.
