@@ -127,14 +127,9 @@ func WriteJCTCDF(file string, series ...Series) error {
 			pts[k].X = maxf(v/3600, 1e-3)
 			pts[k].Y = float64(k+1) / float64(len(jcts))
 		}
-		l, err := plotter.NewLine(pts)
-		if err != nil {
+		if err := addSeriesLine(p, i, sr.Name, pts); err != nil {
 			return err
 		}
-		l.Color = plotutil.Color(i)
-		l.Dashes = plotutil.Dashes(i)
-		p.Add(l)
-		p.Legend.Add(sr.Name, l)
 	}
 	p.Legend.Top = false
 	p.Legend.Left = false
@@ -158,14 +153,9 @@ func WriteFTFCDF(file string, series ...Series) error {
 			pts[k].X = v
 			pts[k].Y = float64(k+1) / float64(len(rs))
 		}
-		l, err := plotter.NewLine(pts)
-		if err != nil {
+		if err := addSeriesLine(p, i, sr.Name, pts); err != nil {
 			return err
 		}
-		l.Color = plotutil.Color(i)
-		l.Dashes = plotutil.Dashes(i)
-		p.Add(l)
-		p.Legend.Add(sr.Name, l)
 	}
 	one, err := plotter.NewLine(plotter.XYs{{X: 1, Y: 0}, {X: 1, Y: 1}})
 	if err != nil {
@@ -209,4 +199,18 @@ func newPlot(title, x, y string) *plot.Plot {
 func logAxis(a *plot.Axis) {
 	a.Scale = plot.LogScale{}
 	a.Tick.Marker = plot.LogTicks{Prec: -1}
+}
+
+// addSeriesLine adds the i-th series' line, in the i-th colour and dash
+// pattern, with its legend entry.
+func addSeriesLine(p *plot.Plot, i int, name string, pts plotter.XYs) error {
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return err
+	}
+	l.Color = plotutil.Color(i)
+	l.Dashes = plotutil.Dashes(i)
+	p.Add(l)
+	p.Legend.Add(name, l)
+	return nil
 }
