@@ -215,8 +215,12 @@ func TestExpiredDeadline(t *testing.T) {
 	}
 	assert.Greater(t, sol.Objective, p.Objective(none)+1, "the greedy plan places queued jobs")
 	assert.GreaterOrEqual(t, sol.Bound, exact.Objective-1e-9)
-	if !raceEnabled { // under the race detector validation takes the whole allowance
-		assert.False(t, math.IsInf(sol.Bound, 0))
+	// Whether validation ends inside the 2 ms allowance depends on the
+	// machine's load; when it does not, the answer is the fallback plan
+	// (no search node) with an infinite bound, never a search result
+	// without a bound.
+	if math.IsInf(sol.Bound, 0) {
+		assert.Equal(t, 0, sol.Nodes, "an unbounded answer is the fallback plan")
 	}
 }
 
