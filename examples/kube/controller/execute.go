@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	batchclient "k8s.io/client-go/kubernetes/typed/batch/v1"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -176,21 +177,12 @@ func (c *Controller) startStep(j *job, alloc, commit map[string]int, status map[
 // meanwhile is left alone.
 func (c *Controller) writeJob(ctx context.Context, cached *batchv1.Job, mutate func(*batchv1.Job) bool, rep *Report) (*batchv1.Job, error) {
 	jobs := c.client.BatchV1().Jobs(cached.Namespace)
-	first := true
+	read := jobReader(ctx, jobs, cached)
 	latest := cached
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var o *batchv1.Job
-		if first {
-			o = cached.DeepCopy()
-			first = false
-		} else {
-			var err error
-			if o, err = jobs.Get(ctx, cached.Name, metav1.GetOptions{}); err != nil {
-				return err
-			}
-		}
-		if o.UID != cached.UID || !siakube.Managed(o) {
-			return errNotOurs
+		o, err := read()
+		if err != nil {
+			return err
 		}
 		if !mutate(o) {
 			latest = o
@@ -211,6 +203,29 @@ func (c *Controller) writeJob(ctx context.Context, cached *batchv1.Job, mutate f
 		return nil, nil
 	}
 	return nil, fmt.Errorf("job %s: %w", siakube.JobID(cached), err)
+}
+
+// jobReader returns the reads of one optimistic-concurrency write: the
+// cached copy first, then, on each retry after a conflict, a fresh Get. A
+// Job deleted and re-created under its name (another UID) or no longer
+// opted in gives errNotOurs.
+func jobReader(ctx context.Context, jobs batchclient.JobInterface, cached *batchv1.Job) func() (*batchv1.Job, error) {
+	first := true
+	return func() (*batchv1.Job, error) {
+		var o *batchv1.Job
+		if first {
+			o, first = cached.DeepCopy(), false
+		} else {
+			var err error
+			if o, err = jobs.Get(ctx, cached.Name, metav1.GetOptions{}); err != nil {
+				return nil, err
+			}
+		}
+		if o.UID != cached.UID || !siakube.Managed(o) {
+			return nil, errNotOurs
+		}
+		return o, nil
+	}
 }
 
 // showReason keeps the job's SiaScheduled condition and, when the reason
@@ -240,19 +255,11 @@ func (c *Controller) setCondition(ctx context.Context, cached *batchv1.Job, st c
 		}
 	}
 	jobs := c.client.BatchV1().Jobs(cached.Namespace)
-	first := true
+	read := jobReader(ctx, jobs, cached)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var o *batchv1.Job
-		if first {
-			o, first = cached.DeepCopy(), false
-		} else {
-			var err error
-			if o, err = jobs.Get(ctx, cached.Name, metav1.GetOptions{}); err != nil {
-				return err
-			}
-		}
-		if o.UID != cached.UID || !siakube.Managed(o) {
-			return errNotOurs
+		o, err := read()
+		if err != nil {
+			return err
 		}
 		now := metav1.NewTime(c.cfg.Clock.Now())
 		found := false
@@ -271,7 +278,7 @@ func (c *Controller) setCondition(ctx context.Context, cached *batchv1.Job, st c
 			o.Status.Conditions = append(o.Status.Conditions, batchv1.JobCondition{Type: ConditionScheduled, Status: st,
 				Reason: reason, Message: msg, LastProbeTime: now, LastTransitionTime: now})
 		}
-		_, err := jobs.UpdateStatus(ctx, o, metav1.UpdateOptions{})
+		_, err = jobs.UpdateStatus(ctx, o, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, errNotOurs) {
