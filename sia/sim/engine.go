@@ -304,6 +304,24 @@ type engine struct {
 	round float64
 }
 
+// defaultTimes fills in the round length and the simulated-time limit
+// (DefaultRound, DefaultMaxTime) and checks both against their bounds.
+func (cfg *Config) defaultTimes() error {
+	if cfg.Round == 0 {
+		cfg.Round = DefaultRound
+	}
+	if !(cfg.Round >= MinRound && cfg.Round <= MaxRound) {
+		return inputErr("", 0, "", "Round", "%v, want %v..%v seconds", cfg.Round, MinRound, MaxRound)
+	}
+	if cfg.MaxTime == 0 {
+		cfg.MaxTime = DefaultMaxTime
+	}
+	if !(cfg.MaxTime > 0 && cfg.MaxTime <= MaxSubmit+DefaultMaxTime) {
+		return inputErr("", 0, "", "MaxTime", "%v, want more than 0 and at most %d seconds", cfg.MaxTime, MaxSubmit+DefaultMaxTime)
+	}
+	return nil
+}
+
 // Run simulates one workload under a policy.
 func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, error) {
 	if ctx == nil {
@@ -321,17 +339,8 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 	if err := wl.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Round == 0 {
-		cfg.Round = DefaultRound
-	}
-	if !(cfg.Round >= MinRound && cfg.Round <= MaxRound) {
-		return nil, inputErr("", 0, "", "Round", "%v, want %v..%v seconds", cfg.Round, MinRound, MaxRound)
-	}
-	if cfg.MaxTime == 0 {
-		cfg.MaxTime = DefaultMaxTime
-	}
-	if !(cfg.MaxTime > 0 && cfg.MaxTime <= MaxSubmit+DefaultMaxTime) {
-		return nil, inputErr("", 0, "", "MaxTime", "%v, want more than 0 and at most %d seconds", cfg.MaxTime, MaxSubmit+DefaultMaxTime)
+	if err := cfg.defaultTimes(); err != nil {
+		return nil, err
 	}
 	if n := cfg.MaxTime / cfg.Round; n > MaxRounds {
 		return nil, inputErr("", 0, "", "MaxTime", "%v s in rounds of %v s is %.0f rounds, at most %d", cfg.MaxTime, cfg.Round, n, MaxRounds)

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"math"
 
 	"github.com/sia-sched/sia/fairness"
 )
@@ -47,17 +46,8 @@ func New(c Cluster, truth Truth, opt *Options) (*Simulator, error) {
 	}
 	cfg := Config{Cluster: c, Truth: truth, Round: o.Round, MaxTime: o.MaxTime, Rigid: o.Rigid, Batch: o.Batch,
 		Observer: o.Observer, LogAllocations: o.LogAllocations}
-	if cfg.Round == 0 {
-		cfg.Round = DefaultRound
-	}
-	if !(cfg.Round >= MinRound && cfg.Round <= MaxRound) {
-		return nil, inputErr("", 0, "", "Round", "%v, want %v..%v seconds", cfg.Round, MinRound, MaxRound)
-	}
-	if cfg.MaxTime == 0 {
-		cfg.MaxTime = DefaultMaxTime
-	}
-	if !(cfg.MaxTime > 0 && cfg.MaxTime <= MaxSubmit+DefaultMaxTime) || math.IsInf(cfg.MaxTime, 0) {
-		return nil, inputErr("", 0, "", "MaxTime", "%v, want more than 0 and at most %d seconds", cfg.MaxTime, MaxSubmit+DefaultMaxTime)
+	if err := cfg.defaultTimes(); err != nil {
+		return nil, err
 	}
 	if cfg.Batch != PerTypeModel && cfg.Batch != PooledModel {
 		return nil, inputErr("", 0, "", "Batch", "unknown batch mode %d", cfg.Batch)
