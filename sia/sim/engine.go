@@ -366,7 +366,12 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 		if !supported {
 			return nil, inputErr(wl.File, spec.Line, spec.Name, "application", "%s cannot run on any GPU type of cluster %s", spec.App, cfg.Cluster)
 		}
-		j := &Job{Spec: spec, App: app, Rigid: cfg.Rigid || spec.Category == CategoryRigid || spec.Category == CategoryStrongScaled,
+		if app.Hybrid() {
+			if err := checkHybridJob(wl, spec, app, cfg.Rigid, pol); err != nil {
+				return nil, err
+			}
+		}
+		j := &Job{Spec: spec, App: app, Rigid: !app.Hybrid() && (cfg.Rigid || spec.Category == CategoryRigid || spec.Category == CategoryStrongScaled),
 			completion: -1, start: -1, learn: newLearner(), engine: e}
 		e.jobs = append(e.jobs, j)
 	}
@@ -508,6 +513,11 @@ func checkAllocs(cl Cluster, truth Truth, active []*Job, allocs map[string]Alloc
 		if !truth.Supports(j.Spec.App, a.Type) {
 			return inputErr("", 0, name, "Type", "%s cannot run on %s", j.Spec.App, a.Type)
 		}
+		if j.App.Hybrid() {
+			if err := checkWholeReplicas(name, j.App, a, g.GPUsPerNode); err != nil {
+				return err
+			}
+		}
 		u := used[a.Type]
 		if u == nil {
 			u = make([]int, g.Nodes)
@@ -598,27 +608,11 @@ func (e *engine) step(j *Job, seconds float64) {
 	seconds -= delay
 	tr := e.cfg.Truth
 	for seconds > 0 && j.completion < 0 {
-		n, r := len(j.shape), sum(j.shape)
-		local := j.atomic * (j.accum + 1)
-		batch := float64(r * local)
-		if batch <= 0 {
+		batch, iter, ok := e.stepCost(j)
+		if !ok {
 			return
 		}
-		g := tr.GradStats(j.Spec.App, batch, j.epoch)
-		gain := goodput.Gain(g, float64(j.App.InitBatch), batch)
-		step, sync, ok := tr.StepTime(j.Spec.App, j.alloc.Type, j.shape, j.atomic)
-		if !ok || !(step > 0) {
-			return
-		}
-		j.grad, j.hasGrad = g, true
-		if sync < step {
-			// A step whose all-reduce is not shorter than the step itself
-			// leaves no accumulation time to fit (goodput.Fit rejects it);
-			// the job learns nothing from it.
-			j.learn.add(j.alloc.Type, goodput.Observation{Nodes: n, Replicas: r, LocalBatch: j.atomic, StepTime: step, SyncTime: sync})
-		}
-		iter := step + (step-sync)*float64(j.accum)
-		rate := gain / iter / j.App.Slowdown
+		rate := j.App.gain(j.grad, batch) / iter / j.App.Slowdown
 		next := tr.Progress(j.Spec.App, j.epoch+1)
 		if j.progress+rate*seconds < next {
 			j.progress += rate * seconds
@@ -647,6 +641,11 @@ func (e *engine) step(j *Job, seconds float64) {
 // its current placement (artifact job.py:Job.update_local_bsz).
 func (e *engine) updateBatch(j *Job) {
 	if len(j.shape) == 0 {
+		return
+	}
+	if j.App.Hybrid() {
+		// MicroBatches size-1 micro-batches per replica: never tuned.
+		j.atomic, j.accum = 1, max(j.App.MicroBatches-1, 0)
 		return
 	}
 	tr := e.cfg.Truth
@@ -703,4 +702,54 @@ func (e *engine) capBatch(j *Job, r int) {
 	if j.atomic < 1 {
 		j.atomic = 1
 	}
+}
+
+// stepCost measures one optimizer step of a running job under its current
+// placement: the global batch, the step's duration, and the observation the
+// job records (its gradient statistics at the batch become j.grad). false
+// when the ground truth has no step time for the placement.
+func (e *engine) stepCost(j *Job) (batch, iter float64, ok bool) {
+	tr := e.cfg.Truth
+	n, r := len(j.shape), sum(j.shape)
+	if j.App.Hybrid() {
+		return e.pipelineCost(j, n, r)
+	}
+	local := j.atomic * (j.accum + 1)
+	batch = float64(r * local)
+	if batch <= 0 {
+		return 0, 0, false
+	}
+	step, sync, ok := tr.StepTime(j.Spec.App, j.alloc.Type, j.shape, j.atomic)
+	if !ok || !(step > 0) {
+		return 0, 0, false
+	}
+	j.grad, j.hasGrad = tr.GradStats(j.Spec.App, batch, j.epoch), true
+	if sync < step {
+		// A step whose all-reduce is not shorter than the step itself
+		// leaves no accumulation time to fit (goodput.Fit rejects it);
+		// the job learns nothing from it.
+		j.learn.add(j.alloc.Type, goodput.Observation{Nodes: n, Replicas: r, LocalBatch: j.atomic, StepTime: step, SyncTime: sync})
+	}
+	return batch, step + (step-sync)*float64(j.accum), true
+}
+
+// pipelineCost is stepCost for a hybrid-parallel job on n nodes and gpus
+// GPUs: gpus/S pipeline replicas of MicroBatches size-1 micro-batches (see
+// pipelineStep). The job records the step as the library observes a
+// pipeline job: Replicas = pipelines, LocalBatch 1, StepTime = per-stage
+// micro-batch time + all-reduce.
+func (e *engine) pipelineCost(j *Job, n, gpus int) (batch, iter float64, ok bool) {
+	s, ok := j.App.ReplicaGPUs(j.alloc.Type)
+	if !ok || gpus%s != 0 {
+		return 0, 0, false
+	}
+	r := gpus / s
+	fwd, sync, ok := e.cfg.Truth.StepTime(j.Spec.App, j.alloc.Type, j.shape, 1)
+	if !ok || !(fwd > 0) || !(sync >= 0) {
+		return 0, 0, false
+	}
+	batch = float64(j.App.MicroBatches * r)
+	j.grad, j.hasGrad = e.cfg.Truth.GradStats(j.Spec.App, batch, j.epoch), true
+	j.learn.add(j.alloc.Type, goodput.Observation{Nodes: n, Replicas: r, LocalBatch: 1, StepTime: fwd + sync, SyncTime: sync})
+	return batch, pipelineStep(s, j.App.MicroBatches, fwd, sync), true
 }

@@ -32,7 +32,13 @@ func FTF(ctx context.Context, c Cluster, truth Truth, wl *Workload, res *Result,
 				return 0, fairness.ErrUnavailable
 			}
 			run := gpus
-			isRigid := rigid || spec.Category == CategoryRigid
+			app, _ := truth.App(spec.App)
+			if s, ok := app.ReplicaGPUs(typ); !ok {
+				return 0, fairness.ErrUnavailable
+			} else if run -= run % s; run == 0 {
+				return 0, fairness.ErrUnavailable // a fair share below one replica
+			}
+			isRigid := !app.Hybrid() && (rigid || spec.Category == CategoryRigid)
 			if isRigid {
 				run = spec.Replicas
 				if run > g.Nodes*g.GPUsPerNode {
@@ -45,7 +51,7 @@ func FTF(ctx context.Context, c Cluster, truth Truth, wl *Workload, res *Result,
 				nodes := (run + g.GPUsPerNode - 1) / g.GPUsPerNode
 				cl := Cluster{Groups: []NodeGroup{{Type: typ, Nodes: nodes, GPUsPerNode: g.GPUsPerNode}}}
 				one := &Workload{Name: "isolated", Jobs: []JobSpec{{Name: spec.Name, App: spec.App, Replicas: spec.Replicas, Batch: spec.Batch, Category: spec.Category}}}
-				r, err := Run(ctx, Config{Cluster: cl, Truth: truth, Round: 60, Rigid: isRigid}, one, Fixed{GPUs: run})
+				r, err := Run(ctx, Config{Cluster: cl, Truth: truth, Round: 60, Rigid: isRigid && !app.Hybrid()}, one, Fixed{GPUs: run})
 				if err != nil {
 					return 0, err
 				}

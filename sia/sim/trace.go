@@ -109,6 +109,9 @@ func LoadTrace(dir string, types []string) (*TraceTruth, error) {
 		}
 		t.apps[name] = a
 	}
+	if err := t.loadHybrid(dir, types); err != nil {
+		return nil, err
+	}
 	if len(t.apps) == 0 {
 		return nil, inputErr(dir, 0, "", "", "no model folders (%s) found", strings.Join(AppNames, ", "))
 	}
@@ -560,11 +563,17 @@ func (t *TraceTruth) Xput1(app, typ string) float64 {
 	return 0
 }
 
-// Profile implements Truth.
+// Profile implements Truth. For a hybrid-parallel application (App.Stages)
+// the rows are in the library's units of a pipeline job: Replicas counts
+// pipelines (maxReplicas too) and StepTime is the per-stage micro-batch time
+// plus the all-reduce.
 func (t *TraceTruth) Profile(app, typ string, maxNodes, maxReplicas int) []goodput.Observation {
 	tt := t.typ(app, typ)
 	if tt == nil {
 		return nil
+	}
+	if s, ok := t.stagesOf(app, typ); ok {
+		return hybridProfile(tt.rows, s, maxNodes, maxReplicas)
 	}
 	seen := map[[3]int]bool{}
 	var out []goodput.Observation
@@ -582,8 +591,12 @@ func (t *TraceTruth) Profile(app, typ string, maxNodes, maxReplicas int) []goodp
 	return out
 }
 
-// SeedProfile implements Truth.
+// SeedProfile implements Truth. For a hybrid-parallel application it is
+// the profile of one pipeline replica on one node, in the units of Profile.
 func (t *TraceTruth) SeedProfile(app, typ string) []goodput.Observation {
+	if s, ok := t.stagesOf(app, typ); ok {
+		return hybridSeed(t.typ(app, typ).rows, s)
+	}
 	if tt := t.typ(app, typ); tt != nil {
 		return append([]goodput.Observation(nil), tt.seed...)
 	}

@@ -22,6 +22,15 @@ type App struct {
 	// RestartCost is the S the published scheduler uses in its restart
 	// factor (a name table that differs from RestartDelay for cifar10 and yolov3).
 	RestartCost float64
+	// Stages gives, for a hybrid-parallel (pipeline) application, the GPUs
+	// of one data-parallel replica (its pipeline stages) per simulator GPU
+	// type; the application runs only on these types and only in whole
+	// replicas. nil for data-parallel applications. See Hybrid.
+	Stages map[string]int
+	// MicroBatches is, for a hybrid-parallel application, the number of
+	// size-1 micro-batches each replica runs per optimizer step (the global
+	// batch is MicroBatches × replicas); 0 for data-parallel applications.
+	MicroBatches int
 }
 
 // Truth is a ground truth: what really happens when a job runs. The engine
@@ -75,6 +84,10 @@ var appConstants = map[string]App{
 	"imagenet":    {Name: "imagenet", MaxEpochs: 90, RestartDelay: 250, Slowdown: 1.2, RestartCost: 250},
 	"yolov3":      {Name: "yolov3", MaxEpochs: 50, RestartDelay: 80, Slowdown: 1.2, RestartCost: 45},
 	"ncf":         {Name: "ncf", MaxEpochs: 10, RestartDelay: 15, Slowdown: 1.5, RestartCost: 30},
+	// The hybrid-parallel GPT job of paper §5.3 trains for BERT's epochs
+	// (its validation curves are BERT's); no calibration (slowdown 1), the
+	// default restart delay.
+	GPTApp: {Name: GPTApp, MaxEpochs: 2, RestartDelay: defaultRestartDelay, Slowdown: 1, RestartCost: defaultRestartDelay},
 }
 
 // AppNames lists the applications both ground truths know, sorted.
