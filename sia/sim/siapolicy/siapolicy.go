@@ -207,6 +207,9 @@ func (p *Policy) rigid(j *sim.Job) bool {
 }
 
 func (p *Policy) newJob(j *sim.Job) (*jobState, error) {
+	if j.App.Hybrid() {
+		return p.newHybridJob(j)
+	}
 	spec := bootstrap.Spec{InitBatch: j.App.InitBatch, MaxBatch: j.App.MaxBatch, Limits: map[string]goodput.Limits{}}
 	if p.rigid(j) || j.Spec.Category == sim.CategoryStrongScaled {
 		spec.FixedBatch = true
@@ -250,6 +253,16 @@ func (p *Policy) newJob(j *sim.Job) (*jobState, error) {
 		}
 		st.models = rp
 	}
+	if err := p.seed(j, tr, seed); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// seed gives a new job's tracker the profiles its mode knows of: the 1-GPU
+// (for a hybrid job, one-replica) profile of every type in Mode Profiled,
+// every profile in Mode Oracle, nothing when seed is false.
+func (p *Policy) seed(j *sim.Job, tr *bootstrap.Tracker, seed bool) error {
 	for _, t := range p.types {
 		if !p.truth.Supports(j.Spec.App, t) || !seed {
 			continue
@@ -263,11 +276,11 @@ func (p *Policy) newJob(j *sim.Job) (*jobState, error) {
 		}
 		if len(rows) > 0 {
 			if err := tr.Seed(t, rows...); err != nil {
-				return nil, fmt.Errorf("siapolicy: job %q: seeding %s: %w", j.Spec.Name, t, err)
+				return fmt.Errorf("siapolicy: job %q: seeding %s: %w", j.Spec.Name, t, err)
 			}
 		}
 	}
-	return st, nil
+	return nil
 }
 
 // feed reports the job's new measurements to its tracker. In Oracle mode the
@@ -322,7 +335,9 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 		}
 		sj := sia.Job{ID: name, Application: j.Spec.App, Submitted: Epoch.Add(time.Duration(j.Spec.Submit * float64(time.Second))),
 			Models: st.models}
-		if p.rigid(j) {
+		if j.App.Hybrid() {
+			sj.ReplicaSize = replicaSize(j.App)
+		} else if p.rigid(j) {
 			sj.Kind, sj.GPUs = sia.Rigid, j.Spec.Replicas
 		} else if j.Spec.Category == sim.CategoryStrongScaled {
 			sj.Kind, sj.MaxGPUs = sia.StrongScaling, j.Spec.Replicas
