@@ -15,6 +15,15 @@
 // the same Result (apart from wall times). Every run ends: rounds are
 // MinRound..MaxRound long, at most MaxRounds of them.
 //
+// # Hybrid-parallel jobs
+//
+// Besides data-parallel jobs, the trace ground truth has the paper's §5.3
+// hybrid-parallel GPT job (application GPTApp, profiles/gpt_pmp): every
+// replica is a pipeline of App.Stages GPUs of a type, the job scales in
+// whole replicas and its batch is App.MicroBatches per replica. Run checks
+// every plan for whole replicas and refuses such a job under a policy that
+// does not implement HybridScheduler (ErrHybridUnsupported).
+//
 // # Where it lives
 //
 // The simulator is a subpackage of sia because it serves the library's

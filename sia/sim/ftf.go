@@ -14,7 +14,9 @@ import (
 // time is that of the job running alone on its share of g, simulated with the
 // same ground truth (adaptive jobs tune their batch size; rigid jobs run at
 // their requested count, and slower in proportion when their share is
-// smaller). Isolated runs are memoised by application, request, type and GPUs.
+// smaller; a hybrid-parallel job runs on its share rounded down to whole
+// replicas, and a share below one replica leaves the type out). Isolated
+// runs are memoised by application, request, type and GPUs.
 func FTF(ctx context.Context, c Cluster, truth Truth, wl *Workload, res *Result, rigid bool) ([]fairness.Ratio, error) {
 	var types []fairness.TypeGPUs
 	for _, g := range c.Groups {

@@ -54,6 +54,10 @@ type Truth interface {
 	ReplicaMaxLocal(app, typ string, replicas int) (int, bool)
 	// StepTime returns the true time of one optimizer step (including sync)
 	// and of its all-reduce, for a placement shape and per-GPU batch size.
+	// For a hybrid-parallel application (App.Stages) it returns the time of
+	// one micro-batch of that size through one pipeline stage (without the
+	// all-reduce) and the placement's all-reduce; the engine composes the
+	// pipeline's step from them (see GPTApp).
 	StepTime(app, typ string, shape []int, local int) (step, sync float64, ok bool)
 	// GradStats returns the true gradient statistics during an epoch at a
 	// global batch size.
@@ -70,6 +74,10 @@ type Truth interface {
 	// Profile returns every profiled (nodes, replicas, batch) → time row of
 	// app on typ with at most maxNodes nodes and maxReplicas replicas
 	// (0 = unbounded): the oracle's knowledge.
+	// For a hybrid-parallel application the rows are pipeline
+	// observations: Replicas counts pipelines and StepTime is the per-stage
+	// micro-batch time plus the all-reduce (bootstrap.Measurement's
+	// convention).
 	Profile(app, typ string, maxNodes, maxReplicas int) []goodput.Observation
 	// SeedProfile returns the 1-GPU profile of app on typ over several batch
 	// sizes: what a deployment collects at submission (bootstrap input).
