@@ -69,7 +69,7 @@ func NewJob(spec JobSpec, app *App, st JobState) (*Job, error) {
 			return bad("Alloc.Nodes", "node %d, want >= 0", n)
 		}
 	}
-	j := &Job{Spec: spec, App: app, Rigid: st.Rigid || spec.Category == CategoryRigid || spec.Category == CategoryStrongScaled,
+	j := &Job{Spec: spec, App: app, Rigid: !app.Hybrid() && (st.Rigid || spec.Category == CategoryRigid || spec.Category == CategoryStrongScaled),
 		completion: -1, start: -1, learn: newLearner(), restarts: st.Restarts, rescale: st.RestoreLeft,
 		attained: st.Attained, epoch: st.Epoch, progress: st.Progress}
 	if len(st.Alloc.Nodes) > 0 {

@@ -82,3 +82,53 @@ func TestHybridRefusedWhenRigidOrArtifactPlacement(t *testing.T) {
 		assert.Contains(t, err.Error(), `job "gpt-3"`)
 	}
 }
+
+// wholeCheck wraps the policy and asserts, in every round, that the GPT
+// job's allocation is whole pipelines of one type on whole-pipeline nodes
+// (before the engine's own check, so a violation names the round).
+type wholeCheck struct {
+	*Policy
+	t      *testing.T
+	rounds *int
+}
+
+func (w wholeCheck) Schedule(ctx context.Context, s *sim.State) (map[string]sim.Alloc, error) {
+	out, err := w.Policy.Schedule(ctx, s)
+	if a, ok := out["gpt-0"]; ok && a.GPUs() > 0 {
+		*w.rounds++
+		stages := map[string]int{"a100": 2, "rtx": 8}[a.Type]
+		require.NotZero(w.t, stages, "t=%v: GPT on %s", s.Now, a.Type)
+		for i, n := range a.Shape() {
+			require.Zero(w.t, n%stages, "t=%v: node %d of %s holds %d GPUs of the GPT job", s.Now, i, a.Type, n)
+		}
+	}
+	return out, err
+}
+
+// TestHybridWholeReplicasRandomWorkloads is a property test over random
+// Helios-like workloads (3 seeds, 1 h of arrivals at 30 jobs/h) on the
+// heterogeneous cluster with the GPT job submitted at a random time: in
+// every round Sia gives it whole pipelines only, and the run completes.
+func TestHybridWholeReplicasRandomWorkloads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three 64-GPU simulations")
+	}
+	dir := shareddata.Dir(t)
+	c, err := sim.ParseCluster("heterogeneous", 1)
+	require.NoError(t, err)
+	tr, err := sim.LoadTrace(dir+"/profiles", c.Types())
+	require.NoError(t, err)
+	for seed := uint64(1); seed <= 3; seed++ {
+		wl, err := sim.Generate(seed, 1, 30)
+		require.NoError(t, err)
+		submit := float64(seed * 600)
+		wl.Jobs = append(wl.Jobs, sim.JobSpec{Name: "gpt-0", App: sim.GPTApp, Submit: submit, Replicas: 1, Batch: 384})
+		p, err := New(c, tr, Options{})
+		require.NoError(t, err)
+		rounds := 0
+		res, err := sim.Run(context.Background(), sim.Config{Cluster: c, Truth: tr, MaxTime: 8 * 3600}, wl, wholeCheck{p, t, &rounds})
+		require.NoError(t, err, "seed %d", seed)
+		assert.Greater(t, rounds, 30, "seed %d: the GPT job ran", seed)
+		assert.NotEmpty(t, res.Jobs)
+	}
+}
