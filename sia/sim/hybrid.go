@@ -88,21 +88,21 @@ func pipelineStep(stages, micro int, fwd, sync float64) float64 {
 	return 3*float64(stages-1+micro)*fwd + sync
 }
 
-// checkHybridJob checks a hybrid-parallel job of a workload: it is adaptive
-// (the category is empty or adaptive, and the run is not rigid) and the
-// policy schedules hybrid jobs.
+// checkHybridJob checks a hybrid-parallel job of a workload: the policy
+// schedules hybrid jobs, and the job is adaptive (the category is empty or
+// adaptive, and the run is not rigid).
 func checkHybridJob(wl *Workload, spec JobSpec, app *App, rigid bool, pol Policy) error {
+	if hs, ok := pol.(HybridScheduler); !ok || !hs.SchedulesHybrid() {
+		return &InputError{File: wl.File, Line: spec.Line, Job: spec.Name, Field: "application",
+			Reason: fmt.Sprintf("policy %s cannot schedule hybrid-parallel job (%s, pipeline stages %s): it does not allocate whole replicas",
+				pol.Name(), app.Name, stagesString(app.Stages)), Err: ErrHybridUnsupported}
+	}
 	if spec.Category != "" && spec.Category != CategoryAdaptive {
 		return inputErr(wl.File, spec.Line, spec.Name, "category", "%q: hybrid-parallel job (%s) must be adaptive: it scales in whole replicas and its batch is %d micro-batches per replica",
 			spec.Category, app.Name, app.MicroBatches)
 	}
 	if rigid {
 		return inputErr(wl.File, spec.Line, spec.Name, "Rigid", "hybrid-parallel job (%s) cannot run rigid: its GPU count per replica depends on the type (%s)", app.Name, stagesString(app.Stages))
-	}
-	if hs, ok := pol.(HybridScheduler); !ok || !hs.SchedulesHybrid() {
-		return &InputError{File: wl.File, Line: spec.Line, Job: spec.Name, Field: "application",
-			Reason: fmt.Sprintf("policy %s cannot schedule hybrid-parallel job (%s, pipeline stages %s): it does not allocate whole replicas",
-				pol.Name(), app.Name, stagesString(app.Stages)), Err: ErrHybridUnsupported}
 	}
 	return nil
 }

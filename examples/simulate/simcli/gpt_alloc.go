@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -49,6 +50,26 @@ func AddGPT(wl *sim.Workload, submit float64, truth sim.Truth) (*sim.Workload, e
 		out.Jobs = append(out.Jobs, job)
 	}
 	return out, out.Validate()
+}
+
+// addGPTFlag applies the -gpt flag: the GPT job added to every workload at
+// the given submission time (a Go duration, at least 0), or the workloads
+// unchanged when the flag is empty.
+func addGPTFlag(at string, wls []*sim.Workload, truth sim.Truth) ([]*sim.Workload, error) {
+	if at == "" {
+		return wls, nil
+	}
+	d, err := time.ParseDuration(at)
+	if err != nil || d < 0 {
+		return nil, fmt.Errorf("-gpt %q: want a duration of at least 0 (for example 0s or 10m)", at)
+	}
+	out := make([]*sim.Workload, len(wls))
+	for i, wl := range wls {
+		if out[i], err = AddGPT(wl, d.Seconds(), truth); err != nil {
+			return nil, fmt.Errorf("-gpt: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // GPTRound is one scheduling round of a trace with the GPT job.

@@ -60,3 +60,35 @@ func TestRunGPTTrace(t *testing.T) {
 		assert.Positive(t, st.Size(), f)
 	}
 }
+
+// TestAddGPTFlag: -gpt adds the job to every workload at its time; an empty
+// flag changes nothing; a negative or malformed time and the built-in model
+// (no gpt_pmp) are errors.
+func TestAddGPTFlag(t *testing.T) {
+	c, err := sim.ParseCluster("heterogeneous", 1)
+	require.NoError(t, err)
+	truth, err := sim.LoadTrace(filepath.Join(shareddata.Dir(t), "profiles"), c.Types())
+	require.NoError(t, err)
+	wls := []*sim.Workload{
+		{Name: "a", Jobs: []sim.JobSpec{{Name: "bert-1", App: "bert", Submit: 0, Replicas: 1, Batch: 12}, {Name: "bert-2", App: "bert", Submit: 900, Replicas: 1, Batch: 12}}},
+		{Name: "b", Jobs: []sim.JobSpec{{Name: "bert-1", App: "bert", Submit: 0, Replicas: 1, Batch: 12}}},
+	}
+	same, err := addGPTFlag("", wls, truth)
+	require.NoError(t, err)
+	assert.Equal(t, wls, same)
+	out, err := addGPTFlag("10m", wls, truth)
+	require.NoError(t, err)
+	require.Len(t, out, 2)
+	assert.Equal(t, []string{"bert-1", GPTJobName, "bert-2"}, []string{out[0].Jobs[0].Name, out[0].Jobs[1].Name, out[0].Jobs[2].Name})
+	assert.Equal(t, 600.0, out[0].Jobs[1].Submit)
+	assert.Equal(t, GPTJobName, out[1].Jobs[1].Name)
+	assert.Len(t, wls[0].Jobs, 2, "the input workloads are not changed")
+	for _, bad := range []string{"-1m", "soon"} {
+		_, err := addGPTFlag(bad, wls, truth)
+		assert.ErrorContains(t, err, "-gpt", bad)
+	}
+	m, err := sim.LoadModel()
+	require.NoError(t, err)
+	_, err = addGPTFlag("0s", wls, m)
+	assert.ErrorContains(t, err, "no gpt application")
+}

@@ -35,6 +35,8 @@
 //	                    files of earlier -plot runs (no simulation)
 //	-cpuprofile FILE    write a CPU profile of the whole run (go tool pprof)
 //	-noftf              skip the finish-time-fairness runs
+//	-gpt DURATION       add the hybrid-parallel GPT job of the paper's §5.3 (gpt-0) to every
+//	                    workload, submitted at DURATION (needs -data; only Sia schedules it)
 //	-parallel N         policies simulated at the same time (default GOMAXPROCS); results do not
 //	                    depend on it, the wall-clock columns do: use -parallel 1 to measure runtime
 package simcli
@@ -101,6 +103,7 @@ type config struct {
 	replot                  []string
 	noFTF                   bool
 	parallel                int
+	gpt                     string // -gpt: the GPT job's submission time ("" = none)
 }
 
 const defaultPolicies = "sia,sia-rigid,pollux,gavel"
@@ -132,6 +135,7 @@ func (r *Registry) parseFlags(args []string, stderr io.Writer) (*config, error) 
 	fs.StringVar(&c.jobsJSON, "jobs-json", "", "file for per-job results as JSON")
 	fs.StringVar(&c.plot, "plot", "", "folder for PNG figures")
 	fs.BoolVar(&c.noFTF, "noftf", false, "skip finish-time fairness")
+	fs.StringVar(&c.gpt, "gpt", "", "add the hybrid-parallel GPT job (paper §5.3) to every workload, submitted at this time (e.g. 0s, 10m; needs -data)")
 	fs.IntVar(&c.parallel, "parallel", runtime.GOMAXPROCS(0), "policies simulated at the same time (1 = one after another, for runtime measurements)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file")
 	var replotFiles string
@@ -272,6 +276,9 @@ func (r *Registry) Run(ctx context.Context, args []string, stdout, stderr io.Wri
 				return err
 			}
 			wls = []*sim.Workload{wl}
+		}
+		if wls, err = addGPTFlag(c.gpt, wls, truth); err != nil {
+			return err
 		}
 		outs, err := r.runPolicies(ctx, c, cl, truth, wls, stderr)
 		if err != nil {
