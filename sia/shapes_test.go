@@ -87,6 +87,10 @@ func checkShapes(t *testing.T, snap sia.Snapshot, plan sia.Plan) {
 		if d.Action == sia.Keep {
 			continue // a kept job keeps the GPUs it has
 		}
+		if e.Config.Spanning() {
+			checkParts(t, d.Job, e.Config.Parts(), per, size)
+			continue
+		}
 		counts := make([]int, 0, len(per))
 		for _, c := range per {
 			counts = append(counts, c)
