@@ -94,3 +94,79 @@ func TestRoundSpanningPools(t *testing.T) {
 		})
 	}
 }
+
+// spanHeld is a running allocation of 14 GPUs on e0 (8) and s0 (6).
+func spanHeld() sia.Allocation {
+	a := sia.Allocation{Type: "x", Nodes: 2, GPUs: 14}
+	for k := 0; k < 8; k++ {
+		a.Placement = append(a.Placement, sia.GPU{Node: "e0", Index: k})
+	}
+	for k := 0; k < 6; k++ {
+		a.Placement = append(a.Placement, sia.GPU{Node: "s0", Index: k})
+	}
+	return a
+}
+
+// TestRoundKeepsSpanningCurrent: a job running on an 8-GPU and a 6-GPU node
+// of one type keeps its allocation and GPUs (rigid, adaptive with bounds
+// that hold it, pinned); its current entry is the spanning configuration of
+// its placement, and a pinned one holds against jobs that want its GPUs.
+func TestRoundKeepsSpanningCurrent(t *testing.T) {
+	lin := shapeModel{speed: map[string]float64{"x": 1}, gain: 1, cross: 0.95}
+	for _, tc := range []struct {
+		name string
+		job  sia.Job
+	}{
+		{"rigid", sia.Job{ID: "cur", Kind: sia.Rigid, GPUs: 14, Submitted: shapesT0, Models: lin}},
+		{"adaptive", sia.Job{ID: "cur", MinGPUs: 14, MaxGPUs: 14, Submitted: shapesT0, Models: lin}},
+		{"rigid pinned", sia.Job{ID: "cur", Kind: sia.Rigid, GPUs: 14, NonPreemptible: true, Submitted: shapesT0, Models: lin}},
+		{"adaptive pinned restoring", sia.Job{ID: "cur", Submitted: shapesT0, Models: lin,
+			State: sia.JobState{Restoring: true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := tc.job
+			j.State.Current = spanHeld()
+			other := sia.Job{ID: "big", Kind: sia.Rigid, GPUs: 20, Submitted: shapesT0, Models: shapeModel{speed: map[string]float64{"x": 100}, gain: 1, cross: 1}}
+			snap := sia.Snapshot{Now: shapesT0.Add(time.Hour), Cluster: sia.Cluster{Nodes: spanNodes(1, 2)}, Jobs: []sia.Job{j}}
+			if j.NonPreemptible || j.State.Restoring {
+				snap.Jobs = append(snap.Jobs, other) // wants the whole type
+			}
+			plan := round(t, snap, &sia.Options{NoScaleUpCap: true})
+			d, ok := plan.Decision("cur")
+			require.True(t, ok)
+			assert.Equal(t, sia.Keep, d.Action)
+			assert.ElementsMatch(t, spanHeld().Placement, d.Allocation.Placement)
+			e := plan.Entry(0)
+			require.NotNil(t, e)
+			assert.True(t, e.Current)
+			assert.Equal(t, []configset.Part{{NodeGPUs: 8, Nodes: 1, GPUs: 8}, {NodeGPUs: 6, Nodes: 1, GPUs: 6}}, e.Config.Parts())
+			if len(snap.Jobs) > 1 {
+				assert.True(t, d.Pinned)
+				b, _ := plan.Decision("big")
+				assert.Equal(t, sia.Queue, b.Action, "the pinned job holds its GPUs")
+			}
+		})
+	}
+}
+
+// TestValidateSpanningCurrent: a Current on nodes of several sizes is
+// accepted when the type's nodes can hold it, and rejected with the job and
+// field named when they cannot.
+func TestValidateSpanningCurrent(t *testing.T) {
+	lin := shapeModel{speed: map[string]float64{"x": 1}, gain: 1, cross: 0.95}
+	snap := sia.Snapshot{Now: shapesT0.Add(time.Hour), Cluster: sia.Cluster{Nodes: spanNodes(1, 2)},
+		Jobs: []sia.Job{{ID: "cur", Submitted: shapesT0, Models: lin, State: sia.JobState{Current: spanHeld()}}}}
+	require.NoError(t, snap.Validate())
+	bad := snap
+	bad.Jobs = []sia.Job{snap.Jobs[0]}
+	bad.Jobs[0].State.Current = sia.Allocation{Type: "x", Nodes: 2, GPUs: 15}
+	err := bad.Validate()
+	require.ErrorIs(t, err, sia.ErrInvalidInput)
+	assert.ErrorContains(t, err, `"cur"`)
+	assert.ErrorContains(t, err, "Jobs[0].State.Current.GPUs")
+	bad.Jobs[0].State.Current = spanHeld()
+	bad.Jobs[0].State.Current.Placement[13].Index = 6 // the 6-GPU node has no GPU 6
+	err = bad.Validate()
+	require.ErrorIs(t, err, sia.ErrInvalidInput)
+	assert.ErrorContains(t, err, "Placement[13]")
+}
