@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Part is the share of a request spanning node sizes on the nodes with
@@ -104,6 +105,9 @@ func (sp *spanSplit) mapError(err error) error {
 	if errors.As(err, &ie) {
 		if job, ok := sp.sub[ie.Job]; ok {
 			ie.Job = job
+		}
+		for id, job := range sp.sub {
+			ie.Reason = strings.ReplaceAll(ie.Reason, strconv.Quote(id), strconv.Quote(job))
 		}
 	}
 	return err
