@@ -231,9 +231,9 @@ func (s *Set) spanCandidate(ps []*Pool, w []int, d int, bw *[]int, bq, bc *int) 
 		try(-1, total)
 		return
 	}
-	for q, n := range w {
+	for q := len(w) - 1; q >= 0; q-- { // ties: the remainder on the smaller nodes
 		r := ps[q].GPUsPerNode
-		if n == 0 || r <= d {
+		if w[q] == 0 || r <= d {
 			continue
 		}
 		try(q, total-r+chainCeil(ps[q].Chain, r-d))
