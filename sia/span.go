@@ -30,7 +30,15 @@ import (
 // it); the spanning entries of the other jobs are not taken, the status is
 // then Feasible and the bound is raised by each such job's best possible
 // gain from a spanning entry (valid: taking one only removes capacity from
-// the others). A deadline is shared out evenly among the branches left.
+// the others). A deadline is shared out evenly among the branches left;
+// once it has passed, the branches left are bounded (relaxedBound) but not
+// solved, so the answer is Feasible with a true bound.
+//
+// Why not options with several rows in package ilp: every bound, greedy,
+// dynamic programme and branching rule of its solver assumes one capacity
+// row per option, and spanning entries are rare (a job larger than every
+// pool of its type); the enumeration keeps that solver as it is and is
+// exact where it completes.
 //
 // Adaptive jobs whose minimum some pool holds are not offered spanning
 // configurations: they can always run in one pool, every spanning option
@@ -302,6 +310,15 @@ func solveSpans(ctx context.Context, p *ilp.Problem, warm []int, spans []spanOpt
 			if s != nil {
 				w[s.pos] = -1
 			}
+		}
+		if found && ctx.Err() != nil {
+			// Out of time: the branch is not solved, only bounded (every
+			// job at its best option, capacities ignored).
+			if rb := relaxedBound(q) + adj; better(rb, bound, p.Sense) {
+				bound = rb
+			}
+			optimal = false
+			continue
 		}
 		bctx, cancel := ctx, context.CancelFunc(func() {})
 		if hasDL {

@@ -221,6 +221,14 @@ func TestSolveSpansDeadline(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, sol.Choice, 4)
 	assert.Equal(t, StatusFeasible, sol.Status, "an expired deadline proves nothing")
+	best, _ := bruteForce(m)
+	if m.Sense == 0 { // Minimize
+		assert.LessOrEqual(t, sol.Bound, best+1e-9)
+		assert.GreaterOrEqual(t, sol.Objective, best-1e-9)
+	} else {
+		assert.GreaterOrEqual(t, sol.Bound, best-1e-9)
+		assert.LessOrEqual(t, sol.Objective, best+1e-9)
+	}
 	n := 0
 	for _, c := range sol.Choice {
 		if c >= 0 {
@@ -228,4 +236,39 @@ func TestSolveSpansDeadline(t *testing.T) {
 		}
 	}
 	assert.LessOrEqual(t, n, 1)
+}
+
+// BenchmarkRoundSpans: a round on a type of 16 8-GPU and 16 6-GPU nodes
+// (224 GPUs) with 100 adaptive jobs and k rigid jobs of 140 GPUs (above
+// the 128-GPU pool), each with one spanning entry: the enumeration solves
+// 2^k branches.
+func BenchmarkRoundSpans(b *testing.B) {
+	for _, k := range []int{0, 1, 3, 5} {
+		b.Run(fmt.Sprintf("spanning=%d", k), func(b *testing.B) {
+			var nodes []Node
+			for n := 0; n < 16; n++ {
+				nodes = append(nodes, Node{ID: fmt.Sprintf("e%d", n), Type: "x", GPUs: 8}, Node{ID: fmt.Sprintf("s%d", n), Type: "x", GPUs: 6})
+			}
+			snap := Snapshot{Now: shapesT0().Add(time.Hour), Cluster: Cluster{Nodes: nodes}}
+			rng := rand.New(rand.NewPCG(1, 2))
+			for j := 0; j < 100; j++ {
+				snap.Jobs = append(snap.Jobs, Job{ID: fmt.Sprintf("a%d", j), Submitted: shapesT0(), MaxGPUs: 32,
+					Models: spanEval{speed: 0.5 + rng.Float64(), gain: 0.5 + 0.4*rng.Float64(), cross: 0.8 + 0.2*rng.Float64()}})
+			}
+			for j := 0; j < k; j++ {
+				snap.Jobs = append(snap.Jobs, Job{ID: fmt.Sprintf("r%d", j), Kind: Rigid, GPUs: 140, Submitted: shapesT0(),
+					Models: spanEval{speed: 1, gain: 1, cross: 0.99}})
+			}
+			s, err := New(&Options{NoScaleUpCap: true})
+			require.NoError(b, err)
+			b.ResetTimer()
+			for it := 0; it < b.N; it++ {
+				p, err := s.Round(context.Background(), snap)
+				require.NoError(b, err)
+				if it == 0 {
+					b.ReportMetric(float64(p.Status), "status")
+				}
+			}
+		})
+	}
 }

@@ -65,6 +65,8 @@ func TestRoundSpanningPools(t *testing.T) {
 			[]want{{"r20", 3, 20, map[int]int{8: 8, 6: 12}}}},
 		{"MinGPUs 20 on 8,8,6,6", spanNodes(2, 2), []sia.Job{{ID: "a20", MinGPUs: 20, MaxGPUs: 20, Submitted: shapesT0, Models: lin}},
 			[]want{{"a20", 3, 20, map[int]int{8: 8, 6: 12}}}},
+		{"MinGPUs 20 without a maximum takes the whole type", spanNodes(2, 2), []sia.Job{{ID: "a20", MinGPUs: 20, Submitted: shapesT0, Models: lin}},
+			[]want{{"a20", 4, 28, map[int]int{8: 16, 6: 12}}}},
 		{"rigid 14 beside a rigid 6", spanNodes(1, 2), []sia.Job{
 			{ID: "r14", Kind: sia.Rigid, GPUs: 14, Submitted: shapesT0, Models: lin},
 			{ID: "r6", Kind: sia.Rigid, GPUs: 6, Submitted: shapesT0, Models: lin}},
