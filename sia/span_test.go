@@ -172,3 +172,39 @@ func TestValidateSpanningCurrent(t *testing.T) {
 	require.ErrorIs(t, err, sia.ErrInvalidInput)
 	assert.ErrorContains(t, err, "Placement[13]")
 }
+
+// TestRoundSpanningReservedAndQuota: a spanning entry counts against every
+// pool it touches, in reservations (a row over the type's pools) and
+// quotas: a rigid 14 on 8 + 6 nodes runs when the type less its
+// reservation holds 14 GPUs, and waits with the reason when it does not.
+func TestRoundSpanningReservedAndQuota(t *testing.T) {
+	lin := shapeModel{speed: map[string]float64{"x": 1}, gain: 1, cross: 0.95}
+	job := sia.Job{ID: "r14", Kind: sia.Rigid, GPUs: 14, Submitted: shapesT0, Models: lin}
+	for _, tc := range []struct {
+		name     string
+		reserved int
+		limit    int // quota on the job; 0 = none
+		action   sia.Action
+		reason   sia.QueueReason
+	}{
+		{"reservation leaves 14", 6, 0, sia.Start, sia.ReasonNone},
+		{"reservation leaves 13", 7, 0, sia.Queue, sia.ReasonReserved},
+		{"quota of 14", 0, 14, sia.Start, sia.ReasonNone},
+		{"quota of 13", 0, 13, sia.Queue, sia.ReasonQuota},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := sia.Snapshot{Now: shapesT0.Add(time.Minute), Cluster: sia.Cluster{Nodes: spanNodes(1, 2)}, Jobs: []sia.Job{job}}
+			if tc.reserved > 0 {
+				snap.Reserved = map[string]int{"x": tc.reserved}
+			}
+			if tc.limit > 0 {
+				snap.Quotas = []sia.Quota{{Name: "q", Jobs: []string{"r14"}, Type: "x", Limit: tc.limit}}
+			}
+			plan := round(t, snap, nil)
+			d := plan.Decisions[0]
+			assert.Equal(t, tc.action, d.Action)
+			assert.Equal(t, tc.reason, d.Reason)
+			assert.Equal(t, sia.StatusOptimal, plan.Status)
+		})
+	}
+}
