@@ -18,11 +18,9 @@ type Part struct {
 // largest-nodes-first shape, which always holds the count).
 const MaxSpanSearch = 4096
 
-// spanned reports whether c spans pools (Config.Span is set).
-func (c Config) spanned() bool { return c.Span != "" }
-
-// Spanning reports whether c spans several pools of its type.
-func (c Config) Spanning() bool { return c.spanned() }
+// Spanning reports whether c spans several pools of its type (Span is
+// set).
+func (c Config) Spanning() bool { return c.Span != "" }
 
 // Parts returns the per-pool shares of a spanning configuration in the
 // type's pool order, or nil when c lies in one pool (or Span is malformed).

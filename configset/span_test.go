@@ -170,3 +170,32 @@ func TestSpanString(t *testing.T) {
 	assert.Equal(t, "(2,14,x{8x1:8+6x1:6})", fmt.Sprint(c))
 	assert.True(t, slices.Equal([]Part{{8, 1, 8}, {6, 1, 6}}, c.Parts()))
 }
+
+// FuzzSpan: Parts never panics and round-trips through the encoding; Span
+// on any two-size type gives a shape that fits the type's nodes, holds
+// exactly g GPUs and is charged at least g.
+func FuzzSpan(f *testing.F) {
+	f.Add("8x1:8+6x1:6", 8, 2, 6, 2, 20)
+	f.Add("x:+", 5, 1, 3, 4, 9)
+	f.Add("12x3:-1", 12, 3, 10, 1, 40)
+	f.Fuzz(func(t *testing.T, span string, r1, n1, r2, n2, g int) {
+		c := Config{Type: "x", Span: span}
+		if parts := c.Parts(); parts != nil {
+			assert.Equal(t, parts, Config{Type: "x", Span: encodeSpan(parts)}.Parts())
+		}
+		if r1 < 1 || r1 > 64 || r2 < 1 || r2 > 64 || r1 == r2 || n1 < 1 || n1 > 64 || n2 < 1 || n2 > 64 {
+			return
+		}
+		s, err := New([]NodeGroup{{"x", r1, n1}, {"x", r2, n2}}, nil)
+		require.NoError(t, err)
+		sp, ok := s.Span("x", g)
+		if !ok {
+			assert.True(t, g <= s.LargestPool("x") || g > s.Capacity("x"), "g=%d", g)
+			return
+		}
+		_, fits := s.Spanned("x", sp.Parts())
+		assert.True(t, fits, "%v", sp)
+		assert.Equal(t, g, sp.GPUs)
+		assert.GreaterOrEqual(t, s.Charge(sp), g)
+	})
+}
