@@ -86,7 +86,8 @@ func (cl *cluster) spannedCurrent(cur Allocation) (configset.Config, bool) {
 
 // usesOf returns the capacity rows entry e takes: one option per pool of a
 // spanning configuration (each part charged as configset.Set.Charge does,
-// or exactly its GPUs when exact), else the entry's one option.
+// or exactly its GPUs when exact or when the entry is charged its GPUs, as
+// a pinned entry is), else the entry's one option.
 func usesOf(e *Entry, exact bool) []ilp.Option {
 	c := e.Config
 	if !c.Spanning() {
@@ -96,6 +97,7 @@ func usesOf(e *Entry, exact bool) []ilp.Option {
 		}
 		return []ilp.Option{{Type: c.Pool(), GPUs: g, Value: e.Value}}
 	}
+	exact = exact || e.charge() == c.GPUs // each part's charge is at least its GPUs
 	parts := c.Parts()
 	out := make([]ilp.Option, len(parts))
 	for k, p := range parts {
@@ -310,6 +312,9 @@ func solveSpans(ctx context.Context, p *ilp.Problem, warm []int, spans []spanOpt
 			if s != nil {
 				w[s.pos] = -1
 			}
+		}
+		if found && !better(relaxedBound(q)+adj, best.Objective, p.Sense) {
+			continue // cannot beat the incumbent: pruned, the proof holds
 		}
 		if found && ctx.Err() != nil {
 			// Out of time: the branch is not solved, only bounded (every

@@ -280,3 +280,33 @@ func TestRoundSpanPinnedBruteForce(t *testing.T) {
 	t.Logf("%d rounds, %d spanning allocations, %d unplaced (all confirmed unpackable)", rounds, spanning, unplaced)
 	assert.Positive(t, spanning)
 }
+
+// TestRoundPinnedSpanningExact: a restoring job pinned to 5 GPUs of an
+// 8-GPU node and 3 of a 6-GPU node counts exactly those GPUs against each
+// pool (not the chain sizes 8 and 6), so the rest of both nodes stays
+// usable: rigid jobs of 8, 2 and 2 GPUs run beside it.
+func TestRoundPinnedSpanningExact(t *testing.T) {
+	lin := shapeModel{speed: map[string]float64{"x": 1}, gain: 1, cross: 0.95}
+	var held []sia.GPU
+	for k := 0; k < 5; k++ {
+		held = append(held, sia.GPU{Node: "e0", Index: k})
+	}
+	for k := 0; k < 3; k++ {
+		held = append(held, sia.GPU{Node: "s0", Index: k})
+	}
+	rigid := func(id string, g int) sia.Job {
+		return sia.Job{ID: id, Kind: sia.Rigid, GPUs: g, Submitted: shapesT0, Models: lin}
+	}
+	snap := sia.Snapshot{Now: shapesT0.Add(time.Hour), Cluster: sia.Cluster{Nodes: spanNodes(2, 1)}, Jobs: []sia.Job{
+		{ID: "pin", Submitted: shapesT0, Models: lin, State: sia.JobState{Restoring: true, Current: sia.Allocation{Type: "x", Nodes: 2, GPUs: 8, Placement: held}}},
+		rigid("a", 8), rigid("b", 2), rigid("c", 2)}}
+	plan := round(t, snap, nil)
+	assert.Equal(t, sia.StatusOptimal, plan.Status)
+	d := plan.Decisions[0]
+	assert.Equal(t, sia.Keep, d.Action)
+	assert.True(t, d.Pinned)
+	assert.Equal(t, "8x1:5+6x1:3", plan.Entry(0).Config.Span)
+	for _, d := range plan.Decisions[1:] {
+		assert.Equal(t, sia.Start, d.Action, d.Job)
+	}
+}
