@@ -94,6 +94,9 @@ func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int, spans []s
 				continue
 			}
 			if e.Config.Spanning() {
+				if r.Pin >= 0 && k != r.Pin {
+					continue // a pinned job takes its pin only
+				}
 				spans = append(spans, spanOpt{pos: pos, row: i, entry: k, uses: usesOf(e, k == r.Pin), value: e.Value, pinned: k == r.Pin})
 				continue
 			}

@@ -272,3 +272,25 @@ func BenchmarkRoundSpans(b *testing.B) {
 		})
 	}
 }
+
+// TestSpanPinnedRowOffersNoSpan: a job pinned to a one-pool entry is never
+// given one of its spanning entries by the enumeration.
+func TestSpanPinnedRowOffersNoSpan(t *testing.T) {
+	snap := Snapshot{Now: shapesT0().Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "e0", Type: "x", GPUs: 8}, {ID: "s0", Type: "x", GPUs: 6}}},
+		Jobs: []Job{{ID: "j", MinGPUs: 1, Submitted: shapesT0(), Models: spanEval{speed: 1, gain: 1, cross: 1}, NonPreemptible: true,
+			State: JobState{Current: Allocation{Type: "x", Nodes: 1, GPUs: 2, Placement: []GPU{{Node: "e0", Index: 0}, {Node: "e0", Index: 1}}}}}}}
+	m, err := BuildMatrix(&snap, &Options{NoScaleUpCap: true})
+	require.NoError(t, err)
+	// give the pinned row a spanning entry worth far more than its pin
+	row := &m.Rows[0]
+	require.GreaterOrEqual(t, row.Pin, 0)
+	row.Entries = append(row.Entries, Entry{Config: m.Rows[0].Entries[row.Pin].Config, Value: 1e6, Restart: 1})
+	e := &row.Entries[len(row.Entries)-1]
+	e.Config.Span, e.Config.NodeGPUs, e.Config.Nodes, e.Config.GPUs, e.Charge = "8x1:8+6x1:6", 0, 2, 14, 14
+	if m.Sense == 0 {
+		e.Value = 1e-6
+	}
+	sol, err := Solve(context.Background(), m, nil)
+	require.NoError(t, err)
+	assert.Equal(t, row.Pin, sol.Choice[0])
+}
