@@ -66,15 +66,26 @@ type NodeGroup struct {
 // the pool is the type). A configuration of one node has GPUs ≤ NodeGPUs; one
 // of several nodes takes Nodes−1 whole nodes and the rest on one more node
 // (all whole nodes for every configuration in Configs).
+//
+// A spanning configuration (Span non-empty, NodeGPUs 0) lies on nodes of
+// several pools of its type: Span encodes its per-pool parts (see Parts,
+// Set.Span), and Nodes and GPUs are their sums. Spanning configurations
+// are not in Configs: they are offered only to jobs whose count no pool
+// holds (Set.Span, Set.Spans) and for a current allocation on nodes of
+// several sizes (Set.Spanned). Config stays comparable: two spanning
+// configurations are equal when their parts are.
 type Config struct {
 	Type     string
 	Nodes    int
 	GPUs     int
 	NodeGPUs int
+	Span     string
 }
 
 // Pool returns the name of the configuration's pool: Type when NodeGPUs is 0,
-// else Type + "/" + NodeGPUs (for example "a100/6").
+// else Type + "/" + NodeGPUs (for example "a100/6"). A spanning
+// configuration has no single pool: Pool returns its Type (which is no pool
+// name of a type with several pools); use Parts.
 func (c Config) Pool() string {
 	if c.NodeGPUs == 0 {
 		return c.Type
@@ -88,8 +99,12 @@ func PoolName(t string, r int) string { return t + "/" + strconv.Itoa(r) }
 
 // String formats c as in the paper: (nodes,GPUs,type), with the pool's node
 // size after the type when the type has nodes of several sizes:
-// (1,2,a100/6).
+// (1,2,a100/6); a spanning configuration lists its parts (node size x
+// nodes : GPUs): (3,20,a100{8x1:8+6x2:12}).
 func (c Config) String() string {
+	if c.Span != "" {
+		return "(" + strconv.Itoa(c.Nodes) + "," + strconv.Itoa(c.GPUs) + "," + c.Type + "{" + c.Span + "})"
+	}
 	return "(" + strconv.Itoa(c.Nodes) + "," + strconv.Itoa(c.GPUs) + "," + c.Pool() + ")"
 }
 
@@ -420,8 +435,16 @@ func (s *Set) Fixed(t string, g int) []Config {
 // largest-first packing (it is placed after the items of size c and before
 // the smaller ones, and leaves at least the room an item of size c would).
 // It returns c.GPUs for a configuration whose pool is unknown or whose shape
-// does not fit the pool's nodes.
+// does not fit the pool's nodes. For a spanning configuration it is the
+// sum of its parts' charges (see PartCharge).
 func (s *Set) Charge(c Config) int {
+	if c.Span != "" {
+		n := 0
+		for _, p := range c.Parts() {
+			n += s.PartCharge(c.Type, p)
+		}
+		return n
+	}
 	pi, ok := s.pindex[c.Pool()]
 	if !ok || c.GPUs <= 0 {
 		return c.GPUs
@@ -437,6 +460,12 @@ func (s *Set) Charge(c Config) int {
 		}
 	}
 	return c.GPUs
+}
+
+// PartCharge returns the GPUs that part p of a spanning configuration of
+// type t blocks in its pool (see Charge).
+func (s *Set) PartCharge(t string, p Part) int {
+	return s.Charge(Config{Type: t, Nodes: p.Nodes, GPUs: p.GPUs, NodeGPUs: p.NodeGPUs})
 }
 
 // Capacity returns the total GPUs of type t (over its pools), or 0 for an

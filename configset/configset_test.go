@@ -16,7 +16,7 @@ import (
 func TestRunningExample(t *testing.T) {
 	s, err := New([]NodeGroup{{Type: "A", GPUsPerNode: 2, Nodes: 1}, {Type: "B", GPUsPerNode: 4, Nodes: 1}}, nil)
 	require.NoError(t, err)
-	want := []Config{{"A", 1, 1, 0}, {"A", 1, 2, 0}, {"B", 1, 1, 0}, {"B", 1, 2, 0}, {"B", 1, 4, 0}}
+	want := []Config{{"A", 1, 1, 0, ""}, {"A", 1, 2, 0, ""}, {"B", 1, 1, 0, ""}, {"B", 1, 2, 0, ""}, {"B", 1, 4, 0, ""}}
 	assert.Equal(t, want, s.Configs())
 	assert.Equal(t, []string{"A", "B"}, s.Types())
 	assert.Equal(t, 2, s.Capacity("A"))
@@ -61,8 +61,8 @@ func TestChain(t *testing.T) {
 func TestNonPowerOfTwoNodes(t *testing.T) {
 	s, err := New([]NodeGroup{{Type: "six", GPUsPerNode: 6, Nodes: 3}, {Type: "twelve", GPUsPerNode: 12, Nodes: 2}}, nil)
 	require.NoError(t, err)
-	assert.Equal(t, []Config{{"six", 1, 1, 0}, {"six", 1, 2, 0}, {"six", 1, 6, 0}, {"six", 2, 12, 0}, {"six", 3, 18, 0}}, s.ByType("six"))
-	assert.Equal(t, []Config{{"twelve", 1, 1, 0}, {"twelve", 1, 2, 0}, {"twelve", 1, 4, 0}, {"twelve", 1, 12, 0}, {"twelve", 2, 24, 0}}, s.ByType("twelve"))
+	assert.Equal(t, []Config{{"six", 1, 1, 0, ""}, {"six", 1, 2, 0, ""}, {"six", 1, 6, 0, ""}, {"six", 2, 12, 0, ""}, {"six", 3, 18, 0, ""}}, s.ByType("six"))
+	assert.Equal(t, []Config{{"twelve", 1, 1, 0, ""}, {"twelve", 1, 2, 0, ""}, {"twelve", 1, 4, 0, ""}, {"twelve", 1, 12, 0, ""}, {"twelve", 2, 24, 0, ""}}, s.ByType("twelve"))
 	assert.Equal(t, []Pool{{Name: "six", Type: "six", GPUsPerNode: 6, Nodes: 3, Chain: []int{1, 2, 6}}}, s.PoolsOf("six"))
 	assert.Equal(t, 18, s.Capacity("six"))
 	assert.Equal(t, 24, s.Capacity("twelve"))
@@ -70,13 +70,13 @@ func TestNonPowerOfTwoNodes(t *testing.T) {
 	assert.Equal(t, 3, s.Nodes("six"))
 	// rigid counts: whole nodes plus a remainder on one more node, charged
 	// the remainder's chain size
-	assert.Equal(t, []Config{{"six", 3, 18, 0}}, s.Fixed("six", 18))
-	assert.Equal(t, []Config{{"six", 2, 9, 0}}, s.Fixed("six", 9))
+	assert.Equal(t, []Config{{"six", 3, 18, 0, ""}}, s.Fixed("six", 18))
+	assert.Equal(t, []Config{{"six", 2, 9, 0, ""}}, s.Fixed("six", 9))
 	assert.Empty(t, s.Fixed("six", 19))
-	assert.Equal(t, 12, s.Charge(Config{"six", 2, 9, 0}))
-	assert.Equal(t, 6, s.Charge(Config{"six", 1, 5, 0}))
-	assert.Equal(t, 2, s.Charge(Config{"six", 1, 2, 0}))
-	assert.Equal(t, 16, s.Charge(Config{"twelve", 2, 15, 0}))
+	assert.Equal(t, 12, s.Charge(Config{"six", 2, 9, 0, ""}))
+	assert.Equal(t, 6, s.Charge(Config{"six", 1, 5, 0, ""}))
+	assert.Equal(t, 2, s.Charge(Config{"six", 1, 2, 0, ""}))
+	assert.Equal(t, 16, s.Charge(Config{"twelve", 2, 15, 0, ""}))
 }
 
 // TestMixedNodeSizes: a type with nodes of several sizes has one pool per
@@ -95,26 +95,26 @@ func TestMixedNodeSizes(t *testing.T) {
 		{Name: "t4", Type: "t4", GPUsPerNode: 4, Nodes: 2, Chain: []int{1, 2, 4}},
 	}, s.Pools())
 	assert.Equal(t, []Config{
-		{"a100", 1, 1, 8}, {"a100", 1, 2, 8}, {"a100", 1, 4, 8}, {"a100", 1, 8, 8}, {"a100", 2, 16, 8},
-		{"a100", 1, 1, 6}, {"a100", 1, 2, 6}, {"a100", 1, 6, 6}, {"a100", 2, 12, 6},
+		{"a100", 1, 1, 8, ""}, {"a100", 1, 2, 8, ""}, {"a100", 1, 4, 8, ""}, {"a100", 1, 8, 8, ""}, {"a100", 2, 16, 8, ""},
+		{"a100", 1, 1, 6, ""}, {"a100", 1, 2, 6, ""}, {"a100", 1, 6, 6, ""}, {"a100", 2, 12, 6, ""},
 	}, s.ByType("a100"))
 	assert.Equal(t, 28, s.Capacity("a100"))
 	assert.Equal(t, 4, s.Nodes("a100"))
 	assert.Equal(t, 8, s.GPUsPerNode("a100"))
-	assert.Equal(t, "(1,6,a100/6)", Config{"a100", 1, 6, 6}.String())
-	assert.Equal(t, "a100/6", Config{"a100", 1, 6, 6}.Pool())
-	assert.Equal(t, "t4", Config{"t4", 1, 4, 0}.Pool())
+	assert.Equal(t, "(1,6,a100/6)", Config{"a100", 1, 6, 6, ""}.String())
+	assert.Equal(t, "a100/6", Config{"a100", 1, 6, 6, ""}.Pool())
+	assert.Equal(t, "t4", Config{"t4", 1, 4, 0, ""}.Pool())
 	p, ok := s.Pool("a100/6")
 	require.True(t, ok)
 	assert.Equal(t, 12, p.Capacity())
 	_, ok = s.Pool("a100")
 	assert.False(t, ok)
-	assert.Equal(t, []Config{{"a100", 2, 12, 8}, {"a100", 2, 12, 6}}, s.Fixed("a100", 12))
-	assert.Equal(t, []Config{{"a100", 2, 14, 8}}, s.Fixed("a100", 14))
-	i, ok := s.Index(Config{"a100", 1, 6, 6})
+	assert.Equal(t, []Config{{"a100", 2, 12, 8, ""}, {"a100", 2, 12, 6, ""}}, s.Fixed("a100", 12))
+	assert.Equal(t, []Config{{"a100", 2, 14, 8, ""}}, s.Fixed("a100", 14))
+	i, ok := s.Index(Config{"a100", 1, 6, 6, ""})
 	require.True(t, ok)
 	assert.Equal(t, 7, i)
-	_, ok = s.Index(Config{"a100", 1, 6, 0})
+	_, ok = s.Index(Config{"a100", 1, 6, 0, ""})
 	assert.False(t, ok)
 	// a pool name that is also a type name is an error
 	_, err = New([]NodeGroup{{Type: "x", GPUsPerNode: 8, Nodes: 1}, {Type: "x", GPUsPerNode: 4, Nodes: 1}, {Type: "x/4", GPUsPerNode: 4, Nodes: 1}}, nil)
@@ -137,18 +137,18 @@ func TestDefaultHeterogeneousCluster(t *testing.T) {
 	assert.Len(t, s.ByType("a100"), 5)
 	assert.Len(t, s.ByType("rtx"), 6)
 	// the published artifact's indices 0-7, 8-12, 13-18
-	assert.Equal(t, Config{"t4", 6, 24, 0}, cs[7])
-	assert.Equal(t, Config{"a100", 1, 1, 0}, cs[8])
-	assert.Equal(t, Config{"a100", 2, 16, 0}, cs[12])
-	assert.Equal(t, Config{"rtx", 3, 24, 0}, cs[18])
+	assert.Equal(t, Config{"t4", 6, 24, 0, ""}, cs[7])
+	assert.Equal(t, Config{"a100", 1, 1, 0, ""}, cs[8])
+	assert.Equal(t, Config{"a100", 2, 16, 0, ""}, cs[12])
+	assert.Equal(t, Config{"rtx", 3, 24, 0, ""}, cs[18])
 	for i, c := range cs {
 		j, ok := s.Index(c)
 		require.True(t, ok)
 		assert.Equal(t, i, j)
 	}
-	_, ok := s.Index(Config{"t4", 1, 3, 0})
+	_, ok := s.Index(Config{"t4", 1, 3, 0, ""})
 	assert.False(t, ok)
-	_, ok = s.Index(Config{"nope", 1, 1, 0})
+	_, ok = s.Index(Config{"nope", 1, 1, 0, ""})
 	assert.False(t, ok)
 	assert.Equal(t, 64, s.Capacity("t4")+s.Capacity("a100")+s.Capacity("rtx"))
 }
@@ -159,7 +159,7 @@ func TestCaps(t *testing.T) {
 	require.NoError(t, err)
 	// 4-GPU table of the artifact: (1,1),(1,2),(1,4),(2,8)…(16,64) — 18 entries
 	require.Len(t, s.Configs(), 18)
-	assert.Equal(t, Config{"t4", 16, 64, 0}, s.Configs()[17])
+	assert.Equal(t, Config{"t4", 16, 64, 0, ""}, s.Configs()[17])
 
 	s, err = New(g, &Options{MaxGPUs: 64, MaxNodes: 6})
 	require.NoError(t, err)
@@ -167,7 +167,7 @@ func TestCaps(t *testing.T) {
 
 	s, err = New([]NodeGroup{{Type: "a100", GPUsPerNode: 8, Nodes: 4}}, &Options{MaxGPUs: 3})
 	require.NoError(t, err)
-	assert.Equal(t, []Config{{"a100", 1, 1, 0}, {"a100", 1, 2, 0}}, s.Configs())
+	assert.Equal(t, []Config{{"a100", 1, 1, 0, ""}, {"a100", 1, 2, 0, ""}}, s.Configs())
 
 	s, err = New(g, nil)
 	require.NoError(t, err)
@@ -329,7 +329,7 @@ func TestConfigsProperties(t *testing.T) {
 				for r := 1; r <= n*g.GPUsPerNode; r++ {
 					ok := (n == 1 && slices.Contains(Chain(g.GPUsPerNode), r)) || (n >= 2 && r == n*g.GPUsPerNode)
 					if ok && (capG == 0 || r <= capG) {
-						want = append(want, Config{g.Type, n, r, 0})
+						want = append(want, Config{Type: g.Type, Nodes: n, GPUs: r})
 					}
 				}
 			}

@@ -27,7 +27,26 @@
 // (Set.Fixed) and charged, against its pool, the smallest chain size that holds
 // the remainder (Set.Charge), which keeps every allocation placeable.
 //
-// The placement package maps configurations onto concrete GPUs.
+// Spanning configurations. A count that no pool of a type holds would be
+// stranded by construction (a rigid job of a whole type with 8- and 6-GPU
+// nodes, 8 + 8 + 6 + 6 = 28, or 8 + 6; a MinGPUs of 20 there), although the
+// type can run it. Set.Span shapes such a count over the pools: on the
+// fewest nodes that hold it, with the fewest GPUs charged among those
+// shapes, as whole nodes of each pool and at most one remainder part. A
+// Config with Span set lists its per-pool parts (Config.Parts); its charge
+// is the sum of the parts' charges, each part charged against its own pool
+// as a one-pool configuration would be. The packing argument holds pool by
+// pool (every part is whole nodes or one remainder charged a chain size, and
+// whole nodes are distinct nodes), so per-pool capacity rows still make
+// every allocation placeable exactly as shaped. Spanning configurations are
+// not in Configs: Set.Span and Set.Spans offer them only for counts beyond
+// every pool (rigid counts, minimums), and Set.Spanned describes a host's
+// current allocation on nodes of several sizes. An allocator needs one row
+// per pool a spanning configuration touches; package sia enumerates the few
+// such choices outside its one-row-per-option solver.
+//
+// The placement package maps configurations onto concrete GPUs (a spanning
+// one part by part, placement.Request.Parts).
 //
 // The package is a leaf: it imports nothing else of this module.
 package configset

@@ -78,3 +78,23 @@ func ExampleSet_Pools() {
 	// [(1,1,l40s/6) (1,2,l40s/6) (1,6,l40s/6) (2,12,l40s/6) (3,18,l40s/6) (1,1,l40s/8) (1,2,l40s/8) (1,4,l40s/8) (1,8,l40s/8)]
 	// [(1,5,l40s/6) (1,5,l40s/8)] 6 8
 }
+
+// A type with 8- and 6-GPU nodes: a rigid job of the whole type, or of 14
+// GPUs when there is one 8-GPU node, spans the pools.
+func ExampleSet_Span() {
+	s, err := configset.New([]configset.NodeGroup{
+		{Type: "a100", GPUsPerNode: 8, Nodes: 2},
+		{Type: "a100", GPUsPerNode: 6, Nodes: 2},
+	}, nil)
+	if err != nil {
+		panic(err)
+	}
+	for _, g := range []int{28, 20, 17} {
+		c, _ := s.Span("a100", g)
+		fmt.Println(c, "charged", s.Charge(c))
+	}
+	// Output:
+	// (4,28,a100{8x2:16+6x2:12}) charged 28
+	// (3,20,a100{8x1:8+6x2:12}) charged 20
+	// (3,17,a100{8x2:16+6x1:1}) charged 17
+}

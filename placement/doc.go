@@ -9,6 +9,10 @@
 // single-node jobs go best fit. Nodes may have any GPU count, and a type may
 // mix node sizes: a request names its pool (Request.NodeGPUs) and node count
 // (Request.Nodes), so that a job gets the shape its goodput was predicted for.
+// A request may also span the node sizes of its type (Request.Parts, a
+// spanning configuration of package configset): each part is placed in its
+// own pool with its own node count, and the job is placed only when all its
+// parts are.
 // Shape gives the per-node split of a GPU count: whole nodes and a remainder,
 // also for rigid counts that are no configuration shape (12 on 8-GPU nodes →
 // 8 + 4). For the configurations of package configset the largest-first

@@ -87,6 +87,15 @@ type Request struct {
 	// number of parts of Shape, the job is split as evenly as possible
 	// over Nodes nodes. 0 means the node count of Shape.
 	Nodes int
+	// Parts, when non-empty, spreads the job over the nodes of several
+	// sizes of its type (a spanning configuration, see package configset):
+	// part k takes Parts[k].GPUs GPUs on Parts[k].Nodes nodes with
+	// Parts[k].NodeGPUs GPUs each, shaped as NodeGPUs and Nodes shape a
+	// request. The parts' GPUs must sum to GPUs, their node sizes must be
+	// distinct, NodeGPUs must be 0 and Nodes 0 or the parts' node count. The
+	// job keeps its current
+	// GPUs on a part's nodes when they have that part's shape there.
+	Parts []Part
 	// Pinned marks a job that must not be moved (non-preemptible, or in a
 	// checkpoint-restore): when it keeps its type and count it is never
 	// evicted. A pinned job whose type or count changes is placed like any
@@ -214,11 +223,15 @@ func shapeOn(g, n, r int) []int {
 // exceeds a node. Same input → same output; the order of requests does not
 // matter.
 func Place(nodes []Node, reqs []Request) (Result, error) {
-	p, err := newProblem(nodes, reqs)
+	flat, sp, err := splitParts(nodes, reqs)
 	if err != nil {
 		return Result{}, err
 	}
-	return p.run(true), nil
+	p, err := newProblem(nodes, flat)
+	if err != nil {
+		return Result{}, sp.mapError(err)
+	}
+	return sp.merge(nodes, reqs, p.run(true)), nil
 }
 
 // run places every type; evict false disables rule (c)'s incremental

@@ -31,8 +31,8 @@ func bruteForce(m *Matrix) (float64, []int) {
 					}
 				}
 				for _, r := range members {
-					if c := choice[r]; c >= 0 && q.Counts(ilp.Option{Type: m.Rows[r].Entries[c].Config.Pool(), GPUs: m.Rows[r].Entries[c].charge()}) {
-						used += m.Rows[r].Entries[c].charge()
+					if c := choice[r]; c >= 0 {
+						used += quotaUse(&q, usesOf(&m.Rows[r].Entries[c], c == m.Rows[r].Pin))
 					}
 				}
 				if used > q.Limit {
@@ -69,14 +69,22 @@ func bruteForce(m *Matrix) (float64, []int) {
 			if e.Dropped || (r.Pin >= 0 && k != r.Pin) {
 				continue
 			}
-			t, g := e.Config.Pool(), e.charge()
-			if used[t]+g > m.Capacity[t] {
+			uses := usesOf(e, k == r.Pin) // spanning entries use several pools
+			fits := true
+			for _, u := range uses {
+				fits = fits && used[u.Type]+u.GPUs <= m.Capacity[u.Type]
+			}
+			if !fits {
 				continue
 			}
-			used[t] += g
+			for _, u := range uses {
+				used[u.Type] += u.GPUs
+			}
 			choice[i] = k
 			rec(i+1, obj+e.Value)
-			used[t] -= g
+			for _, u := range uses {
+				used[u.Type] -= u.GPUs
+			}
 		}
 	}
 	rec(0, 0)

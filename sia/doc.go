@@ -70,10 +70,20 @@
 // one capacity row per pool; a type with 8- and 6-GPU nodes has the pools
 // "a100/8" and "a100/6" (configset.Config.Pool), whose entries carry the
 // type's goodput for their shape. A reservation or quota on such a type is a
-// row over the set of its pools. No configuration spans two pools: on a
-// type with one 8-GPU and one 4-GPU node a job gets at most 8 GPUs, and a
-// rigid job larger than the type's largest pool waits with ReasonTooLarge
-// (give such nodes one size, or split the job). A rigid job whose count is no configuration
+// row over the set of its pools. A job whose minimum no pool holds (a rigid
+// count above the type's largest pool, say 28 GPUs of a type with nodes of
+// 8, 8, 6 and 6 GPUs, or a MinGPUs of 20 there) is offered configurations
+// spanning the pools (configset.Set.Span: the fewest nodes, whole nodes and
+// at most one remainder; configset.Config.Parts), at most four per type;
+// so is a running job's current allocation on nodes of several sizes. Each
+// such entry uses a row per pool it touches, which the solver's options
+// cannot say: Solve enumerates the few jobs with spanning entries exactly
+// (each branch fixes their choice and takes its GPUs off the pools and
+// quotas, ilp.Solve does the rest, the best branch wins), up to 64 branches
+// (beyond, the later jobs' spanning entries are not taken and the answer is
+// Feasible with a widened bound). Adaptive jobs that fit a pool are not
+// offered spanning entries, so they never grow beyond the type's largest
+// pool. A rigid job whose count is no configuration
 // is shaped as whole nodes plus its remainder on one more node (9 GPUs on
 // 6-GPU nodes: 6 + 3, on 2 nodes) and counts, against its pool, the
 // smallest chain size that holds the remainder (Entry.Charge: the 3 GPUs

@@ -99,7 +99,7 @@ func TestLambdaGuarantee(t *testing.T) {
 		p, err := s.Round(context.Background(), snap)
 		require.NoError(t, err)
 		require.Equal(t, StatusOptimal, p.Status)
-		prob, optIdx := p.Matrix.problem(nil)
+		prob, optIdx, _ := p.Matrix.problem(nil)
 		assign := make([]int, len(p.Matrix.Rows))
 		for i := range p.Decisions {
 			assign[i] = -1

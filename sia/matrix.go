@@ -137,16 +137,6 @@ func (m *Matrix) TypeCapacity(t string) int {
 	return n
 }
 
-// largestPool returns the GPUs of the largest pool of GPU type t: no
-// configuration spans pools, so no job larger than it can run on t.
-func (m *Matrix) largestPool(t string) int {
-	most := 0
-	for _, c := range m.poolCapacities(t) {
-		most = max(most, c)
-	}
-	return most
-}
-
 // poolCapacities returns the capacity of each pool of GPU type t (one pool,
 // the type itself, when its nodes have one size).
 func (m *Matrix) poolCapacities(t string) []int {
@@ -226,13 +216,17 @@ func newCluster(c Cluster, maxGPUs int) (*cluster, error) {
 
 // currentConfig is the configuration of a running job's current allocation
 // on type t: for a type with nodes of several sizes, in the pool of the
-// nodes it runs on (the largest of them if they differ, or the type's first
-// pool without a placement).
+// nodes it runs on, a spanning configuration when they have several sizes
+// (configset.Set.Spanned; the largest size when the placement is no valid
+// spanning shape), or the type's first pool without a placement.
 func (cl *cluster) currentConfig(cur Allocation) configset.Config {
 	c := configset.Config{Type: cur.Type, Nodes: cur.Nodes, GPUs: cur.GPUs}
 	pools := cl.set.PoolsOf(cur.Type)
 	if len(pools) <= 1 {
 		return c
+	}
+	if sp, ok := cl.spannedCurrent(cur); ok {
+		return sp
 	}
 	for _, g := range cur.Placement {
 		c.NodeGPUs = max(c.NodeGPUs, cl.nodeGPUs[g.Node])
@@ -246,6 +240,10 @@ func (cl *cluster) currentConfig(cur Allocation) configset.Config {
 // holds reports whether c's pool can hold its shape: 1 ≤ Nodes ≤ the pool's
 // nodes and Nodes ≤ GPUs ≤ Nodes × GPUs per node.
 func (cl *cluster) holds(c configset.Config) bool {
+	if c.Spanning() {
+		_, ok := cl.set.Spanned(c.Type, c.Parts())
+		return ok
+	}
 	p, ok := cl.set.Pool(c.Pool())
 	return ok && c.Nodes >= 1 && c.Nodes <= p.Nodes && c.Nodes <= c.GPUs && c.GPUs <= c.Nodes*p.GPUsPerNode
 }
@@ -601,6 +599,10 @@ func (rb *rowBuilder) candidates() []configset.Config {
 		if j.GPUs%p == 0 {
 			// one shape per pool: whole nodes plus the remainder
 			cands = append(cands, rb.cl.set.Fixed(t, j.GPUs)...)
+			// a count no pool holds spans the type's pools
+			if c, ok := rb.cl.set.Span(t, j.GPUs); ok {
+				cands = append(cands, c)
+			}
 		}
 	} else {
 		for _, c := range rb.cl.byType[t] {
@@ -608,6 +610,8 @@ func (rb *rowBuilder) candidates() []configset.Config {
 				cands = append(cands, c)
 			}
 		}
+		// a minimum no pool holds: configurations spanning pools
+		cands = append(cands, rb.cl.set.Spans(t, rb.bound.minG, rb.bound.maxG, p, maxSpansPerType)...)
 	}
 	if rb.keepOnly {
 		kept := cands[:0]
@@ -634,7 +638,7 @@ func (rb *rowBuilder) isCurrent(c configset.Config) bool {
 func (rb *rowBuilder) value(c configset.Config, noModelDone *bool) (e Entry, keep bool) {
 	p, filler := rb.p, rb.k.Filler
 	e = Entry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: rb.src, Restart: 1, Current: rb.isCurrent(c)}
-	if rb.j.Kind == Rigid {
+	if rb.j.Kind == Rigid || c.Spanning() {
 		e.Charge = rb.cl.set.Charge(c) // the configurations of the set charge their GPUs
 	}
 	switch {
@@ -905,7 +909,8 @@ func markDominated(row *Row, sense ilp.Sense) {
 		}
 		for k := range es {
 			o := &es[k]
-			if k == i || o.Dropped || o.Dominated || o.Config.Pool() != e.Config.Pool() || o.charge() > e.charge() {
+			if k == i || o.Dropped || o.Dominated || o.Config.Pool() != e.Config.Pool() || o.charge() > e.charge() ||
+				o.Config.Spanning() || e.Config.Spanning() { // spanning entries use several pools
 				continue
 			}
 			// o uses no more GPUs of the pool; e is dominated when o is at

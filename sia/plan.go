@@ -209,6 +209,12 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 			e := &m.Rows[i].Entries[c]
 			r.Type, r.GPUs = e.Config.Type, e.Config.GPUs
 			r.NodeGPUs, r.Nodes = placeShape(e.Config, sizes, pools)
+			if e.Config.Spanning() {
+				r.NodeGPUs, r.Nodes = 0, 0 // the parts say both
+			}
+			for _, pt := range e.Config.Parts() {
+				r.Parts = append(r.Parts, placement.Part{NodeGPUs: pt.NodeGPUs, Nodes: pt.Nodes, GPUs: pt.GPUs})
+			}
 			// A job pinned to its current configuration is never evicted
 			// to make room for others.
 			r.Pinned = c == m.Rows[i].Pin
@@ -368,15 +374,14 @@ func rowsHold(m *Matrix, p *ilp.Problem, choice []int, gpus [][]GPU, extra int) 
 			continue
 		}
 		e := &m.Rows[i].Entries[c]
-		o := ilp.Option{Type: e.Config.Pool(), GPUs: e.charge()}
-		if i == extra {
-			o.GPUs = e.Config.GPUs // it keeps exactly the GPUs it holds
+		uses := usesOf(e, i == extra) // job extra keeps exactly the GPUs it holds
+		for _, o := range uses {
+			pool[o.Type] += o.GPUs
 		}
-		pool[o.Type] += o.GPUs
 		for q := range p.Quotas {
 			qu := &p.Quotas[q]
-			if qu.Counts(o) && (qu.AllJobs || slices.Contains(qu.Jobs, i)) {
-				quota[q] += o.GPUs
+			if qu.AllJobs || slices.Contains(qu.Jobs, i) {
+				quota[q] += quotaUse(qu, uses)
 			}
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/sia-sched/sia/bootstrap"
-	"github.com/sia-sched/sia/ilp"
 )
 
 // QueueReason says why a job gets no GPUs in a plan (Decision.Reason of a
@@ -99,17 +98,12 @@ func newReasoner(snap *Snapshot, m *Matrix, sol Solution, o *Options) *reasoner 
 		}
 		for _, i := range iq.Jobs {
 			r.quotasOf[i] = append(r.quotasOf[i], q)
-			if c := sol.Choice[i]; c >= 0 && r.counts(q, &m.Rows[i].Entries[c]) {
-				r.qfree[q] -= m.Rows[i].Entries[c].charge()
+			if c := sol.Choice[i]; c >= 0 {
+				r.qfree[q] -= quotaUse(iq, usesOf(&m.Rows[i].Entries[c], false))
 			}
 		}
 	}
 	return r
-}
-
-func (r *reasoner) counts(q int, e *Entry) bool {
-	iq := &r.m.Quotas[q]
-	return iq.Counts(ilp.Option{Type: e.Config.Pool(), GPUs: e.charge()})
 }
 
 // reason returns why job i, which gets no GPUs, waits; unplaced says the
@@ -179,7 +173,7 @@ func (r *reasoner) blocked(i int, row *Row, static bool) (quota, reserved bool) 
 			if static {
 				room = r.m.Quotas[q].Limit
 			}
-			if r.counts(q, e) && g > room {
+			if quotaUse(&r.m.Quotas[q], usesOf(e, false)) > room {
 				blockedByQuota = true
 				break
 			}
@@ -208,9 +202,9 @@ func (r *reasoner) whyNoEntries(j *Job) QueueReason {
 			continue
 		}
 		admissible++
-		size, limit := max(j.MinGPUs, 1), min(r.m.largestPool(t), r.o.MaxGPUsPerJob)
+		size, limit := max(j.MinGPUs, 1), min(r.m.TypeCapacity(t), r.o.MaxGPUsPerJob)
 		if j.Kind == Rigid {
-			size, limit = j.GPUs, r.m.largestPool(t)
+			size, limit = j.GPUs, r.m.TypeCapacity(t)
 		}
 		if size = ceilDiv(size, p) * p; size > limit || size < 0 {
 			tooLarge++

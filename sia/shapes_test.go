@@ -87,6 +87,10 @@ func checkShapes(t *testing.T, snap sia.Snapshot, plan sia.Plan) {
 		if d.Action == sia.Keep {
 			continue // a kept job keeps the GPUs it has
 		}
+		if e.Config.Spanning() {
+			checkParts(t, d.Job, e.Config.Parts(), per, size)
+			continue
+		}
 		counts := make([]int, 0, len(per))
 		for _, c := range per {
 			counts = append(counts, c)
@@ -388,7 +392,7 @@ func packable(snap sia.Snapshot, m *sia.Matrix, sol sia.Solution) bool {
 	}
 	type job struct {
 		parts []int
-		r     int
+		sizes []int // node size of each part
 	}
 	var movable []job
 	for i, c := range sol.Choice {
@@ -401,6 +405,23 @@ func packable(snap sia.Snapshot, m *sia.Matrix, sol sia.Solution) bool {
 			for _, g := range snap.Jobs[i].State.Current.Placement {
 				free[g.Node]--
 			}
+			continue
+		}
+		if e.Config.Spanning() { // each part on nodes of its size
+			var jb job
+			for _, pt := range e.Config.Parts() {
+				sh := placement.Shape(pt.GPUs, pt.NodeGPUs)
+				if len(sh) != pt.Nodes { // an even split over the part's nodes
+					sh = sh[:0]
+					for k := 0; k < pt.Nodes; k++ {
+						sh = append(sh, pt.GPUs/pt.Nodes+min(1, max(0, pt.GPUs%pt.Nodes-k)))
+					}
+				}
+				for _, g := range sh {
+					jb.parts, jb.sizes = append(jb.parts, g), append(jb.sizes, pt.NodeGPUs)
+				}
+			}
+			movable = append(movable, jb)
 			continue
 		}
 		r := e.Config.NodeGPUs
@@ -418,7 +439,11 @@ func packable(snap sia.Snapshot, m *sia.Matrix, sol sia.Solution) bool {
 				parts = append(parts, e.Config.GPUs/e.Config.Nodes+min(1, max(0, e.Config.GPUs%e.Config.Nodes-k)))
 			}
 		}
-		movable = append(movable, job{parts, r})
+		sizes := make([]int, len(parts))
+		for k := range sizes {
+			sizes[k] = r
+		}
+		movable = append(movable, job{parts, sizes})
 	}
 	ids := make([]string, 0, len(snap.Cluster.Nodes))
 	for _, n := range snap.Cluster.Nodes {
@@ -434,7 +459,7 @@ func packable(snap sia.Snapshot, m *sia.Matrix, sol sia.Solution) bool {
 		}
 		sz := movable[j].parts[p]
 		for _, id := range ids {
-			if used[id] || size[id] != movable[j].r || free[id] < sz {
+			if used[id] || size[id] != movable[j].sizes[p] || free[id] < sz {
 				continue
 			}
 			free[id] -= sz

@@ -31,8 +31,10 @@ type Solution struct {
 // GPUs the entry's Charge), reservations per type (a row over the type's
 // pools when it has several); pins. order gives the order in which
 // rows become ilp jobs (nil = row order); optIdx[i][k] is the entry index of
-// option k of row i.
-func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int) {
+// option k of row i. Entries spanning pools are not options (an option
+// uses one capacity row): they are returned in spans, in position order,
+// and a job pinned to one has no option in p.
+func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int, spans []spanOpt) {
 	p = &ilp.Problem{Sense: m.Sense, Capacity: m.Capacity, Grid: m.Grid, Jobs: make([]ilp.Job, len(m.Rows))}
 	if len(m.Quotas) > 0 {
 		pos := make([]int, len(m.Rows)) // row -> ilp job position
@@ -91,6 +93,13 @@ func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int) {
 			if (e.Dropped || e.Dominated) && k != r.Pin {
 				continue
 			}
+			if e.Config.Spanning() {
+				if r.Pin >= 0 && k != r.Pin {
+					continue // a pinned job takes its pin only
+				}
+				spans = append(spans, spanOpt{pos: pos, row: i, entry: k, uses: usesOf(e, k == r.Pin), value: e.Value, pinned: k == r.Pin})
+				continue
+			}
 			if k == r.Pin {
 				pin = len(opts) - start
 			}
@@ -100,15 +109,18 @@ func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int) {
 		p.Jobs[pos] = ilp.Job{ID: r.Job, Options: opts[start:len(opts):len(opts)], Unallocated: r.Unallocated, Pin: pin}
 		optIdx[i] = idx[start:len(idx):len(idx)]
 	}
-	return p, optIdx
+	return p, optIdx, spans
 }
 
 // Problem returns the allocation problem of the matrix in row order, for
 // hosts that want to inspect it (ilp.WriteLP) or solve it themselves. Option k
 // of job i is the k-th entry of Rows[i] that is neither Dropped nor Dominated
-// (pinned entries are always offered).
+// (pinned entries are always offered), except entries spanning the pools of
+// a type (configset.Config.Spanning), which use several capacity rows: Solve
+// enumerates those outside the solver, and a job pinned to one has no
+// option here.
 func (m *Matrix) Problem() *ilp.Problem {
-	p, _ := m.problem(nil)
+	p, _, _ := m.problem(nil)
 	return p
 }
 
@@ -136,7 +148,7 @@ func solve(ctx context.Context, m *Matrix, o *Options) (Solution, error) {
 		ctx = context.Background()
 	}
 	order := permutation(len(m.Rows), o.Seed)
-	p, optIdx := m.problem(order)
+	p, optIdx, spans := m.problem(order)
 	// Warm start: everybody keeps the current configuration.
 	warm := make([]int, len(m.Rows))
 	for pos := range warm {
@@ -158,7 +170,14 @@ func solve(ctx context.Context, m *Matrix, o *Options) (Solution, error) {
 		ctx, cancel = context.WithTimeout(ctx, o.SolverDeadline)
 		defer cancel()
 	}
-	sol, err := solveOrGreedy(ctx, p, warm, o)
+	var sol ilp.Solution
+	var fixed map[int]*spanOpt
+	var err error
+	if len(spans) == 0 {
+		sol, err = solveOrGreedy(ctx, p, warm, o)
+	} else {
+		sol, fixed, err = solveSpans(ctx, p, warm, spans, o)
+	}
 	if err != nil {
 		if errors.Is(err, ilp.ErrInfeasible) {
 			return Solution{Status: StatusInfeasible, Objective: math.NaN(), Bound: math.NaN()},
@@ -184,6 +203,9 @@ func solve(ctx context.Context, m *Matrix, o *Options) (Solution, error) {
 		out.Choice[i] = -1
 		if a >= 0 {
 			out.Choice[i] = optIdx[i][a]
+		}
+		if s, ok := fixed[pos]; ok {
+			out.Choice[i] = s.entry
 		}
 	}
 	return out, nil
