@@ -291,9 +291,18 @@ func (p *problem) nodeOf(g int) (int, int) {
 }
 
 func newProblem(nodes []Node, reqs []Request) (*problem, error) {
-	p := &problem{byID: make(map[string]int, len(nodes)), pnodes: map[poolKey][]int{}}
+	p := &problem{byID: make(map[string]int, len(nodes)), pnodes: map[poolKey][]int{},
+		nodes: make([]nodeInfo, 0, len(nodes)), base: make([]int, 0, len(nodes)), jobs: make([]jobInfo, 0, len(reqs))}
 	sizes := map[string][]int{} // type -> node sizes in first-appearance order
 	total := 0
+	for _, n := range nodes {
+		total += max(min(n.GPUs, MaxNodeGPUs), 0)
+	}
+	owners := make([]int, total) // one backing array for the nodes' owner slices
+	for k := range owners {
+		owners[k] = -1
+	}
+	total = 0
 	for i, n := range nodes {
 		switch {
 		case n.ID == "":
@@ -313,10 +322,7 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 			sizes[n.Type] = append(sizes[n.Type], n.GPUs)
 		}
 		p.pnodes[pk] = append(p.pnodes[pk], i)
-		owner := make([]int, n.GPUs)
-		for k := range owner {
-			owner[k] = -1
-		}
+		owner := owners[total : total+n.GPUs : total+n.GPUs]
 		p.nodes = append(p.nodes, nodeInfo{id: n.ID, typ: n.Type, gpus: n.GPUs, owner: owner, free: n.GPUs})
 		p.base = append(p.base, total)
 		total += n.GPUs
@@ -396,6 +402,9 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 				return nil, &InputError{Job: r.Job, Node: g.Node, Field: "Current", Reason: fmt.Sprintf("GPU %d claimed %s", g.Index, who)}
 			}
 			claimed[id] = int32(pos + 1)
+			if j.cur == nil {
+				j.cur = make([]int, 0, len(r.Current))
+			}
 			j.cur = append(j.cur, id)
 			if p.nodes[n].typ != r.Type {
 				j.typeOK = false
@@ -921,6 +930,7 @@ func (p *problem) bestFit(pk poolKey, size int, used usedSet) int {
 // GPUs, single-node victims preferred over multi-node ones; ties go to the
 // earliest node. It returns -1 if no node works.
 func (p *problem) cheapestEviction(pk poolKey, size int, used usedSet, self int) (int, []int) {
+	var onNode, cands []victim // scratch, reused node by node
 	for _, allowMulti := range []bool{false, true} {
 		bestNode, bestCount, bestCost := -1, 0, 0
 		var bestSet []int
@@ -930,23 +940,32 @@ func (p *problem) cheapestEviction(pk poolKey, size int, used usedSet, self int)
 				continue
 			}
 			need := size - nd.free
-			// candidate victims on this node with GPUs freed here
-			onNode := map[int]int{}
+			// candidate victims on this node with GPUs freed here (a node
+			// has at most MaxNodeGPUs GPUs: a slice beats a map)
+			onNode = onNode[:0]
+		owners:
 			for _, o := range nd.owner {
-				if o >= 0 {
-					onNode[o]++
+				if o < 0 {
+					continue
 				}
+				for k := range onNode {
+					if onNode[k].job == o {
+						onNode[k].freed++
+						continue owners
+					}
+				}
+				onNode = append(onNode, victim{job: o, freed: 1})
 			}
-			var cands []victim
-			for o, k := range onNode {
-				jb := &p.jobs[o]
-				if o == self || !jb.kept || jb.evicted || jb.req.Pinned {
+			cands = cands[:0]
+			for _, v := range onNode {
+				jb := &p.jobs[v.job]
+				if v.job == self || !jb.kept || jb.evicted || jb.req.Pinned {
 					continue
 				}
-				if !allowMulti && k != len(jb.gpus) {
+				if !allowMulti && v.freed != len(jb.gpus) {
 					continue
 				}
-				cands = append(cands, victim{job: o, freed: k, cost: len(jb.gpus), id: jb.req.Job})
+				cands = append(cands, victim{job: v.job, freed: v.freed, cost: len(jb.gpus), id: jb.req.Job})
 			}
 			set, count, cost, ok := minVictims(cands, need)
 			if !ok {
@@ -983,52 +1002,55 @@ func minVictims(cands []victim, need int) ([]int, int, int, bool) {
 		return cmp.Compare(a.id, b.id)
 	})
 	m := len(cands)
+	total := 0
+	for _, c := range cands {
+		total += c.freed
+	}
+	if total < need {
+		return nil, 0, 0, false // even every candidate frees too little
+	}
 	const inf = int(^uint(0) >> 1)
-	// dp[i][c][f]: least cost using items i.. choosing c more items to free
-	// at least f more GPUs. Built backwards so reconstruction prefers early
-	// (small) items.
-	dp := make([][][]int, m+1)
-	for i := range dp {
-		dp[i] = make([][]int, m+1)
-		for c := range dp[i] {
-			dp[i][c] = make([]int, need+1)
-			for f := range dp[i][c] {
-				dp[i][c][f] = inf
-			}
-		}
+	// dp[i][c][f] (flat, at (i*(m+1)+c)*(need+1)+f): least cost using items
+	// i.. choosing c more items to free at least f more GPUs. Built
+	// backwards so reconstruction prefers early (small) items.
+	w := need + 1
+	at := func(i, c, f int) int { return (i*(m+1)+c)*w + f }
+	dp := make([]int, (m+1)*(m+1)*w)
+	for k := range dp {
+		dp[k] = inf
 	}
 	for c := 0; c <= m; c++ {
-		dp[m][c][0] = 0
+		dp[at(m, c, 0)] = 0
 	}
 	for i := m - 1; i >= 0; i-- {
 		for c := 0; c <= m; c++ {
 			for f := 0; f <= need; f++ {
-				best := dp[i+1][c][f]
+				best := dp[at(i+1, c, f)]
 				if c > 0 {
 					rest := max(f-cands[i].freed, 0)
-					if v := dp[i+1][c-1][rest]; v != inf && v+cands[i].cost < best {
+					if v := dp[at(i+1, c-1, rest)]; v != inf && v+cands[i].cost < best {
 						best = v + cands[i].cost
 					}
 				}
-				dp[i][c][f] = best
+				dp[at(i, c, f)] = best
 			}
 		}
 	}
 	for c := 1; c <= m; c++ {
-		if dp[0][c][need] == inf {
+		if dp[at(0, c, need)] == inf {
 			continue
 		}
 		// reconstruct, preferring to take item i when it is optimal
-		var set []int
+		set := make([]int, 0, c)
 		f, cc := need, c
 		for i := 0; i < m && cc > 0; i++ {
 			rest := max(f-cands[i].freed, 0)
-			if v := dp[i+1][cc-1][rest]; v != inf && v+cands[i].cost == dp[i][cc][f] {
+			if v := dp[at(i+1, cc-1, rest)]; v != inf && v+cands[i].cost == dp[at(i, cc, f)] {
 				set = append(set, cands[i].job)
 				f, cc = rest, cc-1
 			}
 		}
-		return set, c, dp[0][c][need], true
+		return set, c, dp[at(0, c, need)], true
 	}
 	return nil, 0, 0, false
 }
