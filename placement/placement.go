@@ -2,6 +2,7 @@ package placement
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -117,6 +118,10 @@ type Result struct {
 	// (with pinned jobs on their GPUs), they are: an exact search backs up
 	// the heuristics on small pools (see Place).
 	Unplaced []string
+	// Cut reports that PlaceContext's ctx ended before placement was done:
+	// from then on it made no evictions and no re-packing, and placed the
+	// requests left on free GPUs only (or left them in Unplaced).
+	Cut bool
 }
 
 // Shape returns the per-node parts of a request for g GPUs on nodes of r GPUs
@@ -214,11 +219,42 @@ func shapeOn(g, n, r int) []int {
 // exceeds a node. Same input → same output; the order of requests does not
 // matter.
 func Place(nodes []Node, reqs []Request) (Result, error) {
+	return PlaceContext(context.Background(), nodes, reqs)
+}
+
+// PlaceContext is Place under ctx, for a caller with a deadline: its work
+// is linear in the requests and nodes until ctx ends (it looks every
+// stopCheckItems requests); from then on it makes no evictions and no
+// re-packing, places the requests left on free GPUs only, best fit, or
+// leaves them in Unplaced, and sets Result.Cut. Kept requests (same type,
+// count and shape as their current GPUs) take their GPUs before anything
+// else, so a ctx ended from the start moves no job: every kept request
+// keeps its GPUs. The result keeps Place's rules (no GPU given twice, no
+// node exceeded, pinned jobs on their GPUs); only which requests are placed
+// depends on when ctx ends. Input errors are checked in full first.
+func PlaceContext(ctx context.Context, nodes []Node, reqs []Request) (Result, error) {
 	p, err := newProblem(nodes, reqs)
 	if err != nil {
 		return Result{}, err
 	}
+	p.ctx = ctx
 	return p.run(true), nil
+}
+
+// stopCheckItems is how many queued requests pass between two looks at
+// PlaceContext's ctx.
+const stopCheckItems = 16
+
+// stopped reports whether ctx has ended (looked at every stopCheckItems
+// calls; once true it stays true).
+func (p *problem) stopped() bool {
+	if p.cut || p.ctx == nil {
+		return p.cut
+	}
+	if p.checks++; p.checks%stopCheckItems == 1 && p.ctx.Err() != nil {
+		p.cut = true
+	}
+	return p.cut
 }
 
 // run places every type; evict false disables rule (c)'s incremental
@@ -228,7 +264,9 @@ func (p *problem) run(evict bool) Result {
 	for _, pk := range p.pools {
 		p.placeType(pk)
 	}
-	return p.result()
+	res := p.result()
+	res.Cut = p.cut
+	return res
 }
 
 type nodeInfo struct {
@@ -271,6 +309,9 @@ type problem struct {
 	evict  bool  // allow incremental evictions
 	used   []int // per node: stamp of the job placement that uses it
 	stamp  int
+	ctx    context.Context // PlaceContext's (nil: none)
+	checks int             // calls of stopped
+	cut    bool            // ctx ended: no more evictions or re-packing
 }
 
 // usedSet marks the nodes one job's parts use: node n is in the set iff
@@ -576,7 +617,7 @@ func (p *problem) runQueue(pk poolKey, jobs []int, evict, repack bool) int {
 		ok := false
 		if it.phase == 0 {
 			hd, rest := head(jb.parts)
-			if victims, ok = p.placeParts(j, pk, hd, evict); ok {
+			if victims, ok = p.placeParts(j, pk, hd, evict && !p.stopped()); ok {
 				jb.shape = jb.parts
 				if len(rest) > 0 {
 					push(item{job: j, phase: 1})
@@ -586,7 +627,7 @@ func (p *problem) runQueue(pk poolKey, jobs []int, evict, repack bool) int {
 			}
 		} else {
 			_, rest := head(jb.shape)
-			if victims, ok = p.placeParts(j, pk, rest, evict); ok {
+			if victims, ok = p.placeParts(j, pk, rest, evict && !p.stopped()); ok {
 				jb.placed = true
 			} else {
 				p.release(j) // give up the leading parts too
@@ -622,7 +663,7 @@ func (p *problem) placeType(pk poolKey) {
 			queue = append(queue, j)
 		}
 	}
-	if p.runQueue(pk, queue, p.evict, false) == 0 {
+	if p.runQueue(pk, queue, p.evict, false) == 0 || p.stopped() {
 		return
 	}
 	unplaced := 0
@@ -632,7 +673,7 @@ func (p *problem) placeType(pk poolKey) {
 		}
 	}
 	unplaced = p.repack(pk, jobs, unplaced, func(rest []int) int { return p.runQueue(pk, rest, false, true) })
-	if unplaced > 0 {
+	if unplaced > 0 && !p.stopped() {
 		p.repack(pk, jobs, unplaced, func(rest []int) int { return p.exact(pk, rest) })
 	}
 }
@@ -739,7 +780,8 @@ func (p *problem) exact(pk poolKey, jobs []int) int {
 		if i == len(parts) {
 			return true
 		}
-		if steps += len(nodes); steps > exactBudget {
+		if steps += len(nodes); steps > exactBudget || i%8 == 0 && p.stopped() {
+			steps = exactBudget + 1 // out of budget, or ctx ended: give up
 			return false
 		}
 		pt := parts[i]

@@ -59,6 +59,9 @@ type Entry struct {
 	Dominated bool
 	// Current marks the job's current configuration.
 	Current bool
+	// unvalued marks a current configuration whose goodput the round had
+	// no time to predict (rowBare): Choice is zero, Normalized N_min.
+	unvalued bool
 }
 
 // Row is the goodput-matrix row of one job.
@@ -185,6 +188,7 @@ type cluster struct {
 	poolCap  map[string]int      // pool -> GPUs
 	nodeGPUs map[string]int      // node ID -> GPUs
 	lateRows int                 // see lateCheapRows (0: minCheapRows)
+	clk      *roundClock         // Round's clock (nil: BuildMatrix, no deadline)
 }
 
 // newCluster groups the nodes into pools (one per type and node size,
@@ -391,6 +395,11 @@ const (
 	rowCheap
 	// rowKeep: the current configuration only.
 	rowKeep
+	// rowBare: the current configuration only, its goodput not predicted
+	// (a round past its deadline: see roundClock). A row of one entry is
+	// worth N_min whatever the goodput, so the allocation is the same; the
+	// decision carries no batch size (Decision.LocalBatch).
+	rowBare
 )
 
 // buildRows builds rows [lo, hi) of m. Phased, for a deadline too close for
@@ -408,14 +417,29 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 		checks++
 		return checks%ctxCheckJobs == 0 && ctx != nil && ctx.Err() != nil
 	}
+	// Past the clock's keepEnd, running jobs keep their configuration
+	// without a goodput prediction (looked at every keepCheckJobs of them).
+	kept, bare := 0, false
+	keepMode := func() rowMode {
+		if kept++; !bare && kept%keepCheckJobs == 0 {
+			bare = cl.clk.past(cl.clk.keepEnd)
+		}
+		if bare {
+			return rowBare
+		}
+		return rowKeep
+	}
 	var err error
 	if phased {
 		backing := make([]Entry, 0, (hi-lo)*2)
 		late := false
 		queued := 0
 		for i := lo; i < hi; i++ {
-			mode := rowKeep
-			if !snap.Jobs[i].State.Current.Running() {
+			var mode rowMode
+			if snap.Jobs[i].State.Current.Running() {
+				mode = keepMode()
+			} else {
+				mode = rowKeep // a queued job's row stays empty
 				// The first few queued jobs always get their cheap row:
 				// even a round out of time when it starts admits some.
 				if late = late || queued >= cl.minCheap() && expired(); !late {
@@ -440,7 +464,7 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 		}
 		mode := rowFull
 		if partial {
-			mode = rowKeep
+			mode = keepMode()
 		}
 		if backing, err = buildRow(backing, snap, o, k, cl, ev, m, lambda, i, mode); err != nil {
 			return partial, err
@@ -486,6 +510,8 @@ type rowBuilder struct {
 	keepOnly, smallestOnly bool
 	// blind values every type as having no model (ArtifactKnobs.BlindFirst).
 	blind bool
+	// bare leaves the current configuration's goodput unpredicted (rowBare).
+	bare bool
 	// The type being added: its name, replica size, model, source and the
 	// job's current configuration on it.
 	t      string
@@ -498,7 +524,8 @@ type rowBuilder struct {
 // init sets what the mode and the job decide for every type.
 func (rb *rowBuilder) init(mode rowMode) {
 	// A running job's cheap row is its current configuration only.
-	rb.keepOnly = mode == rowKeep || mode == rowCheap && rb.cur.Running()
+	rb.keepOnly = mode == rowKeep || mode == rowBare || mode == rowCheap && rb.cur.Running()
+	rb.bare = mode == rowBare
 	rb.smallestOnly = mode == rowCheap && !rb.cur.Running()
 	rb.blind = rb.k.BlindFirst && rb.j.State.PeakReplicas == 0
 	rb.eval, _ = rb.j.Models.(Evaluator)
@@ -652,6 +679,9 @@ func (rb *rowBuilder) value(c configset.Config, noModelDone *bool) (e Entry, kee
 		}
 		*noModelDone = true
 		return e, true
+	case rb.bare:
+		e.unvalued = true
+		return e, true
 	}
 	ch, ok := rb.goodput(c)
 	if !ok {
@@ -696,7 +726,9 @@ func (rb *rowBuilder) keepCurrent() {
 		return
 	}
 	e := Entry{Config: c, Replicas: max(1, c.GPUs/rb.p), Charge: rb.cl.set.Charge(c), Source: rb.src, Restart: 1, Current: true}
-	if rb.src != bootstrap.None {
+	if rb.bare && rb.src != bootstrap.None {
+		e.unvalued = true
+	} else if rb.src != bootstrap.None {
 		if ch, ok := rb.goodput(c); ok {
 			e.Choice = ch
 		} else {
@@ -772,7 +804,7 @@ func normalise(row *Row, j *Job, k *ArtifactKnobs) {
 	es := row.Entries
 	minGood, minIdx := math.Inf(1), -1
 	for i := range es {
-		if e := &es[i]; e.Source != bootstrap.None && !e.Invalid && e.Choice.Goodput < minGood {
+		if e := &es[i]; e.Source != bootstrap.None && !e.Invalid && !e.unvalued && e.Choice.Goodput < minGood {
 			minGood, minIdx = e.Choice.Goodput, i
 		}
 	}
@@ -785,9 +817,10 @@ func normalise(row *Row, j *Job, k *ArtifactKnobs) {
 		switch {
 		case e.Invalid && k.Filler:
 			e.Normalized = artifactFiller
-		case e.Invalid:
+		case e.Invalid, e.unvalued:
 			// Only a current configuration that became invalid is kept
-			// without fillers: value it like the smallest one.
+			// without fillers: value it like the smallest one. A row of
+			// one unvalued entry is worth N_min, as it would be valued.
 			e.Normalized = nmin
 		case e.Source == bootstrap.None && j.Kind == Rigid:
 			e.Normalized = nmin

@@ -1,6 +1,7 @@
 package sia
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -70,10 +71,14 @@ type Decision struct {
 	Replicas int
 	// LocalBatch, AccumSteps and GlobalBatch are the batch size the job
 	// should use: LocalBatch samples per GPU, AccumSteps extra accumulation
-	// micro-batches, GlobalBatch = Replicas·LocalBatch·(AccumSteps+1).
+	// micro-batches, GlobalBatch = Replicas·LocalBatch·(AccumSteps+1). All
+	// three are zero for a job a round past its deadline kept on its
+	// allocation without predicting its goodput (see Scheduler.Round): the
+	// job keeps the batch size it uses.
 	LocalBatch, AccumSteps, GlobalBatch int
 	// Goodput is the predicted goodput (samples/s × efficiency; 0 for a type
-	// without a model). Plan.Entry gives the allocation's matrix entry.
+	// without a model, or a job kept without a prediction, see LocalBatch).
+	// Plan.Entry gives the allocation's matrix entry.
 	Goodput float64
 	// Restart says the decision checkpoint-restarts the job: Resize, Move,
 	// Migrate, or a Start of a job that ran before (a resume after a
@@ -188,10 +193,13 @@ func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 				Reason: fmt.Sprintf("%d GPUs listed for a running allocation of %d", len(cur.Placement), cur.GPUs)}
 		}
 	}
-	return place(snap, m, sol)
+	return place(context.Background(), snap, m, sol)
 }
 
-func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
+// place places the solution under ctx (placement.PlaceContext: once ctx
+// ends, no more evictions or re-packing; the jobs left unplaced keep their
+// current GPUs where keepUnplaced can give them back, or wait).
+func place(ctx context.Context, snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 	nodes := make([]placement.Node, len(snap.Cluster.Nodes))
 	pools := map[configset.Config]int{} // {Type, NodeGPUs} -> nodes, also {Type, 0} -> all nodes of the type
 	sizes := map[string]int{}           // type -> largest node
@@ -224,7 +232,7 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 		}
 		reqs = append(reqs, r)
 	}
-	res, err := placement.Place(nodes, reqs)
+	res, err := placement.PlaceContext(ctx, nodes, reqs)
 	if err != nil {
 		return Layout{}, &InputError{Field: "placement", Reason: err.Error(), Err: err}
 	}
@@ -429,7 +437,7 @@ func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) ([]
 			d.Replicas = e.Replicas
 			d.Goodput = e.Choice.Goodput
 			d.LocalBatch, d.AccumSteps, d.GlobalBatch = e.Choice.LocalBatch, e.Choice.AccumSteps, e.Choice.GlobalBatch
-			if d.GlobalBatch <= 0 || d.LocalBatch <= 0 || d.AccumSteps < 0 {
+			if !e.unvalued && (d.GlobalBatch <= 0 || d.LocalBatch <= 0 || d.AccumSteps < 0) {
 				d.LocalBatch, d.AccumSteps, d.GlobalBatch = defaultBatch(j, e)
 			}
 		}

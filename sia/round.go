@@ -13,7 +13,8 @@ import (
 // concurrent use on distinct snapshots.
 type Scheduler struct {
 	opts Options
-	edit MatrixEdit // see WithMatrixEdit
+	edit MatrixEdit       // see WithMatrixEdit
+	now  func() time.Time // the round clock's time source (nil: time.Now; tests inject one)
 }
 
 // New returns a Scheduler with the given options (nil = all defaults), or an
@@ -74,6 +75,7 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	ctx, cancel := roundContext(ctx, o)
 	defer cancel()
 	t0 := time.Now()
+	clk := newRoundClock(ctx, t0, s.clockNow())
 	var plan Plan
 	cl, err := validateSnapshot(&snap, o, true)
 	t1 := time.Now()
@@ -81,8 +83,9 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 		s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Duration: t1.Sub(t0), Err: err})
 		return Plan{}, err
 	}
-	// Placement and the plan are not interruptible: with a deadline, the
-	// matrix and the solver stop early enough to leave them their time.
+	cl.clk = clk
+	// With a deadline, the matrix and the solver stop early enough to leave
+	// placement and the plan their time.
 	work := ctx
 	if dl, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
@@ -112,7 +115,9 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	lay, err := place(&snap, m, sol)
+	pctx, pcancel := placeContext(ctx, clk)
+	lay, err := place(pctx, &snap, m, sol)
+	pcancel()
 	t4 := time.Now()
 	s.observe(Event{Stage: StagePlace, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status, Evicted: len(lay.Evicted), Duration: t4.Sub(t3), Err: err})
 	if err != nil {
@@ -127,6 +132,14 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 			slog.Int("unplaced", len(lay.Unplaced)), slog.Duration("total", time.Since(t0)))
 	}
 	return plan, nil
+}
+
+// clockNow returns the round clock's time source.
+func (s *Scheduler) clockNow() func() time.Time {
+	if s.now != nil {
+		return s.now
+	}
+	return time.Now
 }
 
 func (s *Scheduler) observe(e Event) {
