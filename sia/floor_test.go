@@ -1,0 +1,91 @@
+package sia
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sia-sched/sia/goodput"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// countedModels wraps a job's models and counts the goodput predictions
+// (Evaluator) the matrix asks of it, so a test can see how much of the
+// round's floor a round past its deadline still does.
+type countedModels struct {
+	Models
+	n *atomic.Int64
+}
+
+func (c countedModels) Evaluate(t string, nodes, replicas int) (goodput.Choice, bool) {
+	c.n.Add(1)
+	m, _ := c.Model(t)
+	if m.Hybrid() {
+		return goodput.Choice{}, false
+	}
+	return m.Best(nodes, replicas)
+}
+
+// TestRoundPastDeadlineFloor: a round whose clock (injected, so the test
+// does not depend on the machine's load) is far past its deadline from the
+// start still validates the snapshot and returns a valid plan, but stops
+// its floor's optional work: the running jobs' goodput is predicted for at
+// most the first keepCheckJobs of them (each then keeps its configuration
+// unvalued, without a batch size), placement makes no eviction, every
+// running job keeps its GPUs, queued jobs start on free GPUs, and the
+// status is not optimal.
+func TestRoundPastDeadlineFloor(t *testing.T) {
+	snap := largeSnapshot(t, 8, 600, 3)
+	var running atomic.Int64
+	nRunning := 0
+	for i := range snap.Jobs {
+		if j := &snap.Jobs[i]; j.State.Current.Running() {
+			j.Models = countedModels{j.Models, &running}
+			nRunning++
+		}
+	}
+	require.Greater(t, nRunning, 3*keepCheckJobs)
+	s, err := New(nil)
+	require.NoError(t, err)
+	s.now = func() time.Time { return time.Now().Add(time.Hour) }
+	ctx, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	p, err := s.Round(ctx, snap)
+	require.NoError(t, err)
+	checkPlan(t, &snap, &p)
+	checkAdmissible(t, &snap, &p)
+	assert.LessOrEqual(t, running.Load(), int64(keepCheckJobs), "goodput predictions for running jobs past D + S/4")
+	assert.Equal(t, StatusFeasible, p.Status)
+	started, unvalued := 0, 0
+	for i, d := range p.Decisions {
+		j := &snap.Jobs[i]
+		assert.False(t, d.Evicted, "job %s evicted by a placement past its time", j.ID)
+		if j.State.Current.Running() {
+			assert.Equal(t, Keep, d.Action, "running job %s keeps its allocation", j.ID)
+			assert.ElementsMatch(t, j.State.Current.Placement, d.Allocation.Placement, "job %s", j.ID)
+			if e := p.Entry(i); e != nil && e.unvalued {
+				unvalued++
+			}
+		}
+		if d.Action == Start {
+			started++
+		}
+	}
+	assert.Greater(t, unvalued, nRunning-2*keepCheckJobs, "running jobs kept without a prediction")
+	assert.Positive(t, started, "queued jobs start on free GPUs")
+
+	// With the real clock and time to spare, the same snapshot gets every
+	// prediction and no unvalued entry.
+	running.Store(0)
+	s.now = nil
+	full, err := s.Round(context.Background(), snap)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, running.Load(), int64(nRunning))
+	for i := range full.Decisions {
+		if e := full.Entry(i); e != nil {
+			assert.False(t, e.unvalued, "job %s", snap.Jobs[i].ID)
+		}
+	}
+}
