@@ -187,6 +187,7 @@ type cluster struct {
 	pools    map[string][]string // GPU type -> pool names
 	poolCap  map[string]int      // pool -> GPUs
 	nodeGPUs map[string]int      // node ID -> GPUs
+	firstR   map[string]int      // GPU type -> GPUs per node of its first pool
 	lateRows int                 // see lateCheapRows (0: minCheapRows)
 	clk      *roundClock         // Round's clock (nil: BuildMatrix, no deadline)
 }
@@ -216,11 +217,14 @@ func newCluster(c Cluster, maxGPUs int) (*cluster, error) {
 		return nil, &InputError{Field: "Cluster", Reason: err.Error(), Err: err}
 	}
 	cl := &cluster{set: set, types: set.Types(), capacity: map[string]int{}, byType: map[string][]configset.Config{},
-		pools: map[string][]string{}, poolCap: map[string]int{}, nodeGPUs: nodeGPUs}
+		pools: map[string][]string{}, poolCap: map[string]int{}, nodeGPUs: nodeGPUs, firstR: map[string]int{}}
 	for _, t := range cl.types {
 		cl.capacity[t] = set.Capacity(t)
 		cl.byType[t] = set.ByType(t)
-		for _, p := range set.PoolsOf(t) {
+		for k, p := range set.PoolsOf(t) {
+			if k == 0 {
+				cl.firstR[t] = p.GPUsPerNode
+			}
 			cl.pools[t] = append(cl.pools[t], p.Name)
 			cl.poolCap[p.Name] = p.Capacity()
 		}
@@ -234,15 +238,14 @@ func newCluster(c Cluster, maxGPUs int) (*cluster, error) {
 // pool without a placement).
 func (cl *cluster) currentConfig(cur Allocation) configset.Config {
 	c := configset.Config{Type: cur.Type, Nodes: cur.Nodes, GPUs: cur.GPUs}
-	pools := cl.set.PoolsOf(cur.Type)
-	if len(pools) <= 1 {
+	if len(cl.pools[cur.Type]) <= 1 {
 		return c
 	}
 	for _, g := range cur.Placement {
 		c.NodeGPUs = max(c.NodeGPUs, cl.nodeGPUs[g.Node])
 	}
 	if c.NodeGPUs == 0 {
-		c.NodeGPUs = pools[0].GPUsPerNode
+		c.NodeGPUs = cl.firstR[cur.Type]
 	}
 	return c
 }

@@ -237,9 +237,7 @@ func place(ctx context.Context, snap *Snapshot, m *Matrix, sol Solution) (Layout
 		return Layout{}, &InputError{Field: "placement", Reason: err.Error(), Err: err}
 	}
 	out := Layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: res.Evicted, Unplaced: res.Unplaced}
-	index := make(map[string]int, len(snap.Jobs))
 	for i := range snap.Jobs {
-		index[snap.Jobs[i].ID] = i
 		if gs, ok := res.Placements[snap.Jobs[i].ID]; ok && sol.Choice[i] >= 0 {
 			out.GPUs[i] = make([]GPU, len(gs))
 			for k, g := range gs {
@@ -316,7 +314,7 @@ func keepUnplaced(snap *Snapshot, m *Matrix, sol Solution, out *Layout, owner ma
 	for _, id := range out.Unplaced {
 		unplaced[id] = true
 	}
-	var p *ilp.Problem
+	var h *holdCheck
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
 		row := &m.Rows[i]
@@ -334,15 +332,14 @@ func keepUnplaced(snap *Snapshot, m *Matrix, sol Solution, out *Layout, owner ma
 		if !free {
 			continue
 		}
-		old := choice[i]
-		choice[i] = row.Current
-		if p == nil {
-			p = m.Problem() // its reservations and quotas, in row order
+		if h == nil {
+			h = newHoldCheck(m, m.Problem(), choice, out.GPUs) // its reservations and quotas, in row order
 		}
-		if !rowsHold(m, p, choice, out.GPUs, i) {
-			choice[i] = old
+		if !h.holds(i, row.Current) {
 			continue
 		}
+		choice[i] = row.Current
+		h.add(i, row.Current)
 		out.GPUs[i] = slices.Clone(cur)
 		for _, g := range cur {
 			owner[g] = i
@@ -364,42 +361,86 @@ func keepUnplaced(snap *Snapshot, m *Matrix, sol Solution, out *Layout, owner ma
 	slices.Sort(out.Kept)
 }
 
-// rowsHold reports whether the placed jobs (GPUs non-nil, plus job extra)
-// with the given entries meet the matrix's pool capacities, reservations and
-// quotas, each entry counted with its Charge (job extra, which keeps the
-// GPUs it holds, with its GPUs).
-func rowsHold(m *Matrix, p *ilp.Problem, choice []int, gpus [][]GPU, extra int) bool {
-	pool := map[string]int{}
-	quota := make([]int, len(p.Quotas))
-	for i, c := range choice {
-		if c < 0 || (gpus[i] == nil && i != extra) {
+// holdCheck tells whether a job that keeps the GPUs it holds breaks the
+// matrix's pool capacities, reservations or quotas, given the jobs already
+// placed (GPUs non-nil, each entry counted with its Charge): the usage per
+// pool and quota and the number of limits it breaks are kept up to date
+// as jobs are added, so that each check costs O(the quotas covering the
+// job), not O(jobs).
+type holdCheck struct {
+	m      *Matrix
+	p      *ilp.Problem
+	pool   map[string]int
+	quota  []int
+	qOf    [][]int // the quotas (not AllJobs) covering each row
+	qAll   []int   // the AllJobs quotas
+	broken int     // limits the placed jobs break
+}
+
+func newHoldCheck(m *Matrix, p *ilp.Problem, choice []int, gpus [][]GPU) *holdCheck {
+	h := &holdCheck{m: m, p: p, pool: map[string]int{}, quota: make([]int, len(p.Quotas)), qOf: make([][]int, len(choice))}
+	for q := range p.Quotas {
+		if p.Quotas[q].AllJobs {
+			h.qAll = append(h.qAll, q)
 			continue
 		}
-		e := &m.Rows[i].Entries[c]
-		o := ilp.Option{Type: e.Config.Pool(), GPUs: e.charge()}
-		if i == extra {
-			o.GPUs = e.Config.GPUs // it keeps exactly the GPUs it holds
-		}
-		pool[o.Type] += o.GPUs
-		for q := range p.Quotas {
-			qu := &p.Quotas[q]
-			if qu.Counts(o) && (qu.AllJobs || slices.Contains(qu.Jobs, i)) {
-				quota[q] += o.GPUs
+		for _, i := range p.Quotas[q].Jobs {
+			if i >= 0 && i < len(h.qOf) && !slices.Contains(h.qOf[i], q) {
+				h.qOf[i] = append(h.qOf[i], q)
 			}
 		}
 	}
-	for name, used := range pool {
-		if c, ok := m.Capacity[name]; ok && used > c-p.Reserved[name] {
-			return false
+	for i, c := range choice {
+		if c >= 0 && gpus[i] != nil {
+			h.count(i, c, h.m.Rows[i].Entries[c].charge(), true)
 		}
 	}
-	for q := range p.Quotas {
-		if quota[q] > p.Quotas[q].Limit {
-			return false
-		}
-	}
-	return true
+	return h
 }
+
+// count adds (or, with apply false, only tries) job i on entry c for n
+// GPUs and returns the number of limits broken then.
+func (h *holdCheck) count(i, c, n int, apply bool) int {
+	e := &h.m.Rows[i].Entries[c]
+	o := ilp.Option{Type: e.Config.Pool(), GPUs: n}
+	broken := h.broken
+	over := func(used, limit int) int {
+		if used > limit {
+			return 1
+		}
+		return 0
+	}
+	if c, ok := h.m.Capacity[o.Type]; ok {
+		limit := c - h.p.Reserved[o.Type]
+		broken += over(h.pool[o.Type]+n, limit) - over(h.pool[o.Type], limit)
+	}
+	if apply {
+		h.pool[o.Type] += n
+	}
+	for _, qs := range [2][]int{h.qOf[i], h.qAll} {
+		for _, q := range qs {
+			if qu := &h.p.Quotas[q]; qu.Counts(o) {
+				broken += over(h.quota[q]+n, qu.Limit) - over(h.quota[q], qu.Limit)
+				if apply {
+					h.quota[q] += n
+				}
+			}
+		}
+	}
+	if apply {
+		h.broken = broken
+	}
+	return broken
+}
+
+// holds reports whether job i keeping exactly the GPUs of entry c (its
+// Config.GPUs) breaks no limit.
+func (h *holdCheck) holds(i, c int) bool {
+	return h.count(i, c, h.m.Rows[i].Entries[c].Config.GPUs, false) == 0
+}
+
+// add counts job i, now placed on entry c, with the entry's Charge.
+func (h *holdCheck) add(i, c int) { h.count(i, c, h.m.Rows[i].Entries[c].charge(), true) }
 
 func sameGPUs(a, b []GPU) bool {
 	if len(a) != len(b) {
