@@ -393,10 +393,15 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 	poolDemand := map[poolKey]int{}
 	seenJob := make(map[string]bool, len(reqs))
 	claimed := make([]int32, total) // job position in sorted + 1, 0 = free
-	// Sort by job ID so that the output does not depend on the request order.
-	sorted := slices.Clone(reqs)
-	slices.SortFunc(sorted, func(a, b Request) int { return cmp.Compare(a.Job, b.Job) })
-	for pos, r := range sorted {
+	// Sort by job ID so that the output does not depend on the request
+	// order (a permutation: requests are large to move).
+	perm := make([]int32, len(reqs))
+	for k := range perm {
+		perm[k] = int32(k)
+	}
+	slices.SortFunc(perm, func(a, b int32) int { return cmp.Compare(reqs[a].Job, reqs[b].Job) })
+	for pos, k := range perm {
+		r := reqs[k]
 		if r.Job == "" {
 			return nil, &InputError{Type: r.Type, Field: "Job", Reason: fmt.Sprintf("request %d has an empty job ID", slices.IndexFunc(reqs, func(q Request) bool { return q.Job == "" }))}
 		}
@@ -437,7 +442,7 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 			id := p.gid(n, g.Index)
 			if c := claimed[id]; c != 0 {
 				who := "twice by this job"
-				if other := sorted[c-1].Job; other != r.Job {
+				if other := reqs[perm[c-1]].Job; other != r.Job {
 					who = fmt.Sprintf("also by job %q", other)
 				}
 				return nil, &InputError{Job: r.Job, Node: g.Node, Field: "Current", Reason: fmt.Sprintf("GPU %d claimed %s", g.Index, who)}

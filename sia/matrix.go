@@ -634,12 +634,12 @@ func (rb *rowBuilder) candidates() []configset.Config {
 		}
 	} else {
 		for _, c := range rb.cl.byType[t] {
-			if c.GPUs >= rb.bound.minG && c.GPUs <= rb.bound.maxG && c.GPUs%p == 0 {
+			if c.GPUs >= rb.bound.minG && c.GPUs <= rb.bound.maxG && c.GPUs%p == 0 && (!rb.keepOnly || c == rb.curCfg) {
 				cands = append(cands, c)
 			}
 		}
 	}
-	if rb.keepOnly {
+	if rb.keepOnly && j.Kind == Rigid {
 		kept := cands[:0]
 		for _, c := range cands {
 			if c == rb.curCfg {

@@ -248,11 +248,19 @@ func place(ctx context.Context, snap *Snapshot, m *Matrix, sol Solution) (Layout
 	// Pins win: placement never evicts a pinned job, and should the
 	// placer still move one, it keeps its GPUs and whoever was put on them
 	// loses its placement.
-	owner := map[GPU]int{}
-	for i, gs := range out.GPUs {
-		for _, g := range gs {
-			owner[g] = i
+	// owner maps the layout's GPUs to jobs, built when first needed (a
+	// pinned job moved, or jobs left unplaced).
+	var owner map[GPU]int
+	owners := func() map[GPU]int {
+		if owner == nil {
+			owner = make(map[GPU]int, len(snap.Jobs))
+			for i, gs := range out.GPUs {
+				for _, g := range gs {
+					owner[g] = i
+				}
+			}
 		}
+		return owner
 	}
 	for i := range snap.Jobs {
 		row := &m.Rows[i]
@@ -260,6 +268,7 @@ func place(ctx context.Context, snap *Snapshot, m *Matrix, sol Solution) (Layout
 		if row.Pin < 0 || sol.Choice[i] != row.Pin || len(cur) == 0 || sameGPUs(out.GPUs[i], cur) {
 			continue
 		}
+		owner := owners()
 		for _, g := range out.GPUs[i] {
 			delete(owner, g)
 		}
@@ -280,7 +289,9 @@ func place(ctx context.Context, snap *Snapshot, m *Matrix, sol Solution) (Layout
 	}
 	slices.Sort(out.Unplaced)
 	out.Unplaced = slices.Compact(out.Unplaced)
-	keepUnplaced(snap, m, sol, &out, owner)
+	if len(out.Unplaced) > 0 {
+		keepUnplaced(snap, m, sol, &out, owners())
+	}
 	return out, nil
 }
 
@@ -446,6 +457,9 @@ func sameGPUs(a, b []GPU) bool {
 	if len(a) != len(b) {
 		return false
 	}
+	if slices.Equal(a, b) {
+		return true // the common case: the same list in the same order
+	}
 	set := make(map[GPU]bool, len(a))
 	for _, g := range a {
 		set[g] = true
@@ -505,10 +519,20 @@ func idSet(ids []string) map[string]bool {
 	return set
 }
 
+// nodesOf returns the number of distinct nodes of gs (a job spans few
+// nodes: a scan of the nodes seen so far beats a map).
 func nodesOf(gs []GPU) int {
-	seen := map[string]bool{}
+	var seen []string
+	var buf [16]string
+	seen = buf[:0]
+next:
 	for _, g := range gs {
-		seen[g.Node] = true
+		for _, n := range seen {
+			if n == g.Node {
+				continue next
+			}
+		}
+		seen = append(seen, g.Node)
 	}
 	return len(seen)
 }

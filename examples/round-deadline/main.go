@@ -25,6 +25,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -41,6 +42,7 @@ func main() {
 	only := flag.String("only", "", "run the snapshots whose name contains this")
 	setup := flag.Duration("setup", 2*time.Second, "deadline of the round that builds each snapshot's running jobs")
 	verbose := flag.Bool("v", false, "one line per round")
+	prof := flag.String("cpuprofile", "", "write a CPU profile of the measured rounds to this file")
 	flag.Parse()
 	var deadlines []time.Duration
 	for _, f := range strings.Split(*dls, ",") {
@@ -93,10 +95,33 @@ func main() {
 	fmt.Printf("%d rounds per deadline, GOMAXPROCS %d\n\n", len(snaps)**reps, runtime.GOMAXPROCS(0))
 	fmt.Println("| deadline | overshoot p50 | p99 | max | contract | CPU past D p50 | max | started (median) | gap median | gap max | optimal | peak heap |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
-	s, err := sia.New(nil) // one goroutine: the round runs on this thread
+	var stages [4]time.Duration // the last round's validation+matrix, solve, placement, and the rest
+	obs := sia.ObserverFunc(func(e sia.Event) {
+		switch e.Stage {
+		case sia.StageMatrix:
+			stages[0] += e.Duration
+		case sia.StageSolve:
+			stages[1] += e.Duration
+		case sia.StagePlace:
+			stages[2] += e.Duration
+		}
+	})
+	s, err := sia.New(&sia.Options{Observer: obs}) // one goroutine: the round runs on this thread
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "round-deadline:", err)
 		os.Exit(1)
+	}
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "round-deadline:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "round-deadline:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	runtime.LockOSThread()
 	tid := syscall.Gettid()
@@ -113,6 +138,7 @@ func main() {
 				stop := make(chan struct{})
 				var pk atomic.Uint64
 				go sampleHeap(stop, &pk)
+				stages = [4]time.Duration{}
 				ctx, cancel := context.WithTimeout(context.Background(), d)
 				dl, _ := ctx.Deadline()
 				atD := make(chan time.Duration, 1)
@@ -156,8 +182,9 @@ func main() {
 					peak = max(peak, pk.Load()-base)
 				}
 				if *verbose {
-					fmt.Printf("  %-36s %6v  %-8v over %8v  cpu-over %8v  started %4d  gap %.2e  partial %v\n", names[si], d, p.Status,
-						o.Round(10*time.Microsecond), co.Round(10*time.Microsecond), n, g, p.Matrix.Partial)
+					fmt.Printf("  %-36s %6v  %-8v over %8v  cpu-over %8v  started %4d  gap %.2e  partial %v  matrix %v solve %v place %v\n", names[si], d, p.Status,
+						o.Round(10*time.Microsecond), co.Round(10*time.Microsecond), n, g, p.Matrix.Partial,
+						stages[0].Round(10*time.Microsecond), stages[1].Round(10*time.Microsecond), stages[2].Round(10*time.Microsecond))
 				}
 			}
 		}
