@@ -28,7 +28,9 @@ type Entry struct {
 	Charge int
 	// Choice is the predicted best batch size and its goodput (raw
 	// samples/s × efficiency) from the job's model; zero for entries without
-	// a model or invalid ones.
+	// a model or invalid ones, and for a running job's current configuration
+	// kept without a prediction by a round past its deadline (see
+	// Scheduler.Round; its Normalized is N_min, as a row of one entry).
 	Choice goodput.Choice
 	// Source says where the model came from (bootstrap.None for a type
 	// without a model, whose one-replica configuration is offered at the
