@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/sia/siatest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -112,4 +113,46 @@ func TestRoundFloorAllocs(t *testing.T) {
 	perJob := allocs / float64(len(snap.Jobs))
 	t.Logf("%d jobs: %.0f allocations per round, %.2f per job", len(snap.Jobs), allocs, perJob)
 	assert.Less(t, perJob, 5.0, "allocations per job of a round out of time")
+}
+
+// TestRoundPlacementCut: kept jobs fragment three 4-GPU nodes so that a
+// queued 4-GPU job fits only by moving one of them. With time, placement
+// moves it and the job starts; in a round past its deadline (injected
+// clock) placement makes no eviction: every running job keeps its GPUs and
+// the queued job waits, saying the deadline is why (not fragmentation).
+func TestRoundPlacementCut(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tbl := siatest.Table{"A": {1: 1, 2: 2, 4: 4}}
+	run := func(id string, gpus int, node string, idx ...int) Job {
+		j := Job{ID: id, Kind: Rigid, GPUs: gpus, Models: tbl, Submitted: t0}
+		j.State.Current = Allocation{Type: "A", Nodes: 1, GPUs: gpus}
+		for _, i := range idx {
+			j.State.Current.Placement = append(j.State.Current.Placement, GPU{Node: node, Index: i})
+		}
+		return j
+	}
+	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}, {ID: "a2", Type: "A", GPUs: 4}}},
+		Jobs: []Job{run("k1", 1, "a0", 0), run("k2", 1, "a1", 0), run("k3", 2, "a2", 0, 1), {ID: "n", Kind: Rigid, GPUs: 4, Models: tbl, Submitted: t0}}}
+	s, err := New(nil)
+	require.NoError(t, err)
+	full, err := s.Round(context.Background(), snap)
+	require.NoError(t, err)
+	checkPlan(t, &snap, &full)
+	d, _ := full.Decision("n")
+	require.Equal(t, Start, d.Action, "with time, a kept job moves for n")
+
+	s.now = func() time.Time { return time.Now().Add(time.Hour) }
+	ctx, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	p, err := s.Round(ctx, snap)
+	require.NoError(t, err)
+	checkPlan(t, &snap, &p)
+	for _, d := range p.Decisions[:3] {
+		assert.Equal(t, Keep, d.Action, d.Job)
+		assert.False(t, d.Evicted, d.Job)
+	}
+	d, _ = p.Decision("n")
+	assert.Equal(t, Queue, d.Action)
+	assert.Equal(t, ReasonDeadline, d.Reason)
+	assert.NotEqual(t, StatusOptimal, p.Status)
 }

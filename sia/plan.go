@@ -151,6 +151,9 @@ type Layout struct {
 	// Kept lists the running jobs whose new allocation could not be placed
 	// and that keep their current allocation and GPUs instead (sorted).
 	Kept []string
+	// cut says placement ran out of time (placement.Result.Cut): the
+	// jobs in Unplaced wait for the deadline, not for fragmentation.
+	cut bool
 }
 
 // choice returns the entry job i is placed with.
@@ -236,7 +239,7 @@ func place(ctx context.Context, snap *Snapshot, m *Matrix, sol Solution) (Layout
 	if err != nil {
 		return Layout{}, &InputError{Field: "placement", Reason: err.Error(), Err: err}
 	}
-	out := Layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: res.Evicted, Unplaced: res.Unplaced}
+	out := Layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: res.Evicted, Unplaced: res.Unplaced, cut: res.Cut}
 	for i := range snap.Jobs {
 		if gs, ok := res.Placements[snap.Jobs[i].ID]; ok && sol.Choice[i] >= 0 {
 			out.GPUs[i] = make([]GPU, len(gs))
@@ -505,6 +508,9 @@ func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) ([]
 				why = newReasoner(snap, m, sol, o)
 			}
 			d.Reason = why.reason(i, c >= 0 || unplaced[j.ID])
+			if d.Reason == ReasonUnplaceable && lay.cut {
+				d.Reason = ReasonDeadline // placement stopped at its time, see Scheduler.Round
+			}
 		}
 		out[i] = d
 	}
