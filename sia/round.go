@@ -64,7 +64,8 @@ func (s *Scheduler) Options() Options { return s.opts }
 // a tenth of its time before the deadline, placement gets the time it is
 // measured to need. The steps that run past D have shares of S, as
 // ilp.Solve's: the running jobs' current configurations are valued (their
-// goodput predicted, every 64 jobs the clock is read) until D + S/4, and
+// goodput predicted, every 64 jobs the clock is read) until D + S/4, or
+// until placement must start to end by D when that is earlier, and
 // are kept without a prediction after it (the same allocation: a row of one
 // entry is worth N_min; such a Keep decision carries no batch size, see
 // Decision.LocalBatch); placement evicts and re-packs until D + S/2 and then
@@ -101,6 +102,7 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 		var cancel context.CancelFunc
 		work, cancel = context.WithDeadline(ctx, dl.Add(-placeReserve(len(snap.Jobs))))
 		defer cancel()
+		clk.leavePlacement(dl.Add(-placeReserve(len(snap.Jobs))))
 	}
 	mctx, mcancel, phased := matrixPlan(work, &snap, cl, o)
 	m, err := buildMatrix(mctx, &snap, o, cl, phased)
