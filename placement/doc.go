@@ -18,6 +18,10 @@
 // 8 + 4). For the configurations of package configset the largest-first
 // re-pack places every allocation whose GPUs fit the pool; beyond that, an
 // exact search finds a packing whenever one exists on small pools.
+// PlaceContext is Place for a caller with a deadline: once its ctx ends it
+// makes no more evictions or re-packs and places the rest on free GPUs
+// only (Result.Cut), so kept jobs keep their GPUs and the result keeps
+// every rule.
 //
 // The package is a leaf: it imports nothing else of this module.
 package placement

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -126,6 +127,10 @@ type Result struct {
 	// (with pinned jobs on their GPUs), they are: an exact search backs up
 	// the heuristics on small pools (see Place).
 	Unplaced []string
+	// Cut reports that PlaceContext's ctx ended before placement was done:
+	// from then on it made no evictions and no re-packing, and placed the
+	// requests left on free GPUs only (or left them in Unplaced).
+	Cut bool
 }
 
 // Shape returns the per-node parts of a request for g GPUs on nodes of r GPUs
@@ -223,6 +228,20 @@ func shapeOn(g, n, r int) []int {
 // exceeds a node. Same input → same output; the order of requests does not
 // matter.
 func Place(nodes []Node, reqs []Request) (Result, error) {
+	return PlaceContext(context.Background(), nodes, reqs)
+}
+
+// PlaceContext is Place under ctx, for a caller with a deadline: its work
+// is linear in the requests and nodes until ctx ends (it looks every
+// stopCheckItems requests); from then on it makes no evictions and no
+// re-packing, places the requests left on free GPUs only, best fit, or
+// leaves them in Unplaced, and sets Result.Cut. Kept requests (same type,
+// count and shape as their current GPUs) take their GPUs before anything
+// else, so a ctx ended from the start moves no job: every kept request
+// keeps its GPUs. The result keeps Place's rules (no GPU given twice, no
+// node exceeded, pinned jobs on their GPUs); only which requests are placed
+// depends on when ctx ends. Input errors are checked in full first.
+func PlaceContext(ctx context.Context, nodes []Node, reqs []Request) (Result, error) {
 	flat, sp, err := splitParts(nodes, reqs)
 	if err != nil {
 		return Result{}, err
@@ -231,7 +250,24 @@ func Place(nodes []Node, reqs []Request) (Result, error) {
 	if err != nil {
 		return Result{}, sp.mapError(err)
 	}
+	p.ctx = ctx
 	return sp.merge(nodes, reqs, p.run(true)), nil
+}
+
+// stopCheckItems is how many queued requests pass between two looks at
+// PlaceContext's ctx.
+const stopCheckItems = 16
+
+// stopped reports whether ctx has ended (looked at every stopCheckItems
+// calls; once true it stays true).
+func (p *problem) stopped() bool {
+	if p.cut || p.ctx == nil {
+		return p.cut
+	}
+	if p.checks++; p.checks%stopCheckItems == 1 && p.ctx.Err() != nil {
+		p.cut = true
+	}
+	return p.cut
 }
 
 // run places every type; evict false disables rule (c)'s incremental
@@ -241,7 +277,9 @@ func (p *problem) run(evict bool) Result {
 	for _, pk := range p.pools {
 		p.placeType(pk)
 	}
-	return p.result()
+	res := p.result()
+	res.Cut = p.cut
+	return res
 }
 
 type nodeInfo struct {
@@ -284,6 +322,9 @@ type problem struct {
 	evict  bool  // allow incremental evictions
 	used   []int // per node: stamp of the job placement that uses it
 	stamp  int
+	ctx    context.Context // PlaceContext's (nil: none)
+	checks int             // calls of stopped
+	cut    bool            // ctx ended: no more evictions or re-packing
 }
 
 // usedSet marks the nodes one job's parts use: node n is in the set iff
@@ -304,9 +345,18 @@ func (p *problem) nodeOf(g int) (int, int) {
 }
 
 func newProblem(nodes []Node, reqs []Request) (*problem, error) {
-	p := &problem{byID: make(map[string]int, len(nodes)), pnodes: map[poolKey][]int{}}
+	p := &problem{byID: make(map[string]int, len(nodes)), pnodes: map[poolKey][]int{},
+		nodes: make([]nodeInfo, 0, len(nodes)), base: make([]int, 0, len(nodes)), jobs: make([]jobInfo, 0, len(reqs))}
 	sizes := map[string][]int{} // type -> node sizes in first-appearance order
 	total := 0
+	for _, n := range nodes {
+		total += max(min(n.GPUs, MaxNodeGPUs), 0)
+	}
+	owners := make([]int, total) // one backing array for the nodes' owner slices
+	for k := range owners {
+		owners[k] = -1
+	}
+	total = 0
 	for i, n := range nodes {
 		switch {
 		case n.ID == "":
@@ -326,10 +376,7 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 			sizes[n.Type] = append(sizes[n.Type], n.GPUs)
 		}
 		p.pnodes[pk] = append(p.pnodes[pk], i)
-		owner := make([]int, n.GPUs)
-		for k := range owner {
-			owner[k] = -1
-		}
+		owner := owners[total : total+n.GPUs : total+n.GPUs]
 		p.nodes = append(p.nodes, nodeInfo{id: n.ID, typ: n.Type, gpus: n.GPUs, owner: owner, free: n.GPUs})
 		p.base = append(p.base, total)
 		total += n.GPUs
@@ -359,10 +406,15 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 	poolDemand := map[poolKey]int{}
 	seenJob := make(map[string]bool, len(reqs))
 	claimed := make([]int32, total) // job position in sorted + 1, 0 = free
-	// Sort by job ID so that the output does not depend on the request order.
-	sorted := slices.Clone(reqs)
-	slices.SortFunc(sorted, func(a, b Request) int { return cmp.Compare(a.Job, b.Job) })
-	for pos, r := range sorted {
+	// Sort by job ID so that the output does not depend on the request
+	// order (a permutation: requests are large to move).
+	perm := make([]int32, len(reqs))
+	for k := range perm {
+		perm[k] = int32(k)
+	}
+	slices.SortFunc(perm, func(a, b int32) int { return cmp.Compare(reqs[a].Job, reqs[b].Job) })
+	for pos, k := range perm {
+		r := reqs[k]
 		if r.Job == "" {
 			return nil, &InputError{Type: r.Type, Field: "Job", Reason: fmt.Sprintf("request %d has an empty job ID", slices.IndexFunc(reqs, func(q Request) bool { return q.Job == "" }))}
 		}
@@ -403,12 +455,15 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 			id := p.gid(n, g.Index)
 			if c := claimed[id]; c != 0 {
 				who := "twice by this job"
-				if other := sorted[c-1].Job; other != r.Job {
+				if other := reqs[perm[c-1]].Job; other != r.Job {
 					who = fmt.Sprintf("also by job %q", other)
 				}
 				return nil, &InputError{Job: r.Job, Node: g.Node, Field: "Current", Reason: fmt.Sprintf("GPU %d claimed %s", g.Index, who)}
 			}
 			claimed[id] = int32(pos + 1)
+			if j.cur == nil {
+				j.cur = make([]int, 0, len(r.Current))
+			}
 			j.cur = append(j.cur, id)
 			if p.nodes[n].typ != r.Type {
 				j.typeOK = false
@@ -580,7 +635,7 @@ func (p *problem) runQueue(pk poolKey, jobs []int, evict, repack bool) int {
 		ok := false
 		if it.phase == 0 {
 			hd, rest := head(jb.parts)
-			if victims, ok = p.placeParts(j, pk, hd, evict); ok {
+			if victims, ok = p.placeParts(j, pk, hd, evict && !p.stopped()); ok {
 				jb.shape = jb.parts
 				if len(rest) > 0 {
 					push(item{job: j, phase: 1})
@@ -590,7 +645,7 @@ func (p *problem) runQueue(pk poolKey, jobs []int, evict, repack bool) int {
 			}
 		} else {
 			_, rest := head(jb.shape)
-			if victims, ok = p.placeParts(j, pk, rest, evict); ok {
+			if victims, ok = p.placeParts(j, pk, rest, evict && !p.stopped()); ok {
 				jb.placed = true
 			} else {
 				p.release(j) // give up the leading parts too
@@ -626,7 +681,7 @@ func (p *problem) placeType(pk poolKey) {
 			queue = append(queue, j)
 		}
 	}
-	if p.runQueue(pk, queue, p.evict, false) == 0 {
+	if p.runQueue(pk, queue, p.evict, false) == 0 || p.stopped() {
 		return
 	}
 	unplaced := 0
@@ -636,7 +691,7 @@ func (p *problem) placeType(pk poolKey) {
 		}
 	}
 	unplaced = p.repack(pk, jobs, unplaced, func(rest []int) int { return p.runQueue(pk, rest, false, true) })
-	if unplaced > 0 {
+	if unplaced > 0 && !p.stopped() {
 		p.repack(pk, jobs, unplaced, func(rest []int) int { return p.exact(pk, rest) })
 	}
 }
@@ -743,7 +798,8 @@ func (p *problem) exact(pk poolKey, jobs []int) int {
 		if i == len(parts) {
 			return true
 		}
-		if steps += len(nodes); steps > exactBudget {
+		if steps += len(nodes); steps > exactBudget || i%8 == 0 && p.stopped() {
+			steps = exactBudget + 1 // out of budget, or ctx ended: give up
 			return false
 		}
 		pt := parts[i]
@@ -934,6 +990,7 @@ func (p *problem) bestFit(pk poolKey, size int, used usedSet) int {
 // GPUs, single-node victims preferred over multi-node ones; ties go to the
 // earliest node. It returns -1 if no node works.
 func (p *problem) cheapestEviction(pk poolKey, size int, used usedSet, self int) (int, []int) {
+	var onNode, cands []victim // scratch, reused node by node
 	for _, allowMulti := range []bool{false, true} {
 		bestNode, bestCount, bestCost := -1, 0, 0
 		var bestSet []int
@@ -943,23 +1000,32 @@ func (p *problem) cheapestEviction(pk poolKey, size int, used usedSet, self int)
 				continue
 			}
 			need := size - nd.free
-			// candidate victims on this node with GPUs freed here
-			onNode := map[int]int{}
+			// candidate victims on this node with GPUs freed here (a node
+			// has at most MaxNodeGPUs GPUs: a slice beats a map)
+			onNode = onNode[:0]
+		owners:
 			for _, o := range nd.owner {
-				if o >= 0 {
-					onNode[o]++
+				if o < 0 {
+					continue
 				}
+				for k := range onNode {
+					if onNode[k].job == o {
+						onNode[k].freed++
+						continue owners
+					}
+				}
+				onNode = append(onNode, victim{job: o, freed: 1})
 			}
-			var cands []victim
-			for o, k := range onNode {
-				jb := &p.jobs[o]
-				if o == self || !jb.kept || jb.evicted || jb.req.Pinned {
+			cands = cands[:0]
+			for _, v := range onNode {
+				jb := &p.jobs[v.job]
+				if v.job == self || !jb.kept || jb.evicted || jb.req.Pinned {
 					continue
 				}
-				if !allowMulti && k != len(jb.gpus) {
+				if !allowMulti && v.freed != len(jb.gpus) {
 					continue
 				}
-				cands = append(cands, victim{job: o, freed: k, cost: len(jb.gpus), id: jb.req.Job})
+				cands = append(cands, victim{job: v.job, freed: v.freed, cost: len(jb.gpus), id: jb.req.Job})
 			}
 			set, count, cost, ok := minVictims(cands, need)
 			if !ok {
@@ -996,52 +1062,55 @@ func minVictims(cands []victim, need int) ([]int, int, int, bool) {
 		return cmp.Compare(a.id, b.id)
 	})
 	m := len(cands)
+	total := 0
+	for _, c := range cands {
+		total += c.freed
+	}
+	if total < need {
+		return nil, 0, 0, false // even every candidate frees too little
+	}
 	const inf = int(^uint(0) >> 1)
-	// dp[i][c][f]: least cost using items i.. choosing c more items to free
-	// at least f more GPUs. Built backwards so reconstruction prefers early
-	// (small) items.
-	dp := make([][][]int, m+1)
-	for i := range dp {
-		dp[i] = make([][]int, m+1)
-		for c := range dp[i] {
-			dp[i][c] = make([]int, need+1)
-			for f := range dp[i][c] {
-				dp[i][c][f] = inf
-			}
-		}
+	// dp[i][c][f] (flat, at (i*(m+1)+c)*(need+1)+f): least cost using items
+	// i.. choosing c more items to free at least f more GPUs. Built
+	// backwards so reconstruction prefers early (small) items.
+	w := need + 1
+	at := func(i, c, f int) int { return (i*(m+1)+c)*w + f }
+	dp := make([]int, (m+1)*(m+1)*w)
+	for k := range dp {
+		dp[k] = inf
 	}
 	for c := 0; c <= m; c++ {
-		dp[m][c][0] = 0
+		dp[at(m, c, 0)] = 0
 	}
 	for i := m - 1; i >= 0; i-- {
 		for c := 0; c <= m; c++ {
 			for f := 0; f <= need; f++ {
-				best := dp[i+1][c][f]
+				best := dp[at(i+1, c, f)]
 				if c > 0 {
 					rest := max(f-cands[i].freed, 0)
-					if v := dp[i+1][c-1][rest]; v != inf && v+cands[i].cost < best {
+					if v := dp[at(i+1, c-1, rest)]; v != inf && v+cands[i].cost < best {
 						best = v + cands[i].cost
 					}
 				}
-				dp[i][c][f] = best
+				dp[at(i, c, f)] = best
 			}
 		}
 	}
 	for c := 1; c <= m; c++ {
-		if dp[0][c][need] == inf {
+		if dp[at(0, c, need)] == inf {
 			continue
 		}
 		// reconstruct, preferring to take item i when it is optimal
-		var set []int
+		set := make([]int, 0, c)
 		f, cc := need, c
 		for i := 0; i < m && cc > 0; i++ {
 			rest := max(f-cands[i].freed, 0)
-			if v := dp[i+1][cc-1][rest]; v != inf && v+cands[i].cost == dp[i][cc][f] {
+			if v := dp[at(i+1, cc-1, rest)]; v != inf && v+cands[i].cost == dp[at(i, cc, f)] {
 				set = append(set, cands[i].job)
 				f, cc = rest, cc-1
 			}
 		}
-		return set, c, dp[0][c][need], true
+		return set, c, dp[at(0, c, need)], true
 	}
 	return nil, 0, 0, false
 }

@@ -28,7 +28,9 @@ type Entry struct {
 	Charge int
 	// Choice is the predicted best batch size and its goodput (raw
 	// samples/s × efficiency) from the job's model; zero for entries without
-	// a model or invalid ones.
+	// a model or invalid ones, and for a running job's current configuration
+	// kept without a prediction by a round past its deadline (see
+	// Scheduler.Round; its Normalized is N_min, as a row of one entry).
 	Choice goodput.Choice
 	// Source says where the model came from (bootstrap.None for a type
 	// without a model, whose one-replica configuration is offered at the
@@ -59,6 +61,9 @@ type Entry struct {
 	Dominated bool
 	// Current marks the job's current configuration.
 	Current bool
+	// unvalued marks a current configuration whose goodput the round had
+	// no time to predict (rowBare): Choice is zero, Normalized N_min.
+	unvalued bool
 }
 
 // Row is the goodput-matrix row of one job.
@@ -174,7 +179,9 @@ type cluster struct {
 	pools    map[string][]string // GPU type -> pool names
 	poolCap  map[string]int      // pool -> GPUs
 	nodeGPUs map[string]int      // node ID -> GPUs
+	firstR   map[string]int      // GPU type -> GPUs per node of its first pool
 	lateRows int                 // see lateCheapRows (0: minCheapRows)
+	clk      *roundClock         // Round's clock (nil: BuildMatrix, no deadline)
 }
 
 // newCluster groups the nodes into pools (one per type and node size,
@@ -202,11 +209,14 @@ func newCluster(c Cluster, maxGPUs int) (*cluster, error) {
 		return nil, &InputError{Field: "Cluster", Reason: err.Error(), Err: err}
 	}
 	cl := &cluster{set: set, types: set.Types(), capacity: map[string]int{}, byType: map[string][]configset.Config{},
-		pools: map[string][]string{}, poolCap: map[string]int{}, nodeGPUs: nodeGPUs}
+		pools: map[string][]string{}, poolCap: map[string]int{}, nodeGPUs: nodeGPUs, firstR: map[string]int{}}
 	for _, t := range cl.types {
 		cl.capacity[t] = set.Capacity(t)
 		cl.byType[t] = set.ByType(t)
-		for _, p := range set.PoolsOf(t) {
+		for k, p := range set.PoolsOf(t) {
+			if k == 0 {
+				cl.firstR[t] = p.GPUsPerNode
+			}
 			cl.pools[t] = append(cl.pools[t], p.Name)
 			cl.poolCap[p.Name] = p.Capacity()
 		}
@@ -221,8 +231,7 @@ func newCluster(c Cluster, maxGPUs int) (*cluster, error) {
 // spanning shape), or the type's first pool without a placement.
 func (cl *cluster) currentConfig(cur Allocation) configset.Config {
 	c := configset.Config{Type: cur.Type, Nodes: cur.Nodes, GPUs: cur.GPUs}
-	pools := cl.set.PoolsOf(cur.Type)
-	if len(pools) <= 1 {
+	if len(cl.pools[cur.Type]) <= 1 {
 		return c
 	}
 	if sp, ok := cl.spannedCurrent(cur); ok {
@@ -232,7 +241,7 @@ func (cl *cluster) currentConfig(cur Allocation) configset.Config {
 		c.NodeGPUs = max(c.NodeGPUs, cl.nodeGPUs[g.Node])
 	}
 	if c.NodeGPUs == 0 {
-		c.NodeGPUs = pools[0].GPUsPerNode
+		c.NodeGPUs = cl.firstR[cur.Type]
 	}
 	return c
 }
@@ -389,6 +398,11 @@ const (
 	rowCheap
 	// rowKeep: the current configuration only.
 	rowKeep
+	// rowBare: the current configuration only, its goodput not predicted
+	// (a round past its deadline: see roundClock). A row of one entry is
+	// worth N_min whatever the goodput, so the allocation is the same; the
+	// decision carries no batch size (Decision.LocalBatch).
+	rowBare
 )
 
 // buildRows builds rows [lo, hi) of m. Phased, for a deadline too close for
@@ -406,14 +420,29 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 		checks++
 		return checks%ctxCheckJobs == 0 && ctx != nil && ctx.Err() != nil
 	}
+	// Past the clock's keepEnd, running jobs keep their configuration
+	// without a goodput prediction (looked at every keepCheckJobs of them).
+	kept, bare := 0, false
+	keepMode := func() rowMode {
+		if kept++; !bare && kept%keepCheckJobs == 0 {
+			bare = cl.clk.past(cl.clk.keepEnd)
+		}
+		if bare {
+			return rowBare
+		}
+		return rowKeep
+	}
 	var err error
 	if phased {
 		backing := make([]Entry, 0, (hi-lo)*2)
 		late := false
 		queued := 0
 		for i := lo; i < hi; i++ {
-			mode := rowKeep
-			if !snap.Jobs[i].State.Current.Running() {
+			var mode rowMode
+			if snap.Jobs[i].State.Current.Running() {
+				mode = keepMode()
+			} else {
+				mode = rowKeep // a queued job's row stays empty
 				// The first few queued jobs always get their cheap row:
 				// even a round out of time when it starts admits some.
 				if late = late || queued >= cl.minCheap() && expired(); !late {
@@ -438,7 +467,7 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 		}
 		mode := rowFull
 		if partial {
-			mode = rowKeep
+			mode = keepMode()
 		}
 		if backing, err = buildRow(backing, snap, o, k, cl, ev, m, lambda, i, mode); err != nil {
 			return partial, err
@@ -484,6 +513,8 @@ type rowBuilder struct {
 	keepOnly, smallestOnly bool
 	// blind values every type as having no model (ArtifactKnobs.BlindFirst).
 	blind bool
+	// bare leaves the current configuration's goodput unpredicted (rowBare).
+	bare bool
 	// The type being added: its name, replica size, model, source and the
 	// job's current configuration on it.
 	t      string
@@ -496,7 +527,8 @@ type rowBuilder struct {
 // init sets what the mode and the job decide for every type.
 func (rb *rowBuilder) init(mode rowMode) {
 	// A running job's cheap row is its current configuration only.
-	rb.keepOnly = mode == rowKeep || mode == rowCheap && rb.cur.Running()
+	rb.keepOnly = mode == rowKeep || mode == rowBare || mode == rowCheap && rb.cur.Running()
+	rb.bare = mode == rowBare
 	rb.smallestOnly = mode == rowCheap && !rb.cur.Running()
 	rb.blind = rb.k.BlindFirst && rb.j.State.PeakReplicas == 0
 	rb.eval, _ = rb.j.Models.(Evaluator)
@@ -606,14 +638,14 @@ func (rb *rowBuilder) candidates() []configset.Config {
 		}
 	} else {
 		for _, c := range rb.cl.byType[t] {
-			if c.GPUs >= rb.bound.minG && c.GPUs <= rb.bound.maxG && c.GPUs%p == 0 {
+			if c.GPUs >= rb.bound.minG && c.GPUs <= rb.bound.maxG && c.GPUs%p == 0 && (!rb.keepOnly || c == rb.curCfg) {
 				cands = append(cands, c)
 			}
 		}
 		// a minimum no pool holds: configurations spanning pools
 		cands = append(cands, rb.cl.set.Spans(t, rb.bound.minG, rb.bound.maxG, p, maxSpansPerType)...)
 	}
-	if rb.keepOnly {
+	if rb.keepOnly && j.Kind == Rigid {
 		kept := cands[:0]
 		for _, c := range cands {
 			if c == rb.curCfg {
@@ -655,6 +687,9 @@ func (rb *rowBuilder) value(c configset.Config, noModelDone *bool) (e Entry, kee
 			return e, filler
 		}
 		*noModelDone = true
+		return e, true
+	case rb.bare:
+		e.unvalued = true
 		return e, true
 	}
 	ch, ok := rb.goodput(c)
@@ -700,7 +735,9 @@ func (rb *rowBuilder) keepCurrent() {
 		return
 	}
 	e := Entry{Config: c, Replicas: max(1, c.GPUs/rb.p), Charge: rb.cl.set.Charge(c), Source: rb.src, Restart: 1, Current: true}
-	if rb.src != bootstrap.None {
+	if rb.bare && rb.src != bootstrap.None {
+		e.unvalued = true
+	} else if rb.src != bootstrap.None {
 		if ch, ok := rb.goodput(c); ok {
 			e.Choice = ch
 		} else {
@@ -776,7 +813,7 @@ func normalise(row *Row, j *Job, k *ArtifactKnobs) {
 	es := row.Entries
 	minGood, minIdx := math.Inf(1), -1
 	for i := range es {
-		if e := &es[i]; e.Source != bootstrap.None && !e.Invalid && e.Choice.Goodput < minGood {
+		if e := &es[i]; e.Source != bootstrap.None && !e.Invalid && !e.unvalued && e.Choice.Goodput < minGood {
 			minGood, minIdx = e.Choice.Goodput, i
 		}
 	}
@@ -789,9 +826,10 @@ func normalise(row *Row, j *Job, k *ArtifactKnobs) {
 		switch {
 		case e.Invalid && k.Filler:
 			e.Normalized = artifactFiller
-		case e.Invalid:
+		case e.Invalid, e.unvalued:
 			// Only a current configuration that became invalid is kept
-			// without fillers: value it like the smallest one.
+			// without fillers: value it like the smallest one. A row of
+			// one unvalued entry is worth N_min, as it would be valued.
 			e.Normalized = nmin
 		case e.Source == bootstrap.None && j.Kind == Rigid:
 			e.Normalized = nmin

@@ -1,6 +1,7 @@
 package sia
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -70,10 +71,14 @@ type Decision struct {
 	Replicas int
 	// LocalBatch, AccumSteps and GlobalBatch are the batch size the job
 	// should use: LocalBatch samples per GPU, AccumSteps extra accumulation
-	// micro-batches, GlobalBatch = Replicas·LocalBatch·(AccumSteps+1).
+	// micro-batches, GlobalBatch = Replicas·LocalBatch·(AccumSteps+1). All
+	// three are zero for a job a round past its deadline kept on its
+	// allocation without predicting its goodput (see Scheduler.Round): the
+	// job keeps the batch size it uses.
 	LocalBatch, AccumSteps, GlobalBatch int
 	// Goodput is the predicted goodput (samples/s × efficiency; 0 for a type
-	// without a model). Plan.Entry gives the allocation's matrix entry.
+	// without a model, or a job kept without a prediction, see LocalBatch).
+	// Plan.Entry gives the allocation's matrix entry.
 	Goodput float64
 	// Restart says the decision checkpoint-restarts the job: Resize, Move,
 	// Migrate, or a Start of a job that ran before (a resume after a
@@ -146,6 +151,9 @@ type Layout struct {
 	// Kept lists the running jobs whose new allocation could not be placed
 	// and that keep their current allocation and GPUs instead (sorted).
 	Kept []string
+	// cut says placement ran out of time (placement.Result.Cut): the
+	// jobs in Unplaced wait for the deadline, not for fragmentation.
+	cut bool
 }
 
 // choice returns the entry job i is placed with.
@@ -188,10 +196,13 @@ func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 				Reason: fmt.Sprintf("%d GPUs listed for a running allocation of %d", len(cur.Placement), cur.GPUs)}
 		}
 	}
-	return place(snap, m, sol)
+	return place(context.Background(), snap, m, sol)
 }
 
-func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
+// place places the solution under ctx (placement.PlaceContext: once ctx
+// ends, no more evictions or re-packing; the jobs left unplaced keep their
+// current GPUs where keepUnplaced can give them back, or wait).
+func place(ctx context.Context, snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 	nodes := make([]placement.Node, len(snap.Cluster.Nodes))
 	pools := map[configset.Config]int{} // {Type, NodeGPUs} -> nodes, also {Type, 0} -> all nodes of the type
 	sizes := map[string]int{}           // type -> largest node
@@ -230,14 +241,12 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 		}
 		reqs = append(reqs, r)
 	}
-	res, err := placement.Place(nodes, reqs)
+	res, err := placement.PlaceContext(ctx, nodes, reqs)
 	if err != nil {
 		return Layout{}, &InputError{Field: "placement", Reason: err.Error(), Err: err}
 	}
-	out := Layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: res.Evicted, Unplaced: res.Unplaced}
-	index := make(map[string]int, len(snap.Jobs))
+	out := Layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: res.Evicted, Unplaced: res.Unplaced, cut: res.Cut}
 	for i := range snap.Jobs {
-		index[snap.Jobs[i].ID] = i
 		if gs, ok := res.Placements[snap.Jobs[i].ID]; ok && sol.Choice[i] >= 0 {
 			out.GPUs[i] = make([]GPU, len(gs))
 			for k, g := range gs {
@@ -248,11 +257,19 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 	// Pins win: placement never evicts a pinned job, and should the
 	// placer still move one, it keeps its GPUs and whoever was put on them
 	// loses its placement.
-	owner := map[GPU]int{}
-	for i, gs := range out.GPUs {
-		for _, g := range gs {
-			owner[g] = i
+	// owner maps the layout's GPUs to jobs, built when first needed (a
+	// pinned job moved, or jobs left unplaced).
+	var owner map[GPU]int
+	owners := func() map[GPU]int {
+		if owner == nil {
+			owner = make(map[GPU]int, len(snap.Jobs))
+			for i, gs := range out.GPUs {
+				for _, g := range gs {
+					owner[g] = i
+				}
+			}
 		}
+		return owner
 	}
 	for i := range snap.Jobs {
 		row := &m.Rows[i]
@@ -260,6 +277,7 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 		if row.Pin < 0 || sol.Choice[i] != row.Pin || len(cur) == 0 || sameGPUs(out.GPUs[i], cur) {
 			continue
 		}
+		owner := owners()
 		for _, g := range out.GPUs[i] {
 			delete(owner, g)
 		}
@@ -280,7 +298,9 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 	}
 	slices.Sort(out.Unplaced)
 	out.Unplaced = slices.Compact(out.Unplaced)
-	keepUnplaced(snap, m, sol, &out, owner)
+	if len(out.Unplaced) > 0 {
+		keepUnplaced(snap, m, sol, &out, owners())
+	}
 	return out, nil
 }
 
@@ -314,7 +334,7 @@ func keepUnplaced(snap *Snapshot, m *Matrix, sol Solution, out *Layout, owner ma
 	for _, id := range out.Unplaced {
 		unplaced[id] = true
 	}
-	var p *ilp.Problem
+	var h *holdCheck
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
 		row := &m.Rows[i]
@@ -332,15 +352,14 @@ func keepUnplaced(snap *Snapshot, m *Matrix, sol Solution, out *Layout, owner ma
 		if !free {
 			continue
 		}
-		old := choice[i]
-		choice[i] = row.Current
-		if p == nil {
-			p = m.Problem() // its reservations and quotas, in row order
+		if h == nil {
+			h = newHoldCheck(m, m.Problem(), choice, out.GPUs) // its reservations and quotas, in row order
 		}
-		if !rowsHold(m, p, choice, out.GPUs, i) {
-			choice[i] = old
+		if !h.holds(i, row.Current) {
 			continue
 		}
+		choice[i] = row.Current
+		h.add(i, row.Current)
 		out.GPUs[i] = slices.Clone(cur)
 		for _, g := range cur {
 			owner[g] = i
@@ -362,45 +381,94 @@ func keepUnplaced(snap *Snapshot, m *Matrix, sol Solution, out *Layout, owner ma
 	slices.Sort(out.Kept)
 }
 
-// rowsHold reports whether the placed jobs (GPUs non-nil, plus job extra)
-// with the given entries meet the matrix's pool capacities, reservations and
-// quotas, each entry counted with its Charge (job extra, which keeps the
-// GPUs it holds, with its GPUs).
-func rowsHold(m *Matrix, p *ilp.Problem, choice []int, gpus [][]GPU, extra int) bool {
-	pool := map[string]int{}
-	quota := make([]int, len(p.Quotas))
-	for i, c := range choice {
-		if c < 0 || (gpus[i] == nil && i != extra) {
+// holdCheck tells whether a job that keeps the GPUs it holds breaks the
+// matrix's pool capacities, reservations or quotas, given the jobs already
+// placed (GPUs non-nil, each entry counted with its Charge): the usage per
+// pool and quota and the number of limits it breaks are kept up to date
+// as jobs are added, so that each check costs O(the quotas covering the
+// job), not O(jobs).
+type holdCheck struct {
+	m      *Matrix
+	p      *ilp.Problem
+	pool   map[string]int
+	quota  []int
+	qOf    [][]int // the quotas (not AllJobs) covering each row
+	qAll   []int   // the AllJobs quotas
+	broken int     // limits the placed jobs break
+}
+
+func newHoldCheck(m *Matrix, p *ilp.Problem, choice []int, gpus [][]GPU) *holdCheck {
+	h := &holdCheck{m: m, p: p, pool: map[string]int{}, quota: make([]int, len(p.Quotas)), qOf: make([][]int, len(choice))}
+	for q := range p.Quotas {
+		if p.Quotas[q].AllJobs {
+			h.qAll = append(h.qAll, q)
 			continue
 		}
-		e := &m.Rows[i].Entries[c]
-		uses := usesOf(e, i == extra) // job extra keeps exactly the GPUs it holds
-		for _, o := range uses {
-			pool[o.Type] += o.GPUs
-		}
-		for q := range p.Quotas {
-			qu := &p.Quotas[q]
-			if qu.AllJobs || slices.Contains(qu.Jobs, i) {
-				quota[q] += quotaUse(qu, uses)
+		for _, i := range p.Quotas[q].Jobs {
+			if i >= 0 && i < len(h.qOf) && !slices.Contains(h.qOf[i], q) {
+				h.qOf[i] = append(h.qOf[i], q)
 			}
 		}
 	}
-	for name, used := range pool {
-		if c, ok := m.Capacity[name]; ok && used > c-p.Reserved[name] {
-			return false
+	for i, c := range choice {
+		if c >= 0 && gpus[i] != nil {
+			h.count(i, c, false, true)
 		}
 	}
-	for q := range p.Quotas {
-		if quota[q] > p.Quotas[q].Limit {
-			return false
-		}
-	}
-	return true
+	return h
 }
+
+// count adds (or, with apply false, only tries) job i on entry c, with the
+// GPUs it holds (exact) or the entry's Charge, in every pool the entry uses,
+// and returns the number of limits broken then.
+func (h *holdCheck) count(i, c int, exact, apply bool) int {
+	uses := usesOf(&h.m.Rows[i].Entries[c], exact)
+	broken := h.broken
+	over := func(used, limit int) int {
+		if used > limit {
+			return 1
+		}
+		return 0
+	}
+	for _, o := range uses {
+		if c, ok := h.m.Capacity[o.Type]; ok {
+			limit := c - h.p.Reserved[o.Type]
+			broken += over(h.pool[o.Type]+o.GPUs, limit) - over(h.pool[o.Type], limit)
+		}
+		if apply {
+			h.pool[o.Type] += o.GPUs
+		}
+	}
+	for _, qs := range [2][]int{h.qOf[i], h.qAll} {
+		for _, q := range qs {
+			qu := &h.p.Quotas[q]
+			if n := quotaUse(qu, uses); n > 0 {
+				broken += over(h.quota[q]+n, qu.Limit) - over(h.quota[q], qu.Limit)
+				if apply {
+					h.quota[q] += n
+				}
+			}
+		}
+	}
+	if apply {
+		h.broken = broken
+	}
+	return broken
+}
+
+// holds reports whether job i keeping exactly the GPUs of entry c (its
+// Config.GPUs, per pool) breaks no limit.
+func (h *holdCheck) holds(i, c int) bool { return h.count(i, c, true, false) == 0 }
+
+// add counts job i, now placed on entry c, with the entry's Charge.
+func (h *holdCheck) add(i, c int) { h.count(i, c, false, true) }
 
 func sameGPUs(a, b []GPU) bool {
 	if len(a) != len(b) {
 		return false
+	}
+	if slices.Equal(a, b) {
+		return true // the common case: the same list in the same order
 	}
 	set := make(map[GPU]bool, len(a))
 	for _, g := range a {
@@ -434,7 +502,7 @@ func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) ([]
 			d.Replicas = e.Replicas
 			d.Goodput = e.Choice.Goodput
 			d.LocalBatch, d.AccumSteps, d.GlobalBatch = e.Choice.LocalBatch, e.Choice.AccumSteps, e.Choice.GlobalBatch
-			if d.GlobalBatch <= 0 || d.LocalBatch <= 0 || d.AccumSteps < 0 {
+			if !e.unvalued && (d.GlobalBatch <= 0 || d.LocalBatch <= 0 || d.AccumSteps < 0) {
 				d.LocalBatch, d.AccumSteps, d.GlobalBatch = defaultBatch(j, e)
 			}
 		}
@@ -447,6 +515,9 @@ func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) ([]
 				why = newReasoner(snap, m, sol, o)
 			}
 			d.Reason = why.reason(i, c >= 0 || unplaced[j.ID])
+			if d.Reason == ReasonUnplaceable && lay.cut {
+				d.Reason = ReasonDeadline // placement stopped at its time, see Scheduler.Round
+			}
 		}
 		out[i] = d
 	}
@@ -461,10 +532,20 @@ func idSet(ids []string) map[string]bool {
 	return set
 }
 
+// nodesOf returns the number of distinct nodes of gs (a job spans few
+// nodes: a scan of the nodes seen so far beats a map).
 func nodesOf(gs []GPU) int {
-	seen := map[string]bool{}
+	var seen []string
+	var buf [16]string
+	seen = buf[:0]
+next:
 	for _, g := range gs {
-		seen[g.Node] = true
+		for _, n := range seen {
+			if n == g.Node {
+				continue next
+			}
+		}
+		seen = append(seen, g.Node)
 	}
 	return len(seen)
 }

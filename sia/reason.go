@@ -36,7 +36,8 @@ const (
 	ReasonLostOptimisation
 	// ReasonDeadline: the round ran out of time (or hit Options.SolverMaxNodes)
 	// before it could give the job GPUs or prove it should wait: its row
-	// was cut short or the allocation is not proven optimal.
+	// was cut short, the allocation is not proven optimal, or placement
+	// stopped at its share of the deadline before it placed the job.
 	ReasonDeadline
 	// ReasonUnplaceable: the solver gave the job GPUs, but placement found no
 	// GPUs for the configuration (fragmentation); see Plan.Unplaced.

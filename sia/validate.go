@@ -46,29 +46,35 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if s.Now.IsZero() {
 		return nil, &InputError{Field: "Snapshot.Now", Reason: "zero time: the round needs the current time (job ages enter the restart factor)"}
 	}
-	nodes := make(map[string]*Node, len(s.Cluster.Nodes))
+	nodes := gpuIndex{byID: make(map[string]int, len(s.Cluster.Nodes)), base: make([]int, len(s.Cluster.Nodes)), stamp: make([]int32, len(s.Cluster.Nodes))}
 	sizes := map[string][]int{}
 	total := 0
 	for i := range s.Cluster.Nodes {
 		n := &s.Cluster.Nodes[i]
-		field := "Cluster.Nodes[" + strconv.Itoa(i) + "]"
+		field := func() string { return "Cluster.Nodes[" + strconv.Itoa(i) + "]" }
+		_, dup := nodes.byID[n.ID]
 		switch {
 		case n.ID == "":
-			return nil, &InputError{Type: n.Type, Field: field + ".ID", Reason: "empty node ID"}
-		case nodes[n.ID] != nil:
-			return nil, &InputError{Node: n.ID, Field: field + ".ID", Reason: "duplicate node ID"}
+			return nil, &InputError{Type: n.Type, Field: field() + ".ID", Reason: "empty node ID"}
+		case dup:
+			return nil, &InputError{Node: n.ID, Field: field() + ".ID", Reason: "duplicate node ID"}
 		case n.Type == "":
-			return nil, &InputError{Node: n.ID, Field: field + ".Type", Reason: "empty GPU type"}
+			return nil, &InputError{Node: n.ID, Field: field() + ".Type", Reason: "empty GPU type"}
 		case n.GPUs <= 0 || n.GPUs > configset.MaxGPUsPerNode:
-			return nil, &InputError{Node: n.ID, Type: n.Type, Field: field + ".GPUs", Reason: fmt.Sprintf("%d, want 1..%d", n.GPUs, configset.MaxGPUsPerNode)}
+			return nil, &InputError{Node: n.ID, Type: n.Type, Field: field() + ".GPUs", Reason: fmt.Sprintf("%d, want 1..%d", n.GPUs, configset.MaxGPUsPerNode)}
 		}
 		sizes[n.Type] = append(sizes[n.Type], n.GPUs)
-		nodes[n.ID] = n
+		nodes.byID[n.ID] = i
+		nodes.base[i] = total
 		if total > math.MaxInt-n.GPUs {
-			return nil, &InputError{Node: n.ID, Type: n.Type, Field: field + ".GPUs", Reason: "the cluster's GPUs add up to more than MaxInt"}
+			return nil, &InputError{Node: n.ID, Type: n.Type, Field: field() + ".GPUs", Reason: "the cluster's GPUs add up to more than MaxInt"}
 		}
 		total += n.GPUs
 	}
+	// total ≤ nodes × MaxGPUsPerNode: one owner slot per GPU is linear in
+	// the snapshot.
+	nodes.owner = make([]int32, total)
+	nodes.nodes = s.Cluster.Nodes
 	cl, err := newCluster(s.Cluster, o.MaxGPUsPerJob)
 	if err != nil {
 		return nil, err
@@ -87,15 +93,9 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 		return nil, err
 	}
 	ids := make(map[string]bool, len(s.Jobs))
-	held := 0
-	for i := range s.Jobs {
-		held += min(len(s.Jobs[i].State.Current.Placement), total)
-		held = min(held, total)
-	}
-	used := make(map[GPU]string, held)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		if err := validateJob(j, i, s, cl, sh, nodes, used, placed); err != nil {
+		if err := validateJob(j, i, s, cl, sh, &nodes, placed); err != nil {
 			return nil, err
 		}
 		if ids[j.ID] {
@@ -109,25 +109,28 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	return cl, nil
 }
 
-// shapes are the node sizes of each type, largest first, so that the most
-// GPUs k nodes of a type hold together is a prefix sum.
+// shapes are, per type, the prefix sums of its node sizes largest first:
+// element k is the most GPUs k+1 nodes of the type hold together (and the
+// length is the type's node count).
 type shapes map[string][]int
 
 func newShapes(sizes map[string][]int) shapes {
 	for _, s := range sizes {
 		slices.Sort(s)
 		slices.Reverse(s)
+		for k := 1; k < len(s); k++ {
+			s[k] += s[k-1] // at most the cluster's total, checked against MaxInt
+		}
 	}
 	return shapes(sizes)
 }
 
 // most returns the most GPUs that k nodes of type t hold together.
 func (sh shapes) most(t string, k int) int {
-	sum := 0
-	for _, g := range sh[t][:min(k, len(sh[t]))] {
-		sum += g
+	if k = min(k, len(sh[t])); k <= 0 {
+		return 0
 	}
-	return sum
+	return sh[t][k-1]
 }
 
 // pinned reports whether the job is pinned to its current allocation.
@@ -156,7 +159,17 @@ func validatePins(s *Snapshot, cl *cluster) error {
 	return nil
 }
 
-func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes map[string]*Node, used map[GPU]string, placed bool) error {
+// gpuIndex finds the snapshot's nodes by ID and records which job holds
+// each GPU, in slices indexed by node and GPU (no map per GPU or per job).
+type gpuIndex struct {
+	nodes []Node
+	byID  map[string]int // node ID -> index in nodes
+	base  []int          // per node: the slot of its GPU 0 in owner
+	owner []int32        // per GPU: the holding job's index + 1, 0 = free
+	stamp []int32        // per node: the last job (index + 1) that listed a GPU on it
+}
+
+func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuIndex, placed bool) error {
 	bad := func(f, format string, args ...any) error {
 		return &InputError{Job: j.ID, Field: fmt.Sprintf("Jobs[%d]", i) + f, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -193,9 +206,15 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes map[s
 	if j.ReplicaSize != nil && len(j.ReplicaSize) == 0 {
 		return bad(".ReplicaSize", "empty map (nil means data parallel)")
 	}
-	for _, t := range slices.Sorted(maps.Keys(j.ReplicaSize)) {
-		if p := j.ReplicaSize[t]; p < 1 {
-			return &InputError{Job: j.ID, Type: t, Field: fmt.Sprintf("Jobs[%d]", i) + ".ReplicaSize", Reason: fmt.Sprintf("%d, want >= 1", p)}
+	for _, p := range j.ReplicaSize {
+		if p >= 1 {
+			continue
+		}
+		// The first bad type by name, so that the error is deterministic.
+		for _, t := range slices.Sorted(maps.Keys(j.ReplicaSize)) {
+			if p := j.ReplicaSize[t]; p < 1 {
+				return &InputError{Job: j.ID, Type: t, Field: fmt.Sprintf("Jobs[%d]", i) + ".ReplicaSize", Reason: fmt.Sprintf("%d, want >= 1", p)}
+			}
 		}
 	}
 	st := &j.State
@@ -219,11 +238,11 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes map[s
 		}
 		return nil
 	}
-	field := "Jobs[" + strconv.Itoa(i) + "]"
+	field := func() string { return "Jobs[" + strconv.Itoa(i) + "]" }
 	cap, ok := cl.capacity[cur.Type]
 	switch {
 	case !ok:
-		return &InputError{Job: j.ID, Type: cur.Type, Field: field + ".State.Current.Type", Reason: "not a GPU type of the cluster"}
+		return &InputError{Job: j.ID, Type: cur.Type, Field: field() + ".State.Current.Type", Reason: "not a GPU type of the cluster"}
 	case cur.Nodes < 1 || cur.Nodes > cur.GPUs:
 		return bad(".State.Current.Nodes", "%d, want 1..GPUs (%d)", cur.Nodes, cur.GPUs)
 	case cur.GPUs > cap:
@@ -247,33 +266,48 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes map[s
 	if j.ReplicaSize != nil {
 		p, ok := j.ReplicaSize[cur.Type]
 		if !ok || cur.GPUs%p != 0 {
-			return &InputError{Job: j.ID, Type: cur.Type, Field: field + ".State.Current.GPUs",
+			return &InputError{Job: j.ID, Type: cur.Type, Field: field() + ".State.Current.GPUs",
 				Reason: fmt.Sprintf("%d is not a multiple of the job's replica size on the type", cur.GPUs)}
 		}
 	}
-	nodeSet := map[string]bool{}
+	return validatePlacement(j, i, s, nodes)
+}
+
+// validatePlacement checks a running job's listed GPUs: on known nodes of
+// its type, within range, none listed twice or held by an earlier job, on
+// exactly Current.Nodes nodes; it records them in nodes.
+func validatePlacement(j *Job, i int, s *Snapshot, nodes *gpuIndex) error {
+	cur := j.State.Current
+	me := int32(i + 1)
+	spans := 0
 	for k, g := range cur.Placement {
-		n := nodes[g.Node]
-		f := func() string { return field + ".State.Current.Placement[" + strconv.Itoa(k) + "]" }
-		switch {
-		case n == nil:
+		f := func() string { return "Jobs[" + strconv.Itoa(i) + "].State.Current.Placement[" + strconv.Itoa(k) + "]" }
+		ni, ok := nodes.byID[g.Node]
+		if !ok {
 			return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: "unknown node"}
+		}
+		n := &nodes.nodes[ni]
+		switch {
 		case n.Type != cur.Type:
 			return &InputError{Job: j.ID, Node: g.Node, Type: n.Type, Field: f(), Reason: fmt.Sprintf("node of type %q, allocation of type %q", n.Type, cur.Type)}
 		case g.Index < 0 || g.Index >= n.GPUs:
 			return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: fmt.Sprintf("GPU index %d, node has %d GPUs", g.Index, n.GPUs)}
 		}
-		if other, dup := used[g]; dup {
-			if other == j.ID {
+		slot := nodes.base[ni] + g.Index
+		if other := nodes.owner[slot]; other != 0 {
+			if other == me {
 				return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: fmt.Sprintf("GPU %d listed twice", g.Index)}
 			}
-			return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: fmt.Sprintf("GPU %d also held by job %q", g.Index, other)}
+			return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: fmt.Sprintf("GPU %d also held by job %q", g.Index, s.Jobs[other-1].ID)}
 		}
-		used[g] = j.ID
-		nodeSet[g.Node] = true
+		nodes.owner[slot] = me
+		if nodes.stamp[ni] != me {
+			nodes.stamp[ni] = me
+			spans++
+		}
 	}
-	if len(cur.Placement) != 0 && len(nodeSet) != cur.Nodes {
-		return bad(".State.Current.Nodes", "%d, but the placement spans %d nodes", cur.Nodes, len(nodeSet))
+	if len(cur.Placement) != 0 && spans != cur.Nodes {
+		return &InputError{Job: j.ID, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.Nodes", Reason: fmt.Sprintf("%d, but the placement spans %d nodes", cur.Nodes, spans)}
 	}
 	return nil
 }

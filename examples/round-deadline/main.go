@@ -1,0 +1,273 @@
+// Command round-deadline measures sia's Round deadline contract on a
+// corpus of large fleets (1,000 to 5,000 jobs, 2,000 to 16,000 GPUs, 3 to
+// 8 GPU types, nodes of 4 to 16 GPUs with 6-, 10- and 12-GPU nodes among
+// them, several sizes per type; see fleet.go): per deadline D, the
+// overshoot past D (p50, p99, max over every round; a round that returns
+// before D counts 0), the CPU time the round's thread spent past D (p50,
+// max: on a shared machine it says how much of the overshoot is the
+// round's own work rather than waiting for a core), the jobs the plans
+// start (median), the relative gap (objective − bound)/|bound| (median and
+// max; +Inf when the matrix was cut short and bounds nothing), the plans
+// proven optimal, and the peak heap during the rounds.
+//
+//	go run ./examples/round-deadline -deadlines 5ms,20ms,100ms,1s -reps 5
+//
+// The contract (Scheduler.Round): Round returns within max(2 ms, 10% of D)
+// after D. Wall time is measured on a possibly shared machine: the program
+// prints the load average (uptime) it ran under.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/sia-sched/sia/sia"
+)
+
+func main() {
+	dls := flag.String("deadlines", "5ms,20ms,100ms,1s", "deadlines")
+	reps := flag.Int("reps", 5, "rounds per snapshot and deadline")
+	only := flag.String("only", "", "run the snapshots whose name contains this")
+	setup := flag.Duration("setup", 2*time.Second, "deadline of the round that builds each snapshot's running jobs")
+	verbose := flag.Bool("v", false, "one line per round")
+	prof := flag.String("cpuprofile", "", "write a CPU profile of the measured rounds to this file")
+	flag.Parse()
+	var deadlines []time.Duration
+	for _, f := range strings.Split(*dls, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil || d <= 0 || d > time.Minute {
+			fmt.Fprintln(os.Stderr, "round-deadline: bad -deadlines (want durations in (0, 1m]):", f)
+			os.Exit(2)
+		}
+		deadlines = append(deadlines, d)
+	}
+	if *reps < 1 || *reps > 100 {
+		fmt.Fprintln(os.Stderr, "round-deadline: -reps must be in [1,100]")
+		os.Exit(2)
+	}
+	if *setup <= 0 || *setup > time.Minute {
+		fmt.Fprintln(os.Stderr, "round-deadline: -setup must be in (0, 1m]")
+		os.Exit(2)
+	}
+	var snaps []sia.Snapshot
+	var names []string
+	for _, c := range corpus {
+		if !strings.Contains(c.name(), *only) {
+			continue
+		}
+		snap, err := c.snapshot(*setup)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "round-deadline:", c.name(), err)
+			os.Exit(1)
+		}
+		running, gpus := 0, 0
+		for i := range snap.Jobs {
+			if snap.Jobs[i].State.Current.Running() {
+				running++
+			}
+		}
+		for _, n := range snap.Cluster.Nodes {
+			gpus += n.GPUs
+		}
+		fmt.Printf("%s: %d jobs (%d running), %d GPUs on %d nodes\n", c.name(), len(snap.Jobs), running, gpus, len(snap.Cluster.Nodes))
+		snaps = append(snaps, snap)
+		names = append(names, c.name())
+	}
+	if len(snaps) == 0 {
+		fmt.Fprintln(os.Stderr, "round-deadline: no snapshot matches -only")
+		os.Exit(2)
+	}
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("load average: %s", load)
+	}
+	fmt.Printf("%d rounds per deadline, GOMAXPROCS %d\n\n", len(snaps)**reps, runtime.GOMAXPROCS(0))
+	fmt.Println("| deadline | overshoot p50 | p99 | max | contract | CPU past D p50 | max | started (median) | gap median | gap max | optimal | peak heap |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	var stages [4]time.Duration // the last round's validation+matrix, solve, placement, and the rest
+	obs := sia.ObserverFunc(func(e sia.Event) {
+		switch e.Stage {
+		case sia.StageMatrix:
+			stages[0] += e.Duration
+		case sia.StageSolve:
+			stages[1] += e.Duration
+		case sia.StagePlace:
+			stages[2] += e.Duration
+		}
+	})
+	s, err := sia.New(&sia.Options{Observer: obs}) // one goroutine: the round runs on this thread
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "round-deadline:", err)
+		os.Exit(1)
+	}
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "round-deadline:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "round-deadline:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	runtime.LockOSThread()
+	tid := syscall.Gettid()
+	for _, d := range deadlines {
+		var over, cpuOver []time.Duration
+		var gaps []float64
+		var started []int
+		optimal := 0
+		var peak uint64
+		for si := range snaps {
+			for r := 0; r < *reps; r++ {
+				runtime.GC()
+				base := heapBytes()
+				stop := make(chan struct{})
+				var pk atomic.Uint64
+				go sampleHeap(stop, &pk)
+				stages = [4]time.Duration{}
+				ctx, cancel := context.WithTimeout(context.Background(), d)
+				dl, _ := ctx.Deadline()
+				atD := make(chan time.Duration, 1)
+				tm := time.AfterFunc(time.Until(dl), func() { atD <- cpuOf(tid) })
+				p, err := s.Round(ctx, snaps[si])
+				end := time.Now()
+				cEnd := cpuOf(tid)
+				co := time.Duration(0)
+				if !tm.Stop() {
+					co = max(0, cEnd-<-atD)
+				}
+				cancel()
+				close(stop)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "round-deadline:", names[si], err)
+					os.Exit(1)
+				}
+				if err := checkPlan(&snaps[si], &p); err != nil {
+					fmt.Fprintln(os.Stderr, "round-deadline: invalid plan:", names[si], err)
+					os.Exit(1)
+				}
+				o := max(end.Sub(dl), 0)
+				over = append(over, o)
+				cpuOver = append(cpuOver, co)
+				n := 0
+				for _, dd := range p.Decisions {
+					if dd.Action == sia.Start {
+						n++
+					}
+				}
+				started = append(started, n)
+				g := (p.Bound - p.Objective) / math.Abs(p.Bound)
+				if p.Status == sia.StatusOptimal {
+					optimal++
+					g = 0
+				} else if math.IsInf(p.Bound, 0) || math.IsNaN(g) {
+					g = math.Inf(1)
+				}
+				gaps = append(gaps, math.Abs(g))
+				if pk.Load() > base {
+					peak = max(peak, pk.Load()-base)
+				}
+				if *verbose {
+					fmt.Printf("  %-36s %6v  %-8v over %8v  cpu-over %8v  started %4d  gap %.2e  partial %v  matrix %v solve %v place %v\n", names[si], d, p.Status,
+						o.Round(10*time.Microsecond), co.Round(10*time.Microsecond), n, g, p.Matrix.Partial,
+						stages[0].Round(10*time.Microsecond), stages[1].Round(10*time.Microsecond), stages[2].Round(10*time.Microsecond))
+				}
+			}
+		}
+		slices.Sort(over)
+		slices.Sort(cpuOver)
+		slices.Sort(gaps)
+		slices.Sort(started)
+		contract := max(2*time.Millisecond, d/10)
+		ok := "met"
+		if over[len(over)-1] > contract {
+			ok = fmt.Sprintf("missed (> %v)", contract)
+		}
+		fmt.Printf("| %v | %v | %v | %v | %s | %v | %v | %d | %.2e | %.2e | %d/%d | %.1f MB |\n", d,
+			q(over, 0.5), q(over, 0.99), over[len(over)-1].Round(10*time.Microsecond), ok,
+			q(cpuOver, 0.5), cpuOver[len(cpuOver)-1].Round(10*time.Microsecond), started[len(started)/2],
+			gaps[len(gaps)/2], gaps[len(gaps)-1], optimal, len(over), float64(peak)/(1<<20))
+	}
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("\nload average after: %s", load)
+	}
+}
+
+// checkPlan checks what a host relies on: one decision per job, no GPU
+// given twice, pinned jobs kept on their GPUs.
+func checkPlan(snap *sia.Snapshot, p *sia.Plan) error {
+	if len(p.Decisions) != len(snap.Jobs) {
+		return fmt.Errorf("%d decisions for %d jobs", len(p.Decisions), len(snap.Jobs))
+	}
+	owner := map[sia.GPU]string{}
+	for i, d := range p.Decisions {
+		j := &snap.Jobs[i]
+		for _, g := range d.Allocation.Placement {
+			if o, dup := owner[g]; dup {
+				return fmt.Errorf("GPU %v given to %s and %s", g, o, d.Job)
+			}
+			owner[g] = d.Job
+		}
+		if j.NonPreemptible && j.State.Current.Running() && d.Action != sia.Keep {
+			return fmt.Errorf("pinned job %s: %v", j.ID, d.Action)
+		}
+	}
+	return nil
+}
+
+// q is the nearest-rank quantile of a sorted slice.
+func q(s []time.Duration, f float64) time.Duration {
+	i := int(math.Ceil(f*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)].Round(10 * time.Microsecond)
+}
+
+// cpuOf is the CPU time of thread tid, read from any thread through the
+// thread's CPU-time clock (Linux: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)).
+func cpuOf(tid int) time.Duration {
+	var ts syscall.Timespec
+	id := uintptr(int32(^uint32(tid)<<3 | 6))
+	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, id, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
+
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+func heapBytes() uint64 {
+	metrics.Read(heapSample)
+	return heapSample[0].Value.Uint64()
+}
+
+// sampleHeap records the largest heap seen every 250 µs until stop is
+// closed.
+func sampleHeap(stop chan struct{}, peak *atomic.Uint64) {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	t := time.NewTicker(250 * time.Microsecond)
+	defer t.Stop()
+	for {
+		metrics.Read(s)
+		if v := s[0].Value.Uint64(); v > peak.Load() {
+			peak.Store(v)
+		}
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
