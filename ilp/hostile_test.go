@@ -326,3 +326,35 @@ func TestHostileJSON(t *testing.T) {
 "jobs":[]}`, "\n", "\r\n") + "\r\n"))
 	require.NoError(t, err)
 }
+
+// TestHostileToleranceBound: with a Settings.Tolerance the answer is
+// accepted as optimal within it, but Bound stays a proven bound: no
+// assignment (brute force) is better than it, and it is within Tolerance
+// of Objective.
+func TestHostileToleranceBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for it := range 200 {
+		p := ilptest.Small(rng, 6, false)
+		_, want, ok := ilptest.BruteForce(p)
+		for _, tol := range []float64{1e-12, 0.5, 10, 1e300} {
+			sol, err := ilp.Solve(context.Background(), p, &ilp.Settings{Tolerance: tol})
+			if !ok {
+				require.ErrorIs(t, err, ilp.ErrInfeasible)
+				continue
+			}
+			require.NoError(t, err)
+			slack := 1e-9 * max(1, math.Abs(want))
+			if p.Sense == ilp.Maximize {
+				require.GreaterOrEqual(t, sol.Bound+slack, want, "iteration %d tolerance %v: %+v", it, tol, sol)
+				require.GreaterOrEqual(t, sol.Bound, sol.Objective)
+			} else {
+				require.LessOrEqual(t, sol.Bound-slack, want, "iteration %d tolerance %v: %+v", it, tol, sol)
+				require.LessOrEqual(t, sol.Bound, sol.Objective)
+			}
+			require.LessOrEqual(t, math.Abs(sol.Bound-sol.Objective), tol+slack)
+			if sol.Status == ilp.Optimal {
+				require.LessOrEqual(t, math.Abs(want-sol.Objective), tol+slack)
+			}
+		}
+	}
+}
