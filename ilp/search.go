@@ -1129,6 +1129,11 @@ func (sr *search) solution() Solution {
 	if sr.proved {
 		ub = sr.bestP
 	}
+	if sr.grid == 0 && sr.set.Tolerance > 0 {
+		// subtrees pruned within the caller's tolerance of the incumbent
+		// are not in sr.open
+		ub = math.Max(ub, sr.bestP+sr.step)
+	}
 	ub = math.Min(ub, sr.root) + m.restP
 	c := obj - m.sign*(sr.bestP+restGain) // constant part of the objective
 	sol.Bound = c + m.sign*ub
