@@ -374,3 +374,85 @@ func TestHostileManyJobs(t *testing.T) {
 	}
 	assert.Positive(t, started, "a tight deadline must still start jobs")
 }
+
+// TestHostileJSONRoundTrip: a snapshot written to JSON and read back (jobs
+// with a Tracker, with Static models, pinned, restoring, with quotas and
+// reservations, times in another zone) plans exactly as the original, and
+// a plan read back equals the plan written (but its Matrix).
+func TestHostileJSONRoundTrip(t *testing.T) {
+	tr, err := bootstrap.New(bootstrap.Spec{InitBatch: 64, MaxBatch: 1024,
+		Limits: map[string]goodput.Limits{"a100": {MinLocalBatch: 8, MaxLocalBatch: 512}, "t4": {MinLocalBatch: 8, MaxLocalBatch: 128}}}, nil)
+	require.NoError(t, err)
+	par := goodput.Params{AlphaC: 0.01, BetaC: 0.0002, AlphaN: 0.05, BetaN: 0.01, AlphaR: 0.01, BetaR: 0.004, Gamma: 1.3}
+	for _, b := range []int{16, 64} {
+		step := par.IterTime(1, 1, float64(b), 0)
+		require.NoError(t, tr.Seed("a100", goodput.Observation{Nodes: 1, Replicas: 1, LocalBatch: b, StepTime: step, SyncTime: step - par.AccumTime(float64(b))}))
+	}
+	static := bootstrap.Static{"a100": {Params: par, Grad: goodput.GradStats{Sqr: 1, Var: 10}, InitBatch: 64, MaxBatch: 512, Limits: goodput.Limits{MinLocalBatch: 8, MaxLocalBatch: 256}},
+		"l40s": {Params: par, Grad: goodput.GradStats{Sqr: 1, Var: 10}, InitBatch: 64, MaxBatch: 512, Limits: goodput.Limits{MinLocalBatch: 8, MaxLocalBatch: 256}}}
+	zone := time.FixedZone("x", 5*3600+1800)
+	snap := hostileSnap()
+	snap.Now = snap.Now.In(zone)
+	snap.Jobs = []Job{
+		{ID: "tracker", Submitted: t0, Models: tr, Application: "bert"},
+		{ID: "static", Submitted: t0.In(zone), Models: static, MinGPUs: 2, MaxGPUs: 8, Types: []string{"a100", "l40s", "h100"},
+			State: JobState{Current: Allocation{Type: "a100", Nodes: 1, GPUs: 2, Placement: []GPU{{"a0", 0}, {"a0", 1}}}, PeakReplicas: 2, Restarts: 3, RestartCost: 7 * time.Second}},
+		{ID: "restoring", Submitted: t0, Models: static, NonPreemptible: true, Kind: Rigid, GPUs: 3,
+			State: JobState{Current: Allocation{Type: "l40s", Nodes: 1, GPUs: 3, Placement: []GPU{{"l0", 5}, {"l0", 2}, {"l0", 0}}}, RestoreUntil: snap.Now.Add(time.Minute)}},
+		{ID: "hybrid", Submitted: t0, Models: static, ReplicaSize: map[string]int{"a100": 2}, Kind: StrongScaling},
+	}
+	snap.Reserved = map[string]int{"t4": 1}
+	snap.Quotas = []Quota{{Name: "tenant", Jobs: []string{"static", "hybrid"}, Type: "a100", Limit: 6}}
+	data, err := json.Marshal(snap)
+	require.NoError(t, err)
+	var back Snapshot
+	require.NoError(t, json.Unmarshal(data, &back))
+	sched, err := New(&Options{RoundTimeout: -1})
+	require.NoError(t, err)
+	p1, err := sched.Round(context.Background(), snap)
+	require.NoError(t, err)
+	checkPlan(t, &snap, &p1)
+	p2, err := sched.Round(context.Background(), back)
+	require.NoError(t, err)
+	assert.Equal(t, p1.Decisions, p2.Decisions)
+	assert.Equal(t, p1.Status, p2.Status)
+	assert.Equal(t, p1.Objective, p2.Objective)
+
+	pd, err := json.Marshal(p1)
+	require.NoError(t, err)
+	var pb Plan
+	require.NoError(t, json.Unmarshal(pd, &pb))
+	assert.Equal(t, p1.Decisions, pb.Decisions)
+	assert.Equal(t, p1.Status, pb.Status)
+	assert.Nil(t, pb.Matrix)
+	assert.Nil(t, pb.Entry(0))
+	// A plan with infinite numbers survives the trip.
+	inf := Plan{Status: StatusFeasible, Objective: math.Inf(1), Bound: math.NaN()}
+	d, err := json.Marshal(inf)
+	require.NoError(t, err)
+	var ib Plan
+	require.NoError(t, json.Unmarshal(d, &ib))
+	assert.True(t, math.IsInf(ib.Objective, 1))
+	assert.True(t, math.IsNaN(ib.Bound))
+	// Hostile plan JSON is an error, not a misread.
+	for name, in := range map[string]string{
+		"objective garbage string": `{"Decisions":null,"Status":0,"Objective":"lots","Bound":1}`,
+		"bound object":             `{"Decisions":null,"Status":0,"Objective":1,"Bound":{}}`,
+		"trailing":                 `{"Decisions":null,"Status":0,"Objective":1,"Bound":1}x`,
+	} {
+		var p Plan
+		assert.Error(t, json.Unmarshal([]byte(in), &p), name)
+	}
+	// A job with both model kinds, or Models of a type JSON cannot hold.
+	var j Job
+	assert.ErrorIs(t, json.Unmarshal([]byte(`{"ID":"j","Models":{"tracker":`+string(must(json.Marshal(tr)))+`,"static":{"a100":{}}}}`), &j), ErrInvalidInput)
+	_, err = json.Marshal(Job{ID: "t", Models: siatest.Table{}})
+	assert.ErrorIs(t, err, ErrInvalidInput)
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
