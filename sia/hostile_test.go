@@ -456,3 +456,44 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// oddEvaluator is a host's predictor whose batch sizes are inconsistent or
+// overflow; its goodputs are fine.
+type oddEvaluator struct{ local, accum, global int }
+
+func (oddEvaluator) Model(string) (goodput.Model, bootstrap.Source) {
+	return goodput.Model{InitBatch: 8, MaxBatch: 64}, bootstrap.Measured
+}
+
+func (e oddEvaluator) Evaluate(_ string, _, replicas int) (goodput.Choice, bool) {
+	return goodput.Choice{Goodput: float64(replicas), Throughput: float64(replicas), Efficiency: 1,
+		LocalBatch: e.local, AccumSteps: e.accum, GlobalBatch: e.global}, true
+}
+
+// TestHostileEvaluatorBatches: whatever batch sizes an Evaluator reports,
+// every decision keeps GlobalBatch = Replicas·LocalBatch·(AccumSteps+1)
+// with positive sizes, as Decision documents.
+func TestHostileEvaluatorBatches(t *testing.T) {
+	for name, ev := range map[string]oddEvaluator{
+		"consistent":          {local: 8, accum: 1, global: 0}, // global filled in below per replica count
+		"global inconsistent": {local: 8, accum: 0, global: 1000},
+		"global overflow":     {local: math.MaxInt / 2, accum: 3, global: math.MaxInt},
+		"accum huge":          {local: 4, accum: math.MaxInt, global: 4},
+		"zero local":          {local: 0, accum: 0, global: 16},
+	} {
+		t.Run(name, func(t *testing.T) {
+			snap := hostileSnap()
+			snap.Jobs = []Job{{ID: "j", Submitted: t0, Models: ev, MinGPUs: 2, MaxGPUs: 4}}
+			sched, err := New(nil)
+			require.NoError(t, err)
+			p, err := sched.Round(context.Background(), snap)
+			require.NoError(t, err)
+			d := p.Decisions[0]
+			require.True(t, d.Allocation.Running())
+			assert.Positive(t, d.LocalBatch)
+			assert.GreaterOrEqual(t, d.AccumSteps, 0)
+			assert.Equal(t, d.Replicas*d.LocalBatch*(d.AccumSteps+1), d.GlobalBatch, "%+v", d)
+			assert.Positive(t, d.GlobalBatch)
+		})
+	}
+}

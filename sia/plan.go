@@ -2,6 +2,7 @@ package sia
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -429,7 +430,7 @@ func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) ([]
 			d.Replicas = e.Replicas
 			d.Goodput = e.Choice.Goodput
 			d.LocalBatch, d.AccumSteps, d.GlobalBatch = e.Choice.LocalBatch, e.Choice.AccumSteps, e.Choice.GlobalBatch
-			if d.GlobalBatch <= 0 || d.LocalBatch <= 0 || d.AccumSteps < 0 {
+			if !batchConsistent(d.Replicas, d.LocalBatch, d.AccumSteps, d.GlobalBatch) {
 				d.LocalBatch, d.AccumSteps, d.GlobalBatch = defaultBatch(j, e)
 			}
 		}
@@ -468,6 +469,21 @@ func nodesOf(gs []GPU) int {
 // without a model): the initial batch M0 (a fixed batch for strong-scaling
 // and rigid jobs), split over the replicas as goodput.Model.Best splits its
 // candidates (goodput.SplitBatch).
+// batchConsistent reports whether a predicted batch (an Evaluator's, or
+// goodput's) is one a Decision may carry: positive sizes with
+// global = replicas·local·(accum+1), computed without overflow.
+func batchConsistent(replicas, local, accum, global int) bool {
+	if replicas < 1 || local < 1 || accum < 0 || global < 1 || accum == math.MaxInt {
+		return false
+	}
+	rl := replicas * local
+	if rl/replicas != local {
+		return false
+	}
+	g := rl * (accum + 1)
+	return g/(accum+1) == rl && g == global
+}
+
 func defaultBatch(j *Job, e *Entry) (local, accum, global int) {
 	m, src := j.Models.Model(e.Config.Type)
 	r := max(e.Replicas, 1)
