@@ -497,3 +497,21 @@ func TestHostileEvaluatorBatches(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileAdvanceCounts: Advance never wraps a count around (a state
+// at MaxInt restarts stays valid for the next round).
+func TestHostileAdvanceCounts(t *testing.T) {
+	st := JobState{Restarts: math.MaxInt, PeakReplicas: math.MaxInt,
+		Current: Allocation{Type: "a100", Nodes: 1, GPUs: 2, Placement: []GPU{{"a0", 0}, {"a0", 1}}}}
+	st.Advance(Decision{Action: Resize, Restart: true, Replicas: 1, RestoreUntil: t0,
+		Allocation: Allocation{Type: "a100", Nodes: 1, GPUs: 1, Placement: []GPU{{"a0", 0}}}})
+	assert.Equal(t, math.MaxInt, st.Restarts)
+	assert.Equal(t, math.MaxInt, st.PeakReplicas)
+	snap := hostileSnap()
+	snap.Jobs[1].State = st
+	snap.Jobs[1].MinGPUs = 1
+	sched, err := New(nil)
+	require.NoError(t, err)
+	_, err = sched.Round(context.Background(), snap)
+	require.NoError(t, err)
+}
