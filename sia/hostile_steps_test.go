@@ -1,0 +1,82 @@
+package sia
+
+// Hostile inputs to the piecemeal steps (BuildMatrix, Solve, Place,
+// AssemblePlan) that a host running them itself could pass: pieces that do
+// not fit together are errors, never a panic or a plan that breaks the
+// snapshot's constraints, and an edited choice is never called optimal
+// unless its objective is the solver's.
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func hostileSteps(t *testing.T) (Snapshot, *Matrix, Solution, Layout) {
+	t.Helper()
+	snap := hostileSnap()
+	m, err := BuildMatrix(&snap, nil)
+	require.NoError(t, err)
+	sol, err := Solve(context.Background(), m, nil)
+	require.NoError(t, err)
+	lay, err := Place(&snap, m, sol)
+	require.NoError(t, err)
+	return snap, m, sol, lay
+}
+
+func TestHostileAssemblePlanRejected(t *testing.T) {
+	cases := map[string]func(s *Snapshot, m *Matrix, sol *Solution, lay *Layout){
+		"layout choice too short": func(_ *Snapshot, _ *Matrix, _ *Solution, lay *Layout) { lay.Choice = []int{0} },
+		"layout choice out of range": func(_ *Snapshot, m *Matrix, _ *Solution, lay *Layout) {
+			lay.Choice = []int{0, len(m.Rows[1].Entries), 0}
+		},
+		"snapshot of other jobs": func(s *Snapshot, _ *Matrix, _ *Solution, _ *Layout) {
+			s.Jobs = append([]Job(nil), s.Jobs...)
+			s.Jobs[0].ID = "other"
+		},
+		"quota the solution breaks": func(s *Snapshot, _ *Matrix, _ *Solution, _ *Layout) {
+			s.Quotas = []Quota{{Name: "zero", Jobs: []string{"j0", "j1", "j2"}, Limit: 0}}
+		},
+		"reservation the solution breaks": func(s *Snapshot, _ *Matrix, _ *Solution, _ *Layout) {
+			s.Reserved = map[string]int{"a100": 16}
+		},
+		"pinned job moved": func(s *Snapshot, _ *Matrix, sol *Solution, lay *Layout) {
+			// j1 pinned in the snapshot, but the layout gives it other GPUs
+			s.Jobs = append([]Job(nil), s.Jobs...)
+			s.Jobs[1].NonPreemptible = true
+		},
+	}
+	for name, edit := range cases {
+		t.Run(name, func(t *testing.T) {
+			snap, m, sol, lay := hostileSteps(t)
+			edit(&snap, m, &sol, &lay)
+			var err error
+			require.NotPanics(t, func() { _, err = AssemblePlan(&snap, m, sol, lay) })
+			require.ErrorIs(t, err, ErrInvalidInput)
+		})
+	}
+}
+
+// TestHostileAssemblePlanEditedChoice: a host that changes the solver's
+// choice gets a plan that does not claim the optimum.
+func TestHostileAssemblePlanEditedChoice(t *testing.T) {
+	snap, m, sol, _ := hostileSteps(t)
+	require.Equal(t, StatusOptimal, sol.Status)
+	edited := sol
+	edited.Choice = append([]int(nil), sol.Choice...)
+	edited.Choice[0] = -1 // j0 waits
+	lay, err := Place(&snap, m, edited)
+	require.NoError(t, err)
+	p, err := AssemblePlan(&snap, m, edited, lay)
+	require.NoError(t, err)
+	assert.Equal(t, Queue, p.Decisions[0].Action)
+	assert.NotEqual(t, StatusOptimal, p.Status, "an edited, worse choice called optimal")
+	// The unedited pieces assemble as Round does.
+	lay, err = Place(&snap, m, sol)
+	require.NoError(t, err)
+	p, err = AssemblePlan(&snap, m, sol, lay)
+	require.NoError(t, err)
+	assert.Equal(t, StatusOptimal, p.Status)
+}
