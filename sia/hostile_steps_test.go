@@ -80,3 +80,38 @@ func TestHostileAssemblePlanEditedChoice(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, StatusOptimal, p.Status)
 }
+
+func TestHostilePlaceSteps(t *testing.T) {
+	snap, m, sol, _ := hostileSteps(t)
+	// a snapshot whose jobs are not the matrix rows
+	other := snap
+	other.Jobs = append([]Job(nil), snap.Jobs...)
+	other.Jobs[2].ID = "x"
+	_, err := Place(&other, m, sol)
+	require.ErrorIs(t, err, ErrInvalidInput)
+	// a choice of the largest entry for every job (more than the cluster)
+	big := sol
+	big.Choice = make([]int, len(m.Rows))
+	for i := range m.Rows {
+		best := -1
+		for k, e := range m.Rows[i].Entries {
+			if best < 0 || e.Config.GPUs > m.Rows[i].Entries[best].Config.GPUs {
+				best = k
+			}
+		}
+		big.Choice[i] = best
+	}
+	var lay Layout
+	require.NotPanics(t, func() { lay, err = Place(&snap, m, big) })
+	if err == nil {
+		p, err := AssemblePlan(&snap, m, big, lay)
+		if err == nil {
+			checkPlan(t, &snap, &p)
+		}
+	}
+	// an empty Solution
+	_, err = Place(&snap, m, Solution{})
+	require.ErrorIs(t, err, ErrInvalidInput)
+	_, err = AssemblePlan(&snap, m, Solution{}, Layout{})
+	require.ErrorIs(t, err, ErrInvalidInput)
+}

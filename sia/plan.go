@@ -180,6 +180,9 @@ func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 		if c < -1 || c >= len(m.Rows[i].Entries) {
 			return Layout{}, &InputError{Job: m.Rows[i].Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
 		}
+		if id := snap.Jobs[i].ID; m.Rows[i].Job != id {
+			return Layout{}, &InputError{Job: id, Field: fmt.Sprintf("Matrix.Rows[%d].Job", i), Reason: fmt.Sprintf("row of job %q, but the snapshot's job %d is %q", m.Rows[i].Job, i, id)}
+		}
 	}
 	for i := range snap.Jobs {
 		// Placement must know the GPUs running jobs hold, or it would give
