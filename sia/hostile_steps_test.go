@@ -115,3 +115,53 @@ func TestHostilePlaceSteps(t *testing.T) {
 	_, err = AssemblePlan(&snap, m, Solution{}, Layout{})
 	require.ErrorIs(t, err, ErrInvalidInput)
 }
+
+// TestHostileMatrixEdit: a MatrixEdit may change numbers only; one that
+// changes the structure the solver and placement rely on (configurations,
+// charges, pins, the current entry, job IDs) fails the round instead of
+// producing a plan that resizes a pinned job, uses another type or
+// over-commits a pool.
+func TestHostileMatrixEdit(t *testing.T) {
+	for name, edit := range map[string]func(m *Matrix){
+		"unpin":         func(m *Matrix) { m.Rows[1].Pin = -1 },
+		"current moved": func(m *Matrix) { m.Rows[1].Current = (m.Rows[1].Current + 1) % len(m.Rows[1].Entries) },
+		"config GPUs":   func(m *Matrix) { m.Rows[0].Entries[0].Config.GPUs = 1000 },
+		"config type":   func(m *Matrix) { m.Rows[0].Entries[0].Config.Type = "h100" },
+		"charge zero":   func(m *Matrix) { m.Rows[2].Entries[0].Charge = -1 },
+		"replicas":      func(m *Matrix) { m.Rows[0].Entries[0].Replicas = 0 },
+		"job renamed":   func(m *Matrix) { m.Rows[0].Job = "other" },
+		"current flag":  func(m *Matrix) { m.Rows[0].Entries[0].Current = true },
+	} {
+		t.Run(name, func(t *testing.T) {
+			snap := hostileSnap()
+			snap.Jobs[1].NonPreemptible = true
+			base, err := New(nil)
+			require.NoError(t, err)
+			s := base.WithMatrixEdit(func(_ *Snapshot, m *Matrix) (Edited, error) {
+				edit(m)
+				return EditedValue, nil
+			})
+			p, err := s.Round(context.Background(), snap)
+			if err == nil {
+				checkPlan(t, &snap, &p)
+				t.Fatalf("structural edit accepted: %+v", p.Decisions)
+			}
+			require.ErrorIs(t, err, ErrInvalidInput)
+		})
+	}
+	// Editing numbers is what the seam is for.
+	base, err := New(nil)
+	require.NoError(t, err)
+	s := base.WithMatrixEdit(func(_ *Snapshot, m *Matrix) (Edited, error) {
+		for i := range m.Rows {
+			for k := range m.Rows[i].Entries {
+				m.Rows[i].Entries[k].Normalized *= 1.1
+			}
+		}
+		return EditedNormalized, nil
+	})
+	snap := hostileSnap()
+	p, err := s.Round(context.Background(), snap)
+	require.NoError(t, err)
+	checkPlan(t, &snap, &p)
+}

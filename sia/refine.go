@@ -3,7 +3,9 @@ package sia
 import (
 	"fmt"
 	"math"
+	"slices"
 
+	"github.com/sia-sched/sia/configset"
 	"github.com/sia-sched/sia/ilp"
 )
 
@@ -106,8 +108,11 @@ func refinishRow(row *Row, p float64, k *ArtifactKnobs, sense ilp.Sense, edited 
 
 // MatrixEdit changes a round's goodput matrix before it is solved (for
 // example a stickiness bonus); it returns which numbers it changed, and the
-// round then calls Refinish with them. It must not add or remove rows or
-// entries. snap is the round's validated snapshot (read only).
+// round then calls Refinish with them. It may change only numbers
+// (Normalized, Restart, Value, Unallocated): an edit that adds or removes
+// rows or entries, or changes a row's Job, Index, Current or Pin or an
+// entry's Config, Replicas, Charge or Current, fails the round. snap is the
+// round's validated snapshot (read only).
 type MatrixEdit func(snap *Snapshot, m *Matrix) (Edited, error)
 
 // WithMatrixEdit returns a scheduler with the same options whose rounds
@@ -124,9 +129,9 @@ func (s *Scheduler) applyEdit(snap *Snapshot, m *Matrix) error {
 	if s.edit == nil {
 		return nil
 	}
-	rows := make([]int, len(m.Rows))
+	rows := make([]rowShape, len(m.Rows))
 	for i := range m.Rows {
-		rows[i] = len(m.Rows[i].Entries)
+		rows[i] = shapeOf(&m.Rows[i])
 	}
 	edited, err := s.edit(snap, m)
 	if err != nil {
@@ -136,11 +141,42 @@ func (s *Scheduler) applyEdit(snap *Snapshot, m *Matrix) error {
 		return &InputError{Field: "MatrixEdit", Reason: fmt.Sprintf("the edit changed the matrix from %d to %d rows", len(rows), len(m.Rows))}
 	}
 	for i := range m.Rows {
-		if len(m.Rows[i].Entries) != rows[i] {
+		if len(m.Rows[i].Entries) != len(rows[i].entries) {
 			return &InputError{Job: m.Rows[i].Job, Field: "MatrixEdit", Reason: "the edit added or removed entries"}
+		}
+		if !rows[i].same(shapeOf(&m.Rows[i])) {
+			return &InputError{Job: rows[i].job, Field: fmt.Sprintf("MatrixEdit: Matrix.Rows[%d]", i),
+				Reason: "the edit changed the row's structure (job, Current, Pin, or an entry's Config, Replicas, Charge or Current): an edit may change only numbers (Normalized, Restart, Value, Unallocated)"}
 		}
 	}
 	return Refinish(m, &s.opts, edited)
+}
+
+// rowShape is the structure of a matrix row that the solver and placement
+// rely on and a MatrixEdit must not change.
+type rowShape struct {
+	job                 string
+	index, current, pin int
+	entries             []entryShape
+}
+
+type entryShape struct {
+	config           configset.Config
+	replicas, charge int
+	current          bool
+}
+
+func shapeOf(r *Row) rowShape {
+	sh := rowShape{job: r.Job, index: r.Index, current: r.Current, pin: r.Pin, entries: make([]entryShape, len(r.Entries))}
+	for k := range r.Entries {
+		e := &r.Entries[k]
+		sh.entries[k] = entryShape{config: e.Config, replicas: e.Replicas, charge: e.Charge, current: e.Current}
+	}
+	return sh
+}
+
+func (a rowShape) same(b rowShape) bool {
+	return a.job == b.job && a.index == b.index && a.current == b.current && a.pin == b.pin && slices.Equal(a.entries, b.entries)
 }
 
 // AssemblePlan builds the plan of a round from its steps: the snapshot, the
