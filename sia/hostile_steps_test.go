@@ -8,6 +8,7 @@ package sia
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -164,4 +165,38 @@ func TestHostileMatrixEdit(t *testing.T) {
 	p, err := s.Round(context.Background(), snap)
 	require.NoError(t, err)
 	checkPlan(t, &snap, &p)
+}
+
+// TestHostileSolveMatrix: Solve on a matrix a caller changed by hand is an
+// error or a solution that keeps the matrix's rows, never a panic.
+func TestHostileSolveMatrix(t *testing.T) {
+	for name, edit := range map[string]func(m *Matrix){
+		"pin out of range":     func(m *Matrix) { m.Rows[1].Pin = 99 },
+		"pin below -1":         func(m *Matrix) { m.Rows[1].Pin = -7 },
+		"current out of range": func(m *Matrix) { m.Rows[1].Current = 99 },
+		"value NaN":            func(m *Matrix) { m.Rows[0].Entries[0].Value = math.NaN() },
+		"unallocated Inf":      func(m *Matrix) { m.Rows[0].Unallocated = math.Inf(1) },
+		"charge negative":      func(m *Matrix) { m.Rows[2].Entries[0].Charge = -3 },
+		"config GPUs zero":     func(m *Matrix) { m.Rows[0].Entries[0].Config.GPUs = 0 },
+		"unknown type":         func(m *Matrix) { m.Rows[0].Entries[0].Config.Type = "zz" },
+		"no rows":              func(m *Matrix) { m.Rows = nil },
+		"entries nil":          func(m *Matrix) { m.Rows[0].Entries = nil },
+	} {
+		t.Run(name, func(t *testing.T) {
+			snap := hostileSnap()
+			m, err := BuildMatrix(&snap, nil)
+			require.NoError(t, err)
+			edit(m)
+			var sol Solution
+			require.NotPanics(t, func() { sol, err = Solve(context.Background(), m, nil) })
+			if err != nil {
+				return
+			}
+			require.Len(t, sol.Choice, len(m.Rows))
+			for i, c := range sol.Choice {
+				require.True(t, c >= -1 && c < len(m.Rows[i].Entries))
+			}
+			require.NotPanics(t, func() { _, err = Place(&snap, m, sol) })
+		})
+	}
 }
