@@ -143,6 +143,11 @@ func TestHostileTrackerJSON(t *testing.T) {
 		"trailing data":        s + `{}`,
 		"not an object":        `[` + s + `]`,
 		"version negative":     edit(`"version":`, `"version":-1,"x":`),
+		"unknown key (typo)":   edit(`"observations"`, `"observation"`),
+		"duplicate key":        edit(`"refits":1`, `"refits":1,"refits":2`),
+		"duplicate types":      edit(`"types":`, `"types":[],"types":`),
+		"wrong case":           edit(`"mode"`, `"Mode"`),
+		"wrong case nested":    edit(`"StepTime"`, `"steptime"`),
 	} {
 		t.Run(name, func(t *testing.T) {
 			var tt bootstrap.Tracker

@@ -1,13 +1,9 @@
 package siakube
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +12,7 @@ import (
 
 	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/internal/strictjson"
 	"github.com/sia-sched/sia/sia"
 )
 
@@ -368,97 +365,9 @@ func parseProfile(v string, limits map[string]goodput.Limits) ([]ProfilePoint, e
 	return pts, nil
 }
 
-// decodeStrict decodes one JSON value with no unknown fields and nothing
-// after it. Keys given twice in one object, and keys whose case differs
-// from the field's name, are errors too (encoding/json would keep the last
-// value, and match keys case-insensitively).
-func decodeStrict(v string, out any) error {
-	if err := checkKeys([]byte(v), reflect.TypeOf(out)); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("trailing data")
-	}
-	return nil
-}
-
-// checkKeys walks the JSON value v along the Go type t it decodes into and
-// rejects duplicate keys in any object and, in objects decoded into a
-// struct, keys that match a field's JSON name only case-insensitively.
-// Malformed JSON is left to the decoder.
-func checkKeys(v []byte, t reflect.Type) error {
-	dec := json.NewDecoder(bytes.NewReader(v))
-	var walk func(t reflect.Type, depth int) error
-	walk = func(t reflect.Type, depth int) error {
-		for t != nil && t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		tok, err := dec.Token()
-		if err != nil || depth > 16 {
-			return nil
-		}
-		var elem reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
-			elem = t.Elem()
-		}
-		switch tok {
-		case json.Delim('['):
-			for dec.More() {
-				if err := walk(elem, depth+1); err != nil {
-					return err
-				}
-			}
-			_, _ = dec.Token()
-		case json.Delim('{'):
-			names := map[string]reflect.Type{}
-			if t != nil && t.Kind() == reflect.Struct {
-				for i := 0; i < t.NumField(); i++ {
-					f := t.Field(i)
-					name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-					if name == "" {
-						name = f.Name
-					}
-					names[name] = f.Type
-				}
-			}
-			seen := map[string]bool{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil
-				}
-				k, _ := kt.(string)
-				if seen[k] {
-					return fmt.Errorf("key %q given twice", k)
-				}
-				seen[k] = true
-				child := elem
-				if len(names) > 0 {
-					ft, ok := names[k]
-					if !ok {
-						for n := range names {
-							if strings.EqualFold(n, k) {
-								return fmt.Errorf("key %q must be spelled %q (keys are case-sensitive)", k, n)
-							}
-						}
-					}
-					child = ft
-				}
-				if err := walk(child, depth+1); err != nil {
-					return err
-				}
-			}
-			_, _ = dec.Token()
-		}
-		return nil
-	}
-	return walk(t, 0)
-}
+// decodeStrict decodes one JSON value with no unknown fields, no key given
+// twice or in another case, and nothing after it.
+func decodeStrict(v string, out any) error { return strictjson.Decode([]byte(v), out) }
 
 // Measurement is what a job's agent reports in AnnMeasurement: one
 // configuration's step and sync time and, optionally, the gradient
