@@ -515,3 +515,31 @@ func TestHostileAdvanceCounts(t *testing.T) {
 	_, err = sched.Round(context.Background(), snap)
 	require.NoError(t, err)
 }
+
+// TestHostilePinAcrossPools documents a known gap: a pinned job whose GPUs
+// span nodes of two sizes of one type (two pools) is charged entirely to
+// the pool of the larger nodes, so the solver believes the smaller nodes
+// are free and gives their GPUs to a job placement cannot then place. The
+// plan keeps every constraint (checkPlan), but GPUs a queued job fits on
+// stay idle. Here the pinned job holds 3 GPUs of the 6-GPU node and 3 of
+// the 8-GPU node: rigid jobs of 5 and 3 GPUs fit the 5 and 3 free GPUs, yet
+// the 5 is unplaceable and the 3 waits.
+func TestHostilePinAcrossPools(t *testing.T) {
+	tab := siatest.Table{"a": {1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 8: 8}}
+	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "s0", Type: "a", GPUs: 6}, {ID: "e0", Type: "a", GPUs: 8}}},
+		Jobs: []Job{
+			{ID: "pin", Submitted: t0, Models: tab, NonPreemptible: true, State: JobState{Current: Allocation{Type: "a", Nodes: 2, GPUs: 6,
+				Placement: []GPU{{"s0", 0}, {"s0", 1}, {"s0", 2}, {"e0", 0}, {"e0", 1}, {"e0", 2}}}}},
+			{ID: "r5", Submitted: t0, Models: tab, Kind: Rigid, GPUs: 5},
+			{ID: "r3", Submitted: t0, Models: tab, Kind: Rigid, GPUs: 3},
+		}}
+	s, err := New(nil)
+	require.NoError(t, err)
+	p, err := s.Round(context.Background(), snap)
+	require.NoError(t, err)
+	checkPlan(t, &snap, &p)
+	if p.Decisions[1].Action != Start || p.Decisions[2].Action != Start {
+		t.Skipf("known gap (pinned job across pools charged to one pool): r5 %v (%v), r3 %v (%v)",
+			p.Decisions[1].Action, p.Decisions[1].Reason, p.Decisions[2].Action, p.Decisions[2].Reason)
+	}
+}
