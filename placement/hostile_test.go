@@ -140,3 +140,33 @@ func TestHostilePlaceAccepted(t *testing.T) {
 	assert.Empty(t, placement.Shape(5, 0))
 	assert.Empty(t, placement.Shape(5, -8))
 }
+
+// TestHostileMixedPoolKeptJobs: on a type with nodes of two sizes, a
+// request for any node of the type (NodeGPUs 0) that keeps its current
+// GPUs must not have them given to the requests of one size, which are
+// placed first: a pinned one keeps them, an unpinned one keeps them or is
+// moved, and no GPU is given twice.
+func TestHostileMixedPoolKeptJobs(t *testing.T) {
+	nodes := []placement.Node{{ID: "s0", Type: "a", GPUs: 6}, {ID: "e0", Type: "a", GPUs: 8}}
+	cur := []placement.GPU{{Node: "s0", Index: 0}, {Node: "s0", Index: 1}, {Node: "s0", Index: 2}, {Node: "e0", Index: 0}, {Node: "e0", Index: 1}, {Node: "e0", Index: 2}}
+	for _, pinned := range []bool{true, false} {
+		reqs := []placement.Request{
+			{Job: "held", Type: "a", GPUs: 6, Current: cur, Pinned: pinned, Nodes: 2},
+			{Job: "r5", Type: "a", GPUs: 5, NodeGPUs: 8, Nodes: 1},
+			{Job: "r3", Type: "a", GPUs: 3, NodeGPUs: 6, Nodes: 1},
+		}
+		res, err := placement.Place(nodes, reqs)
+		require.NoError(t, err)
+		owner := map[placement.GPU]string{}
+		for job, gs := range res.Placements {
+			for _, g := range gs {
+				prev, dup := owner[g]
+				require.False(t, dup, "pinned %v: GPU %v given to %s and %s", pinned, g, prev, job)
+				owner[g] = job
+			}
+		}
+		if pinned {
+			assert.ElementsMatch(t, cur, res.Placements["held"], "the pinned job keeps its GPUs")
+		}
+	}
+}
