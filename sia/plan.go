@@ -216,6 +216,9 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 			// A job pinned to its current configuration is never evicted
 			// to make room for others.
 			r.Pinned = c == m.Rows[i].Pin
+			if r.Pinned && len(m.Rows[i].spill) > 0 {
+				r.NodeGPUs = 0 // its GPUs span pools: it keeps them on any node of the type
+			}
 		}
 		if cur := j.State.Current.Placement; len(cur) > 0 {
 			r.Current = make([]placement.GPU, len(cur))
