@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/internal/strictjson"
 )
 
 // ErrInvalidInput is wrapped by every error this package returns for bad
@@ -698,10 +699,12 @@ func (t *Tracker) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON restores a tracker written by MarshalJSON, without refitting.
-// The state is validated; errors wrap ErrInvalidInput.
+// The state is validated; unknown keys, keys given twice and keys in
+// another case are rejected (a misspelt key would otherwise drop its data
+// silently). Errors wrap ErrInvalidInput.
 func (t *Tracker) UnmarshalJSON(data []byte) error {
 	var j trackerJSON
-	if err := json.Unmarshal(data, &j); err != nil {
+	if err := strictjson.Decode(data, &j); err != nil {
 		return &InputError{Field: "JSON", Reason: err.Error(), Err: err}
 	}
 	opts := &Options{Mode: j.Mode, Fit: j.Fit}

@@ -67,6 +67,8 @@ type jsonQuota struct {
 // in one object and keys spelled in another case are rejected (encoding/json
 // alone would take the last value, and match keys case-insensitively), except
 // the documented "name" and "optimum" of recorded rounds, returned in Meta.
+// An option needs all of "type", "gpus" and "value", and a quota its
+// "limit", none of them null: a missing number is an error, not 0.
 // Errors wrap ErrInvalidInput (or ErrInfeasible for pins that cannot hold)
 // and name the line, job or field.
 func ReadJSON(r io.Reader) (*Problem, Meta, error) {
@@ -170,13 +172,17 @@ func decodeJSON(data []byte) (jsonProblem, error) {
 type keySchema struct {
 	keys  []string              // nil: a map (type → GPUs)
 	child map[string]*keySchema // value schema per key (arrays: of their elements)
+	// required are the keys that must be present and not null: numbers
+	// whose zero value encoding/json would otherwise take silently (an
+	// option worth 0, a quota of limit 0).
+	required []string
 }
 
 var (
 	mapSchema    = &keySchema{}
-	optionSchema = &keySchema{keys: []string{"type", "gpus", "value"}}
+	optionSchema = &keySchema{keys: []string{"type", "gpus", "value"}, required: []string{"type", "gpus", "value"}}
 	jobSchema    = &keySchema{keys: []string{"id", "options", "pin"}, child: map[string]*keySchema{"options": optionSchema}}
-	quotaSchema  = &keySchema{keys: []string{"name", "jobs", "all_jobs", "type", "types", "min_gpus", "limit"}}
+	quotaSchema  = &keySchema{keys: []string{"name", "jobs", "all_jobs", "type", "types", "min_gpus", "limit"}, required: []string{"limit"}}
 	topSchema    = &keySchema{
 		keys:  []string{"name", "optimum", "sense", "unallocated", "capacity", "reserved", "grid", "jobs", "quotas"},
 		child: map[string]*keySchema{"capacity": mapSchema, "reserved": mapSchema, "jobs": jobSchema, "quotas": quotaSchema},
@@ -186,8 +192,9 @@ var (
 // checkKeys rejects what encoding/json would silently accept: a key given
 // twice in one object (it keeps the last value) and a key of a struct
 // object whose case differs from the documented name (it matches keys
-// case-insensitively). The error names the line and the key. Malformed
-// JSON is left to the decoder, which reports it.
+// case-insensitively), and a required key (keySchema.required) that is
+// missing or null (it would decode as 0). The error names the line and the
+// key. Malformed JSON is left to the decoder, which reports it.
 func checkKeys(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -210,6 +217,7 @@ func checkKeys(data []byte) error {
 			_, err := dec.Token()
 			return err == nil, nil
 		case json.Delim('{'):
+			open := dec.InputOffset()
 			seen := map[string]bool{}
 			for dec.More() {
 				off := dec.InputOffset()
@@ -233,17 +241,36 @@ func checkKeys(data []byte) error {
 					}
 					child = sc.child[k]
 				}
+				if sc != nil && slices.Contains(sc.required, k) && nullNext(data, dec.InputOffset()) {
+					return true, invalid(lineOf(data, off), "key %q is null (want a value)", k)
+				}
 				if ok, err := walk(child, depth+1); !ok || err != nil {
 					return ok, err
 				}
 			}
-			_, err := dec.Token()
-			return err == nil, nil
+			if _, err := dec.Token(); err != nil {
+				return false, nil
+			}
+			if sc != nil {
+				for _, k := range sc.required {
+					if !seen[k] {
+						return true, invalid(lineOf(data, open), "object without the required key %q", k)
+					}
+				}
+			}
+			return true, nil
 		}
 		return true, nil
 	}
 	_, err := walk(topSchema, 0)
 	return err
+}
+
+// nullNext reports whether the next value after off in data (past
+// whitespace and the key's colon) is the literal null.
+func nullNext(data []byte, off int64) bool {
+	rest := bytes.TrimLeft(data[min(off, int64(len(data))):], " \t\r\n:")
+	return bytes.HasPrefix(rest, []byte("null"))
 }
 
 // jsonError turns a decoding error into an InputError naming the line.

@@ -326,6 +326,7 @@ func (d *fastDecoder) job() jsonJob {
 // option reads one element of a job's "options".
 func (d *fastDecoder) option() jsonOption {
 	var o jsonOption
+	has := 0 // required keys read (duplicates make fields fail)
 	d.fields(func(key string) bool {
 		switch key {
 		case "type":
@@ -337,14 +338,19 @@ func (d *fastDecoder) option() jsonOption {
 		default:
 			return false
 		}
+		has++
 		return true
 	})
+	if has < 3 {
+		d.fail() // checkKeys reports the missing key
+	}
 	return o
 }
 
 // quota reads one element of "quotas".
 func (d *fastDecoder) quota() jsonQuota {
 	var q jsonQuota
+	has := 0 // "limit" read
 	d.fields(func(key string) bool {
 		switch key {
 		case "name":
@@ -361,10 +367,14 @@ func (d *fastDecoder) quota() jsonQuota {
 			q.MinGPUs = d.int()
 		case "limit":
 			q.Limit = d.int()
+			has++
 		default:
 			return false
 		}
 		return true
 	})
+	if has == 0 {
+		d.fail() // checkKeys reports the missing key
+	}
 	return q
 }

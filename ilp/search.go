@@ -1118,11 +1118,21 @@ func (sr *search) solution() Solution {
 	if sr.proved && m.rest == len(m.p.Jobs) {
 		sol.Status = Optimal
 		sol.Bound = obj
+		if sr.grid == 0 && sr.set.Tolerance > 0 {
+			// Proven only within the caller's tolerance: no assignment
+			// beats obj by more than the step (nor beats the root's bound).
+			sol.Bound = obj + m.sign*math.Max(0, math.Min(sr.step, sr.root-sr.bestP))
+		}
 		return sol
 	}
 	ub := math.Max(sr.open, sr.bestP)
 	if sr.proved {
 		ub = sr.bestP
+	}
+	if sr.grid == 0 && sr.set.Tolerance > 0 {
+		// subtrees pruned within the caller's tolerance of the incumbent
+		// are not in sr.open
+		ub = math.Max(ub, sr.bestP+sr.step)
 	}
 	ub = math.Min(ub, sr.root) + m.restP
 	c := obj - m.sign*(sr.bestP+restGain) // constant part of the objective

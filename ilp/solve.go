@@ -51,7 +51,9 @@ type Solution struct {
 	Objective float64
 	// Bound is a proven bound on the optimum: no assignment is better than it
 	// (a lower bound when minimising, an upper bound when maximising). It
-	// equals Objective when Status is Optimal.
+	// equals Objective when Status is Optimal, unless Settings.Tolerance is
+	// set: the optimum is then proven only within Tolerance, and Bound (the
+	// proven one) is within Tolerance of Objective.
 	Bound float64
 	// Nodes is the number of branch-and-bound nodes explored.
 	Nodes int
@@ -68,8 +70,9 @@ type Settings struct {
 	// infeasible or mis-sized warm start is ignored.
 	WarmStart []int
 	// Tolerance is the absolute objective gap below which an assignment is
-	// accepted as optimal when Problem.Grid is 0. Default (0): 1e-9 times
-	// max(1, the largest |Value| or |Unallocated|).
+	// accepted as optimal when Problem.Grid is 0 (Solution.Bound then stays
+	// the proven bound, within Tolerance of Objective). Default (0): 1e-9
+	// times max(1, the largest |Value| or |Unallocated|).
 	Tolerance float64
 	// MaxNodes stops the search after this many branch-and-bound nodes
 	// (0 = no limit); the result is then Feasible unless already proven.

@@ -274,6 +274,17 @@ func (p *problem) stopped() bool {
 // evictions (tests use it to exercise the re-pack).
 func (p *problem) run(evict bool) Result {
 	p.evict = evict
+	// Pinned jobs that may use every node of a type with nodes of several
+	// sizes (pools of size 0, placed last) hold their GPUs from the start:
+	// the pools of one size, placed before them, must not take those.
+	for j := range p.jobs {
+		if jb := &p.jobs[j]; jb.kept && jb.req.Pinned && jb.pool.size == 0 {
+			for _, g := range jb.cur {
+				p.assign(j, g)
+			}
+			jb.placed = true
+		}
+	}
 	for _, pk := range p.pools {
 		p.placeType(pk)
 	}
@@ -670,14 +681,22 @@ func (p *problem) placeType(pk poolKey) {
 			jobs = append(jobs, j)
 		}
 	}
-	// Kept jobs take their GPUs first.
+	// Kept jobs take their GPUs first (pinned jobs of a mixed pool hold
+	// them already, see run). A kept job of a mixed pool whose GPUs a pool
+	// of one size took is moved (evicted) instead of given them twice.
 	for _, j := range jobs {
-		if p.jobs[j].kept {
-			for _, g := range p.jobs[j].cur {
+		jb := &p.jobs[j]
+		switch {
+		case jb.kept && jb.placed:
+		case jb.kept && p.curFree(j):
+			for _, g := range jb.cur {
 				p.assign(j, g)
 			}
-			p.jobs[j].placed = true
-		} else {
+			jb.placed = true
+		case jb.kept:
+			jb.evicted = true
+			queue = append(queue, j)
+		default:
 			queue = append(queue, j)
 		}
 	}
@@ -886,6 +905,17 @@ func sortedCopy(s []int) []int {
 }
 
 // takeCurrent gives a kept job its current GPUs if they are all free.
+// curFree reports whether every current GPU of job j is unassigned.
+func (p *problem) curFree(j int) bool {
+	for _, g := range p.jobs[j].cur {
+		n, i := p.nodeOf(g)
+		if p.nodes[n].owner[i] != -1 {
+			return false
+		}
+	}
+	return true
+}
+
 func (p *problem) takeCurrent(j int) bool {
 	jb := &p.jobs[j]
 	if !jb.kept {

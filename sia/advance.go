@@ -1,6 +1,7 @@
 package sia
 
 import (
+	"math"
 	"time"
 )
 
@@ -53,7 +54,9 @@ func restoreView(j *Job, now time.Time) *Job {
 // separately from what the job measures.
 func (st *JobState) Advance(d Decision) {
 	if d.Restart {
-		st.Restarts++
+		if st.Restarts < math.MaxInt { // saturate: a wrapped count is invalid input
+			st.Restarts++
+		}
 		st.RestoreUntil = d.RestoreUntil
 	}
 	if !d.Allocation.Running() {

@@ -91,6 +91,9 @@ type Row struct {
 	// queued job), or nothing but the current configuration when even
 	// those came too late.
 	Partial bool
+	// spill is, for a pinned job whose GPUs span pools, the GPUs it holds
+	// outside its pinned entry's pool, per pool (see spillPin).
+	spill map[string]int
 }
 
 // Matrix is the restart-discounted goodput matrix of a snapshot (paper
@@ -492,8 +495,33 @@ func buildRow(backing []Entry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl 
 	row := Row{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: mode != rowFull}
 	row.Entries = backing[start:len(backing):len(backing)]
 	finishRow(&row, j, snap.Now, o, k, m.Sense)
+	spillPin(&row, j, cl)
 	m.Rows[i] = row
 	return backing, nil
+}
+
+// spillPin splits the charge of a pinned job whose GPUs lie on nodes of
+// several sizes of its type (several pools): its entry is charged the GPUs
+// it holds in the entry's pool, and Row.spill records those it holds in the
+// others, which the allocation problem withholds from them (the pin always
+// holds). Charging every GPU to one pool would let the solver give the
+// other pools' held GPUs to jobs that placement then cannot place.
+func spillPin(row *Row, j *Job, cl *cluster) {
+	if row.Pin < 0 || len(cl.set.PoolsOf(j.State.Current.Type)) < 2 {
+		return
+	}
+	e := &row.Entries[row.Pin]
+	per := map[string]int{}
+	for _, g := range j.State.Current.Placement {
+		per[configset.PoolName(e.Config.Type, cl.nodeGPUs[g.Node])]++
+	}
+	main := e.Config.Pool()
+	if len(per) < 2 || per[main] == 0 {
+		return
+	}
+	e.Charge = per[main]
+	delete(per, main)
+	row.spill = per
 }
 
 // rowBuilder collects the raw entries (goodput, no normalisation) of one

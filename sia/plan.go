@@ -3,6 +3,7 @@ package sia
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -187,6 +188,9 @@ func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 		if c < -1 || c >= len(m.Rows[i].Entries) {
 			return Layout{}, &InputError{Job: m.Rows[i].Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
 		}
+		if id := snap.Jobs[i].ID; m.Rows[i].Job != id {
+			return Layout{}, &InputError{Job: id, Field: fmt.Sprintf("Matrix.Rows[%d].Job", i), Reason: fmt.Sprintf("row of job %q, but the snapshot's job %d is %q", m.Rows[i].Job, i, id)}
+		}
 	}
 	for i := range snap.Jobs {
 		// Placement must know the GPUs running jobs hold, or it would give
@@ -229,6 +233,9 @@ func place(ctx context.Context, snap *Snapshot, m *Matrix, sol Solution) (Layout
 			// A job pinned to its current configuration is never evicted
 			// to make room for others.
 			r.Pinned = c == m.Rows[i].Pin
+			if r.Pinned && len(m.Rows[i].spill) > 0 {
+				r.NodeGPUs = 0 // its GPUs span pools: it keeps them on any node of the type
+			}
 		}
 		if cur := j.State.Current.Placement; len(cur) > 0 {
 			r.Current = make([]placement.GPU, len(cur))
@@ -502,7 +509,7 @@ func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) ([]
 			d.Replicas = e.Replicas
 			d.Goodput = e.Choice.Goodput
 			d.LocalBatch, d.AccumSteps, d.GlobalBatch = e.Choice.LocalBatch, e.Choice.AccumSteps, e.Choice.GlobalBatch
-			if !e.unvalued && (d.GlobalBatch <= 0 || d.LocalBatch <= 0 || d.AccumSteps < 0) {
+			if !e.unvalued && !batchConsistent(d.Replicas, d.LocalBatch, d.AccumSteps, d.GlobalBatch) {
 				d.LocalBatch, d.AccumSteps, d.GlobalBatch = defaultBatch(j, e)
 			}
 		}
@@ -554,6 +561,21 @@ next:
 // without a model): the initial batch M0 (a fixed batch for strong-scaling
 // and rigid jobs), split over the replicas as goodput.Model.Best splits its
 // candidates (goodput.SplitBatch).
+// batchConsistent reports whether a predicted batch (an Evaluator's, or
+// goodput's) is one a Decision may carry: positive sizes with
+// global = replicas·local·(accum+1), computed without overflow.
+func batchConsistent(replicas, local, accum, global int) bool {
+	if replicas < 1 || local < 1 || accum < 0 || global < 1 || accum == math.MaxInt {
+		return false
+	}
+	rl := replicas * local
+	if rl/replicas != local {
+		return false
+	}
+	g := rl * (accum + 1)
+	return g/(accum+1) == rl && g == global
+}
+
 func defaultBatch(j *Job, e *Entry) (local, accum, global int) {
 	m, src := j.Models.Model(e.Config.Type)
 	r := max(e.Replicas, 1)

@@ -88,6 +88,11 @@ func newReasoner(snap *Snapshot, m *Matrix, sol Solution, o *Options) *reasoner 
 		if c >= 0 {
 			e := &m.Rows[i].Entries[c]
 			r.free[e.Config.Type] -= e.charge()
+			if c == m.Rows[i].Pin {
+				for _, n := range m.Rows[i].spill {
+					r.free[e.Config.Type] -= n
+				}
+			}
 		}
 	}
 	r.qfree = make([]int, len(m.Quotas))

@@ -3,7 +3,9 @@ package sia
 import (
 	"fmt"
 	"math"
+	"slices"
 
+	"github.com/sia-sched/sia/configset"
 	"github.com/sia-sched/sia/ilp"
 )
 
@@ -106,8 +108,11 @@ func refinishRow(row *Row, p float64, k *ArtifactKnobs, sense ilp.Sense, edited 
 
 // MatrixEdit changes a round's goodput matrix before it is solved (for
 // example a stickiness bonus); it returns which numbers it changed, and the
-// round then calls Refinish with them. It must not add or remove rows or
-// entries. snap is the round's validated snapshot (read only).
+// round then calls Refinish with them. It may change only numbers
+// (Normalized, Restart, Value, Unallocated): an edit that adds or removes
+// rows or entries, or changes a row's Job, Index, Current or Pin or an
+// entry's Config, Replicas, Charge or Current, fails the round. snap is the
+// round's validated snapshot (read only).
 type MatrixEdit func(snap *Snapshot, m *Matrix) (Edited, error)
 
 // WithMatrixEdit returns a scheduler with the same options whose rounds
@@ -124,9 +129,9 @@ func (s *Scheduler) applyEdit(snap *Snapshot, m *Matrix) error {
 	if s.edit == nil {
 		return nil
 	}
-	rows := make([]int, len(m.Rows))
+	rows := make([]rowShape, len(m.Rows))
 	for i := range m.Rows {
-		rows[i] = len(m.Rows[i].Entries)
+		rows[i] = shapeOf(&m.Rows[i])
 	}
 	edited, err := s.edit(snap, m)
 	if err != nil {
@@ -136,11 +141,42 @@ func (s *Scheduler) applyEdit(snap *Snapshot, m *Matrix) error {
 		return &InputError{Field: "MatrixEdit", Reason: fmt.Sprintf("the edit changed the matrix from %d to %d rows", len(rows), len(m.Rows))}
 	}
 	for i := range m.Rows {
-		if len(m.Rows[i].Entries) != rows[i] {
+		if len(m.Rows[i].Entries) != len(rows[i].entries) {
 			return &InputError{Job: m.Rows[i].Job, Field: "MatrixEdit", Reason: "the edit added or removed entries"}
+		}
+		if !rows[i].same(shapeOf(&m.Rows[i])) {
+			return &InputError{Job: rows[i].job, Field: fmt.Sprintf("MatrixEdit: Matrix.Rows[%d]", i),
+				Reason: "the edit changed the row's structure (job, Current, Pin, or an entry's Config, Replicas, Charge or Current): an edit may change only numbers (Normalized, Restart, Value, Unallocated)"}
 		}
 	}
 	return Refinish(m, &s.opts, edited)
+}
+
+// rowShape is the structure of a matrix row that the solver and placement
+// rely on and a MatrixEdit must not change.
+type rowShape struct {
+	job                 string
+	index, current, pin int
+	entries             []entryShape
+}
+
+type entryShape struct {
+	config           configset.Config
+	replicas, charge int
+	current          bool
+}
+
+func shapeOf(r *Row) rowShape {
+	sh := rowShape{job: r.Job, index: r.Index, current: r.Current, pin: r.Pin, entries: make([]entryShape, len(r.Entries))}
+	for k := range r.Entries {
+		e := &r.Entries[k]
+		sh.entries[k] = entryShape{config: e.Config, replicas: e.Replicas, charge: e.Charge, current: e.Current}
+	}
+	return sh
+}
+
+func (a rowShape) same(b rowShape) bool {
+	return a.job == b.job && a.index == b.index && a.current == b.current && a.pin == b.pin && slices.Equal(a.entries, b.entries)
 }
 
 // AssemblePlan builds the plan of a round from its steps: the snapshot, the
@@ -159,13 +195,85 @@ func AssemblePlan(snap *Snapshot, m *Matrix, sol Solution, lay Layout) (Plan, er
 	if len(m.Rows) != n || len(sol.Choice) != n || len(lay.GPUs) != n {
 		return Plan{}, &InputError{Field: "AssemblePlan", Reason: fmt.Sprintf("snapshot has %d jobs, matrix %d rows, solution %d choices, layout %d jobs", n, len(m.Rows), len(sol.Choice), len(lay.GPUs))}
 	}
+	o := (*Options)(nil).WithDefaults()
+	if _, err := validateSnapshot(snap, &o, true); err != nil {
+		return Plan{}, err
+	}
 	if err := checkLayout(snap, m, sol, lay); err != nil {
 		return Plan{}, err
 	}
+	if err := checkSnapshotRules(snap, m, sol, lay); err != nil {
+		return Plan{}, err
+	}
 	var plan Plan
-	o := (*Options)(nil).WithDefaults()
 	assemble(&plan, snap, m, sol, lay, &o)
+	if plan.Status == StatusOptimal && !sameObjective(m, sol, lay) {
+		// the choice was edited after the solve: not the proven optimum
+		plan.Status = StatusFeasible
+	}
 	return plan, nil
+}
+
+// checkSnapshotRules verifies that the placed allocations keep the
+// snapshot's own constraints, which a matrix built from another snapshot (or
+// an edited solution) need not: the matrix rows are the snapshot's jobs,
+// each type's allocations fit its capacity less Reserved, every quota holds,
+// and a pinned job keeps its current allocation and GPUs.
+func checkSnapshotRules(snap *Snapshot, m *Matrix, sol Solution, lay Layout) error {
+	capacity := map[string]int{}
+	for _, n := range snap.Cluster.Nodes {
+		capacity[n.Type] += n.GPUs
+	}
+	used := map[string]int{}
+	held := make(map[string]Allocation, len(snap.Jobs))
+	for i := range snap.Jobs {
+		j := &snap.Jobs[i]
+		if m.Rows[i].Job != j.ID {
+			return &InputError{Job: j.ID, Field: fmt.Sprintf("Matrix.Rows[%d].Job", i), Reason: fmt.Sprintf("row of job %q, but the snapshot's job %d is %q", m.Rows[i].Job, i, j.ID)}
+		}
+		var a Allocation
+		if c := lay.choice(i, sol); c >= 0 && lay.GPUs[i] != nil {
+			e := &m.Rows[i].Entries[c]
+			a = Allocation{Type: e.Config.Type, GPUs: e.Config.GPUs, Placement: lay.GPUs[i]}
+			used[a.Type] += a.GPUs // each at most the type's capacity: checkLayout
+		}
+		held[j.ID] = a
+		if cur := j.State.Current; pinned(j, snap.Now) && (a.Type != cur.Type || a.GPUs != cur.GPUs || !sameGPUs(a.Placement, cur.Placement)) {
+			return &InputError{Job: j.ID, Type: cur.Type, Field: "Layout.GPUs", Reason: "the job is pinned (Restoring or NonPreemptible), but the layout does not keep its current GPUs"}
+		}
+	}
+	for t, u := range used {
+		if u > capacity[t]-snap.Reserved[t] {
+			return &InputError{Type: t, Field: "Solution.Choice", Reason: fmt.Sprintf("%d GPUs allocated, the type offers %d (capacity less Reserved)", u, capacity[t]-snap.Reserved[t])}
+		}
+	}
+	for qi, q := range snap.Quotas {
+		u := 0
+		for _, id := range q.Jobs {
+			if a := held[id]; a.GPUs > 0 && (q.Type == "" || q.Type == a.Type) {
+				u += a.GPUs
+			}
+		}
+		if u > q.Limit {
+			return &InputError{Type: q.Type, Field: fmt.Sprintf("Quotas[%d]", qi), Reason: fmt.Sprintf("quota %q: %d GPUs allocated, limit %d", q.Name, u, q.Limit)}
+		}
+	}
+	return nil
+}
+
+// sameObjective reports whether the placed choices are worth the
+// solution's Objective (up to rounding): false when a caller edited the
+// choice after the solve, or placement changed it.
+func sameObjective(m *Matrix, sol Solution, lay Layout) bool {
+	obj := 0.0
+	for i := range m.Rows {
+		if c := lay.choice(i, sol); c >= 0 {
+			obj += m.Rows[i].Entries[c].Value
+		} else {
+			obj += m.Rows[i].Unallocated
+		}
+	}
+	return math.Abs(obj-sol.Objective) <= 1e-9*math.Max(1, math.Abs(obj))
 }
 
 // checkLayout verifies that a layout places the solution on real, distinct
@@ -176,10 +284,16 @@ func checkLayout(snap *Snapshot, m *Matrix, sol Solution, lay Layout) error {
 		nodes[nd.ID] = nd
 	}
 	used := map[GPU]string{}
+	if lay.Choice != nil && len(lay.Choice) != len(sol.Choice) {
+		return &InputError{Field: "Layout.Choice", Reason: fmt.Sprintf("%d choices for %d jobs", len(lay.Choice), len(sol.Choice))}
+	}
 	for i, c := range sol.Choice {
 		row := &m.Rows[i]
 		if c < -1 || c >= len(row.Entries) {
 			return &InputError{Job: row.Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
+		}
+		if c = lay.choice(i, sol); c < -1 || c >= len(row.Entries) {
+			return &InputError{Job: row.Job, Field: "Layout.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
 		}
 		gs := lay.GPUs[i]
 		if c < 0 || gs == nil {

@@ -55,8 +55,25 @@ func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int, spans []s
 			p.Quotas = append(p.Quotas, iq)
 		}
 	}
+	// The GPUs pinned jobs hold outside their entry's pool (Row.spill) are
+	// withheld from those pools.
+	spill := map[string]int{}
+	for i := range m.Rows {
+		if m.Rows[i].Pin >= 0 {
+			for pl, n := range m.Rows[i].spill {
+				spill[pl] += n
+			}
+		}
+	}
+	for _, pl := range slices.Sorted(maps.Keys(spill)) {
+		if p.Reserved == nil {
+			p.Reserved = map[string]int{}
+		}
+		p.Reserved[pl] += spill[pl]
+	}
 	// A reservation on a type with several pools is a row over the set of
-	// its pools; on a type with one pool, the pool's reservation.
+	// its pools (less what pins hold outside their pools, which no option
+	// counts); on a type with one pool, the pool's reservation.
 	for _, t := range slices.Sorted(maps.Keys(m.Reserved)) {
 		r := m.Reserved[t]
 		ps, ok := m.Pools[t]
@@ -69,7 +86,7 @@ func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int, spans []s
 		}
 		total := 0
 		for _, name := range ps {
-			total += m.Capacity[name]
+			total += m.Capacity[name] - spill[name]
 		}
 		p.Quotas = append(p.Quotas, ilp.Quota{Name: "reserved:" + t, AllJobs: true, Types: ps, Limit: max(total-r, 0)})
 	}

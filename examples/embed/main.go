@@ -107,6 +107,13 @@ func main() {
 	}
 }
 
+// maxRounds (about two years of 60 s rounds) and maxJobs bound the demo's
+// run time and memory.
+const (
+	maxRounds = 1_000_000
+	maxJobs   = 100_000
+)
+
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("embed", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -121,10 +128,10 @@ func parseFlags(args []string) (config, error) {
 	switch {
 	case fs.NArg() > 0:
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	case c.rounds <= 0:
-		return c, fmt.Errorf("-rounds must be > 0, got %d", c.rounds)
-	case c.jobs <= 0:
-		return c, fmt.Errorf("-jobs must be > 0, got %d", c.jobs)
+	case c.rounds <= 0 || c.rounds > maxRounds:
+		return c, fmt.Errorf("-rounds must be in 1..%d, got %d", maxRounds, c.rounds)
+	case c.jobs <= 0 || c.jobs > maxJobs:
+		return c, fmt.Errorf("-jobs must be in 1..%d, got %d", maxJobs, c.jobs)
 	}
 	return c, nil
 }

@@ -14,6 +14,9 @@
 //
 //	{"status":"optimal","objective":12.34,"bound":12.34,"assignment":{"j0":0,"j1":-1},"solve_ms":1.2}
 //
+// "bound" is the solver's proven bound, or null when a -timeout cut the
+// solve short before it knew one.
+//
 // When the file declares no "grid" and -grid is not given, a grid of 0.01 is
 // used if every value lies on it (Sia rounds its values to two decimals);
 // this is exact, since objectives then differ by whole steps.
@@ -59,6 +62,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "solve: "+strings.ReplaceAll(err.Error(), "\n", " "))
 		return 2
 	}
+	gridSet := false
+	fs.Visit(func(f *flag.Flag) { gridSet = gridSet || f.Name == "grid" })
+	switch {
+	case gridSet && !(*grid >= 0 && !math.IsInf(*grid, 0)):
+		fmt.Fprintf(stderr, "solve: -grid %v: want a finite step >= 0 (0 = none)\n", *grid)
+		return 2
+	case *timeout < 0:
+		fmt.Fprintf(stderr, "solve: -timeout %v: want >= 0 (0 = no limit)\n", *timeout)
+		return 2
+	}
+	if !gridSet {
+		*grid = -1
+	}
 	if *in == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "solve: usage: solve -in FILE.json [-lp FILE.lp] [-timeout DURATION] [-grid STEP]")
 		return 2
@@ -74,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 type output struct {
 	Status     string         `json:"status"`
 	Objective  float64        `json:"objective"`
-	Bound      float64        `json:"bound"`
+	Bound      *float64       `json:"bound"` // null when no bound is known (a solve cut short before one)
 	Assignment map[string]int `json:"assignment"`
 	SolveMS    float64        `json:"solve_ms"`
 }
@@ -132,9 +148,9 @@ func solve(in, lpOut string, timeout time.Duration, grid float64, stdout io.Writ
 		fmt.Fprintf(stdout, "{\"status\":\"infeasible\",\"error\":%q,\"solve_ms\":%v}\n", err.Error(), ms)
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	out.Objective, out.Bound = sol.Objective, sol.Bound
-	if math.IsInf(out.Bound, 0) || math.IsNaN(out.Bound) {
-		out.Bound = out.Objective
+	out.Objective = sol.Objective
+	if b := sol.Bound; !math.IsInf(b, 0) && !math.IsNaN(b) {
+		out.Bound = &b
 	}
 	for i, j := range p.Jobs {
 		out.Assignment[j.ID] = sol.Assignment[i]

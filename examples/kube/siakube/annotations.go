@@ -1,8 +1,6 @@
 package siakube
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/internal/strictjson"
 	"github.com/sia-sched/sia/sia"
 )
 
@@ -366,18 +365,9 @@ func parseProfile(v string, limits map[string]goodput.Limits) ([]ProfilePoint, e
 	return pts, nil
 }
 
-// decodeStrict decodes one JSON value with no unknown fields and nothing after it.
-func decodeStrict(v string, out any) error {
-	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data")
-	}
-	return nil
-}
+// decodeStrict decodes one JSON value with no unknown fields, no key given
+// twice or in another case, and nothing after it.
+func decodeStrict(v string, out any) error { return strictjson.Decode([]byte(v), out) }
 
 // Measurement is what a job's agent reports in AnnMeasurement: one
 // configuration's step and sync time and, optionally, the gradient

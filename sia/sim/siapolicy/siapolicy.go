@@ -162,6 +162,17 @@ func New(c sim.Cluster, truth sim.Truth, opt Options) (*Policy, error) {
 // last round gave no GPUs.
 func (p *Policy) WaitReasons() map[string]string { return p.why }
 
+// explain records the Decision.Reason of every job the plan gives no GPUs
+// (WaitReasons), whichever placement turns the plan into allocations.
+func (p *Policy) explain(plan *sia.Plan) {
+	p.why = map[string]string{}
+	for _, d := range plan.Decisions {
+		if !d.Allocation.Running() && d.Reason != sia.ReasonNone {
+			p.why[d.Job] = d.Reason.String()
+		}
+	}
+}
+
 // fillPlacements gives the running jobs that this policy did not place (a
 // state built by hand or by another policy) concrete GPUs: on each node of
 // their allocation, the lowest GPU indices no other job holds. sia.Round
@@ -362,18 +373,15 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 	if err != nil {
 		return nil, err
 	}
+	p.explain(&plan)
 	if p.opt.ArtifactPlacement {
 		return p.placeArtifact(&plan)
 	}
 	out := map[string]sim.Alloc{}
-	p.why = map[string]string{}
 	for _, d := range plan.Decisions {
 		st := p.jobs[d.Job]
 		if !d.Allocation.Running() {
 			st.placement = nil
-			if d.Reason != sia.ReasonNone {
-				p.why[d.Job] = d.Reason.String()
-			}
 			continue
 		}
 		gpus := append([]sia.GPU(nil), d.Allocation.Placement...)
