@@ -131,6 +131,6 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 
 func (s *Scheduler) observe(e Event) {
 	if s.opts.Observer != nil {
-		s.opts.Observer.Observe(e)
+		s.opts.Observer(e)
 	}
 }
