@@ -300,7 +300,7 @@ type timings struct {
 func roundTimed(ctx context.Context, s *Scheduler, snap Snapshot) (Plan, timings, error) {
 	var tm timings
 	c := *s
-	c.opts.Observer = ObserverFunc(func(e Event) {
+	c.opts.Observer = func(e Event) {
 		switch e.Stage {
 		case StageMatrix:
 			tm.Matrix += e.Duration
@@ -309,7 +309,7 @@ func roundTimed(ctx context.Context, s *Scheduler, snap Snapshot) (Plan, timings
 		case StagePlace:
 			tm.Place += e.Duration
 		}
-	})
+	}
 	start := time.Now()
 	p, err := c.Round(ctx, snap)
 	tm.Total = time.Since(start)

@@ -260,7 +260,7 @@ func TestStatusZeroIsUnknown(t *testing.T) {
 	assert.Equal(t, "unknown", zero.String())
 	assert.False(t, zero.Optimal())
 	var events []Event
-	s, err := New(&Options{Observer: ObserverFunc(func(e Event) { events = append(events, e) })})
+	s, err := New(&Options{Observer: func(e Event) { events = append(events, e) }})
 	require.NoError(t, err)
 	p, err := s.Round(context.Background(), Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", Models: linear}}})
 	require.NoError(t, err)
@@ -413,7 +413,7 @@ func TestObserverAndDeadline(t *testing.T) {
 	snap, err := steadySnapshot(1, 20, 5)
 	require.NoError(t, err)
 	var stages []Stage
-	s, err := New(&Options{Observer: ObserverFunc(func(e Event) { stages = append(stages, e.Stage) }), SolverDeadline: time.Nanosecond})
+	s, err := New(&Options{Observer: func(e Event) { stages = append(stages, e.Stage) }, SolverDeadline: time.Nanosecond})
 	require.NoError(t, err)
 	p, err := s.Round(context.Background(), snap)
 	require.NoError(t, err)

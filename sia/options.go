@@ -108,7 +108,7 @@ func (s Stage) String() string {
 	return fmt.Sprintf("Stage(%d)", int(s))
 }
 
-// Event reports one finished step of a round to an Observer.
+// Event reports one finished step of a round to Options.Observer.
 type Event struct {
 	// Stage is the step that finished.
 	Stage Stage
@@ -126,19 +126,6 @@ type Event struct {
 	// Err is the error the step failed with, if any.
 	Err error
 }
-
-// Observer receives an Event after each step of a round (the gonum
-// optimize.Recorder idea: a hook instead of a metrics dependency). It is
-// called synchronously on the goroutine running the round.
-type Observer interface {
-	Observe(Event)
-}
-
-// ObserverFunc adapts a function to Observer.
-type ObserverFunc func(Event)
-
-// Observe calls f(e).
-func (f ObserverFunc) Observe(e Event) { f(e) }
 
 // Options configure the scheduler. The zero value (or a nil *Options) means
 // the defaults listed per field; Validate checks a value and WithDefaults
@@ -210,8 +197,10 @@ type Options struct {
 	// Logger, if not nil, receives one Debug record per round (jobs,
 	// options, status, objective, bound, evictions, time).
 	Logger *slog.Logger
-	// Observer, if not nil, receives an Event after each step.
-	Observer Observer
+	// Observer, if not nil, is called with an Event after each step of a
+	// round (the gonum optimize.Recorder idea: a hook instead of a metrics
+	// dependency), synchronously on the goroutine running the round.
+	Observer func(Event)
 }
 
 // knobs returns the effective artifact knobs (none for the paper).

@@ -156,6 +156,6 @@ func (s *Scheduler) clockNow() func() time.Time {
 
 func (s *Scheduler) observe(e Event) {
 	if s.opts.Observer != nil {
-		s.opts.Observer.Observe(e)
+		s.opts.Observer(e)
 	}
 }

@@ -66,10 +66,10 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Metrics observes rounds: the scheduler's steps (sia.Observer) and the
-// controller's report of each round.
+// Metrics observes rounds: the scheduler's steps (sia.Options.Observer) and
+// the controller's report of each round.
 type Metrics interface {
-	sia.Observer
+	Observe(sia.Event)
 	ObserveRound(*Report)
 }
 
@@ -154,9 +154,9 @@ func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
 	if cfg.Metrics != nil {
 		if opts.Observer != nil {
 			first := opts.Observer
-			opts.Observer = sia.ObserverFunc(func(e sia.Event) { first.Observe(e); cfg.Metrics.Observe(e) })
+			opts.Observer = func(e sia.Event) { first(e); cfg.Metrics.Observe(e) }
 		} else {
-			opts.Observer = cfg.Metrics
+			opts.Observer = cfg.Metrics.Observe
 		}
 	}
 	sched, err := sia.New(&opts)

@@ -91,7 +91,7 @@ func New(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// Observe implements sia.Observer: one observation per scheduler step.
+// Observe is a sia.Options.Observer: one observation per scheduler step.
 func (m *Metrics) Observe(e sia.Event) {
 	m.stage.WithLabelValues(e.Stage.String()).Observe(e.Duration.Seconds())
 	if e.Stage == sia.StageMatrix {
