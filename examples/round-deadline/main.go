@@ -96,7 +96,7 @@ func main() {
 	fmt.Println("| deadline | overshoot p50 | p99 | max | contract | CPU past D p50 | max | started (median) | gap median | gap max | optimal | peak heap |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	var stages [4]time.Duration // the last round's validation+matrix, solve, placement, and the rest
-	obs := sia.ObserverFunc(func(e sia.Event) {
+	obs := func(e sia.Event) {
 		switch e.Stage {
 		case sia.StageMatrix:
 			stages[0] += e.Duration
@@ -105,7 +105,7 @@ func main() {
 		case sia.StagePlace:
 			stages[2] += e.Duration
 		}
-	})
+	}
 	s, err := sia.New(&sia.Options{Observer: obs}) // one goroutine: the round runs on this thread
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "round-deadline:", err)
