@@ -112,7 +112,7 @@ func TestRoundDeadline(t *testing.T) {
 					best, plan, tm = took, p, ptm
 				}
 			}
-			t.Logf("deadline %v: least CPU %v, status %v, matrix partial %v, wall timings %+v", d, best, plan.Status, plan.Matrix.Partial, tm)
+			t.Logf("deadline %v: least CPU %v, status %v, matrix partial %v, wall timings %+v", d, best, plan.Status, plan.matrix.Partial, tm)
 			// The contract is max(D, floor) + contract(D); the bound is
 			// generous for the CPU a shared machine's caches cost
 			// (BenchmarkRoundDeadlineSweep and examples/round-deadline
@@ -121,7 +121,7 @@ func TestRoundDeadline(t *testing.T) {
 				assert.LessOrEqual(t, best, 2*max(d, floor)+5*contract(d), "CPU of a round with deadline %v", d)
 			}
 			checkPlan(t, &snap, &plan)
-			if plan.Matrix.Partial {
+			if plan.matrix.Partial {
 				assert.Equal(t, StatusFeasible, plan.Status, "a partial matrix proves nothing")
 			}
 			if plan.Status != StatusOptimal {
@@ -175,7 +175,7 @@ func BenchmarkRoundDeadlineSweep(b *testing.B) {
 							started++
 						}
 					}
-					if p.Matrix.Partial {
+					if p.matrix.Partial {
 						partial++
 					}
 					if p.Status == StatusOptimal {
@@ -216,7 +216,7 @@ func TestRoundOutOfTimeParallel(t *testing.T) {
 		require.NoError(t, err)
 		checkPlan(t, &snap, &p)
 		checkAdmissible(t, &snap, &p)
-		assert.True(t, p.Matrix.Partial)
+		assert.True(t, p.matrix.Partial)
 		assert.Equal(t, StatusFeasible, p.Status)
 		started, deadline := 0, 0
 		for _, d := range p.Decisions {

@@ -35,9 +35,9 @@ func ExampleScheduler_Round_nodeShapes() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(plan.Matrix.Capacity)
+	fmt.Println(plan.matrix.Capacity)
 	for i, d := range plan.Decisions {
-		e := plan.Entry(i)
+		e := plan.entry(i)
 		nodes := map[string]int{}
 		for _, g := range d.Allocation.Placement {
 			nodes[g.Node]++

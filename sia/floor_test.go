@@ -66,7 +66,7 @@ func TestRoundPastDeadlineFloor(t *testing.T) {
 		if j.State.Current.Running() {
 			assert.Equal(t, Keep, d.Action, "running job %s keeps its allocation", j.ID)
 			assert.ElementsMatch(t, j.State.Current.Placement, d.Allocation.Placement, "job %s", j.ID)
-			if e := p.Entry(i); e != nil && e.unvalued {
+			if e := p.entry(i); e != nil && e.unvalued {
 				unvalued++
 			}
 		}
@@ -85,7 +85,7 @@ func TestRoundPastDeadlineFloor(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, running.Load(), int64(nRunning))
 	for i := range full.Decisions {
-		if e := full.Entry(i); e != nil {
+		if e := full.entry(i); e != nil {
 			assert.False(t, e.unvalued, "job %s", snap.Jobs[i].ID)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 // rowsHoldTwin is holdCheck's brute-force twin: the limits recomputed from
 // every placed job (GPUs non-nil, each entry with its Charge, in every pool
 // it uses) plus job extra, which keeps exactly its entry's GPUs.
-func rowsHoldTwin(m *Matrix, p *ilp.Problem, choice []int, gpus [][]GPU, extra int) bool {
+func rowsHoldTwin(m *goodputMatrix, p *ilp.Problem, choice []int, gpus [][]GPU, extra int) bool {
 	pool := map[string]int{}
 	quota := make([]int, len(p.Quotas))
 	for i, c := range choice {
@@ -53,17 +53,17 @@ func TestHoldCheckTwin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	for iter := 0; iter < 500; iter++ {
 		n := 1 + rng.IntN(8)
-		m := &Matrix{Capacity: map[string]int{"A": 4 + rng.IntN(12), "B/4": 4 + rng.IntN(8), "B/8": 8 + rng.IntN(16)},
+		m := &goodputMatrix{Capacity: map[string]int{"A": 4 + rng.IntN(12), "B/4": 4 + rng.IntN(8), "B/8": 8 + rng.IntN(16)},
 			Pools: map[string][]string{"B": {"B/4", "B/8"}}, Reserved: map[string]int{}}
 		if rng.IntN(2) == 0 {
 			m.Reserved["A"] = rng.IntN(4)
 		}
 		configs := []configset.Config{{Type: "A", Nodes: 1, GPUs: 1}, {Type: "A", Nodes: 1, GPUs: 4}, {Type: "B", NodeGPUs: 4, Nodes: 1, GPUs: 2}, {Type: "B", NodeGPUs: 8, Nodes: 1, GPUs: 6}}
 		for i := 0; i < n; i++ {
-			r := Row{Job: fmt.Sprint("j", i), Index: i, Current: -1, Pin: -1}
+			r := matrixRow{Job: fmt.Sprint("j", i), Index: i, Current: -1, Pin: -1}
 			for k := 0; k < 1+rng.IntN(3); k++ {
 				c := configs[rng.IntN(len(configs))]
-				r.Entries = append(r.Entries, Entry{Config: c, Charge: c.GPUs + rng.IntN(2)})
+				r.Entries = append(r.Entries, matrixEntry{Config: c, Charge: c.GPUs + rng.IntN(2)})
 			}
 			m.Rows = append(m.Rows, r)
 		}

@@ -15,35 +15,35 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func hostileSteps(t *testing.T) (Snapshot, *Matrix, Solution, Layout) {
+func hostileSteps(t *testing.T) (Snapshot, *goodputMatrix, solution, layout) {
 	t.Helper()
 	snap := hostileSnap()
-	m, err := BuildMatrix(&snap, nil)
+	m, err := newMatrix(&snap, nil)
 	require.NoError(t, err)
-	sol, err := Solve(context.Background(), m, nil)
+	sol, err := solveMatrix(context.Background(), m, nil)
 	require.NoError(t, err)
-	lay, err := Place(&snap, m, sol)
+	lay, err := placeSolution(&snap, m, sol)
 	require.NoError(t, err)
 	return snap, m, sol, lay
 }
 
 func TestHostileAssemblePlanRejected(t *testing.T) {
-	cases := map[string]func(s *Snapshot, m *Matrix, sol *Solution, lay *Layout){
-		"layout choice too short": func(_ *Snapshot, _ *Matrix, _ *Solution, lay *Layout) { lay.Choice = []int{0} },
-		"layout choice out of range": func(_ *Snapshot, m *Matrix, _ *Solution, lay *Layout) {
+	cases := map[string]func(s *Snapshot, m *goodputMatrix, sol *solution, lay *layout){
+		"layout choice too short": func(_ *Snapshot, _ *goodputMatrix, _ *solution, lay *layout) { lay.Choice = []int{0} },
+		"layout choice out of range": func(_ *Snapshot, m *goodputMatrix, _ *solution, lay *layout) {
 			lay.Choice = []int{0, len(m.Rows[1].Entries), 0}
 		},
-		"snapshot of other jobs": func(s *Snapshot, _ *Matrix, _ *Solution, _ *Layout) {
+		"snapshot of other jobs": func(s *Snapshot, _ *goodputMatrix, _ *solution, _ *layout) {
 			s.Jobs = append([]Job(nil), s.Jobs...)
 			s.Jobs[0].ID = "other"
 		},
-		"quota the solution breaks": func(s *Snapshot, _ *Matrix, _ *Solution, _ *Layout) {
+		"quota the solution breaks": func(s *Snapshot, _ *goodputMatrix, _ *solution, _ *layout) {
 			s.Quotas = []Quota{{Name: "zero", Jobs: []string{"j0", "j1", "j2"}, Limit: 0}}
 		},
-		"reservation the solution breaks": func(s *Snapshot, _ *Matrix, _ *Solution, _ *Layout) {
+		"reservation the solution breaks": func(s *Snapshot, _ *goodputMatrix, _ *solution, _ *layout) {
 			s.Reserved = map[string]int{"a100": 16}
 		},
-		"pinned job moved": func(s *Snapshot, _ *Matrix, sol *Solution, lay *Layout) {
+		"pinned job moved": func(s *Snapshot, _ *goodputMatrix, sol *solution, lay *layout) {
 			// j1 pinned in the snapshot, but the layout gives it other GPUs
 			s.Jobs = append([]Job(nil), s.Jobs...)
 			s.Jobs[1].NonPreemptible = true
@@ -54,7 +54,7 @@ func TestHostileAssemblePlanRejected(t *testing.T) {
 			snap, m, sol, lay := hostileSteps(t)
 			edit(&snap, m, &sol, &lay)
 			var err error
-			require.NotPanics(t, func() { _, err = AssemblePlan(&snap, m, sol, lay) })
+			require.NotPanics(t, func() { _, err = assemblePlan(&snap, m, sol, lay) })
 			require.ErrorIs(t, err, ErrInvalidInput)
 		})
 	}
@@ -68,16 +68,16 @@ func TestHostileAssemblePlanEditedChoice(t *testing.T) {
 	edited := sol
 	edited.Choice = append([]int(nil), sol.Choice...)
 	edited.Choice[0] = -1 // j0 waits
-	lay, err := Place(&snap, m, edited)
+	lay, err := placeSolution(&snap, m, edited)
 	require.NoError(t, err)
-	p, err := AssemblePlan(&snap, m, edited, lay)
+	p, err := assemblePlan(&snap, m, edited, lay)
 	require.NoError(t, err)
 	assert.Equal(t, Queue, p.Decisions[0].Action)
 	assert.NotEqual(t, StatusOptimal, p.Status, "an edited, worse choice called optimal")
 	// The unedited pieces assemble as Round does.
-	lay, err = Place(&snap, m, sol)
+	lay, err = placeSolution(&snap, m, sol)
 	require.NoError(t, err)
-	p, err = AssemblePlan(&snap, m, sol, lay)
+	p, err = assemblePlan(&snap, m, sol, lay)
 	require.NoError(t, err)
 	assert.Equal(t, StatusOptimal, p.Status)
 }
@@ -88,7 +88,7 @@ func TestHostilePlaceSteps(t *testing.T) {
 	other := snap
 	other.Jobs = append([]Job(nil), snap.Jobs...)
 	other.Jobs[2].ID = "x"
-	_, err := Place(&other, m, sol)
+	_, err := placeSolution(&other, m, sol)
 	require.ErrorIs(t, err, ErrInvalidInput)
 	// a choice of the largest entry for every job (more than the cluster)
 	big := sol
@@ -102,18 +102,18 @@ func TestHostilePlaceSteps(t *testing.T) {
 		}
 		big.Choice[i] = best
 	}
-	var lay Layout
-	require.NotPanics(t, func() { lay, err = Place(&snap, m, big) })
+	var lay layout
+	require.NotPanics(t, func() { lay, err = placeSolution(&snap, m, big) })
 	if err == nil {
-		p, err := AssemblePlan(&snap, m, big, lay)
+		p, err := assemblePlan(&snap, m, big, lay)
 		if err == nil {
 			checkPlan(t, &snap, &p)
 		}
 	}
 	// an empty Solution
-	_, err = Place(&snap, m, Solution{})
+	_, err = placeSolution(&snap, m, solution{})
 	require.ErrorIs(t, err, ErrInvalidInput)
-	_, err = AssemblePlan(&snap, m, Solution{}, Layout{})
+	_, err = assemblePlan(&snap, m, solution{}, layout{})
 	require.ErrorIs(t, err, ErrInvalidInput)
 }
 
@@ -123,24 +123,24 @@ func TestHostilePlaceSteps(t *testing.T) {
 // producing a plan that resizes a pinned job, uses another type or
 // over-commits a pool.
 func TestHostileMatrixEdit(t *testing.T) {
-	for name, edit := range map[string]func(m *Matrix){
-		"unpin":         func(m *Matrix) { m.Rows[1].Pin = -1 },
-		"current moved": func(m *Matrix) { m.Rows[1].Current = (m.Rows[1].Current + 1) % len(m.Rows[1].Entries) },
-		"config GPUs":   func(m *Matrix) { m.Rows[0].Entries[0].Config.GPUs = 1000 },
-		"config type":   func(m *Matrix) { m.Rows[0].Entries[0].Config.Type = "h100" },
-		"charge zero":   func(m *Matrix) { m.Rows[2].Entries[0].Charge = -1 },
-		"replicas":      func(m *Matrix) { m.Rows[0].Entries[0].Replicas = 0 },
-		"job renamed":   func(m *Matrix) { m.Rows[0].Job = "other" },
-		"current flag":  func(m *Matrix) { m.Rows[0].Entries[0].Current = true },
+	for name, edit := range map[string]func(m *goodputMatrix){
+		"unpin":         func(m *goodputMatrix) { m.Rows[1].Pin = -1 },
+		"current moved": func(m *goodputMatrix) { m.Rows[1].Current = (m.Rows[1].Current + 1) % len(m.Rows[1].Entries) },
+		"config GPUs":   func(m *goodputMatrix) { m.Rows[0].Entries[0].Config.GPUs = 1000 },
+		"config type":   func(m *goodputMatrix) { m.Rows[0].Entries[0].Config.Type = "h100" },
+		"charge zero":   func(m *goodputMatrix) { m.Rows[2].Entries[0].Charge = -1 },
+		"replicas":      func(m *goodputMatrix) { m.Rows[0].Entries[0].Replicas = 0 },
+		"job renamed":   func(m *goodputMatrix) { m.Rows[0].Job = "other" },
+		"current flag":  func(m *goodputMatrix) { m.Rows[0].Entries[0].Current = true },
 	} {
 		t.Run(name, func(t *testing.T) {
 			snap := hostileSnap()
 			snap.Jobs[1].NonPreemptible = true
 			base, err := New(nil)
 			require.NoError(t, err)
-			s := base.WithMatrixEdit(func(_ *Snapshot, m *Matrix) (Edited, error) {
+			s := base.WithMatrixEdit(func(_ *Snapshot, m *goodputMatrix) (editKind, error) {
 				edit(m)
-				return EditedValue, nil
+				return editedValue, nil
 			})
 			p, err := s.Round(context.Background(), snap)
 			if err == nil {
@@ -153,13 +153,13 @@ func TestHostileMatrixEdit(t *testing.T) {
 	// Editing numbers is what the seam is for.
 	base, err := New(nil)
 	require.NoError(t, err)
-	s := base.WithMatrixEdit(func(_ *Snapshot, m *Matrix) (Edited, error) {
+	s := base.WithMatrixEdit(func(_ *Snapshot, m *goodputMatrix) (editKind, error) {
 		for i := range m.Rows {
 			for k := range m.Rows[i].Entries {
 				m.Rows[i].Entries[k].Normalized *= 1.1
 			}
 		}
-		return EditedNormalized, nil
+		return editedNormalized, nil
 	})
 	snap := hostileSnap()
 	p, err := s.Round(context.Background(), snap)
@@ -170,25 +170,25 @@ func TestHostileMatrixEdit(t *testing.T) {
 // TestHostileSolveMatrix: Solve on a matrix a caller changed by hand is an
 // error or a solution that keeps the matrix's rows, never a panic.
 func TestHostileSolveMatrix(t *testing.T) {
-	for name, edit := range map[string]func(m *Matrix){
-		"pin out of range":     func(m *Matrix) { m.Rows[1].Pin = 99 },
-		"pin below -1":         func(m *Matrix) { m.Rows[1].Pin = -7 },
-		"current out of range": func(m *Matrix) { m.Rows[1].Current = 99 },
-		"value NaN":            func(m *Matrix) { m.Rows[0].Entries[0].Value = math.NaN() },
-		"unallocated Inf":      func(m *Matrix) { m.Rows[0].Unallocated = math.Inf(1) },
-		"charge negative":      func(m *Matrix) { m.Rows[2].Entries[0].Charge = -3 },
-		"config GPUs zero":     func(m *Matrix) { m.Rows[0].Entries[0].Config.GPUs = 0 },
-		"unknown type":         func(m *Matrix) { m.Rows[0].Entries[0].Config.Type = "zz" },
-		"no rows":              func(m *Matrix) { m.Rows = nil },
-		"entries nil":          func(m *Matrix) { m.Rows[0].Entries = nil },
+	for name, edit := range map[string]func(m *goodputMatrix){
+		"pin out of range":     func(m *goodputMatrix) { m.Rows[1].Pin = 99 },
+		"pin below -1":         func(m *goodputMatrix) { m.Rows[1].Pin = -7 },
+		"current out of range": func(m *goodputMatrix) { m.Rows[1].Current = 99 },
+		"value NaN":            func(m *goodputMatrix) { m.Rows[0].Entries[0].Value = math.NaN() },
+		"unallocated Inf":      func(m *goodputMatrix) { m.Rows[0].Unallocated = math.Inf(1) },
+		"charge negative":      func(m *goodputMatrix) { m.Rows[2].Entries[0].Charge = -3 },
+		"config GPUs zero":     func(m *goodputMatrix) { m.Rows[0].Entries[0].Config.GPUs = 0 },
+		"unknown type":         func(m *goodputMatrix) { m.Rows[0].Entries[0].Config.Type = "zz" },
+		"no rows":              func(m *goodputMatrix) { m.Rows = nil },
+		"entries nil":          func(m *goodputMatrix) { m.Rows[0].Entries = nil },
 	} {
 		t.Run(name, func(t *testing.T) {
 			snap := hostileSnap()
-			m, err := BuildMatrix(&snap, nil)
+			m, err := newMatrix(&snap, nil)
 			require.NoError(t, err)
 			edit(m)
-			var sol Solution
-			require.NotPanics(t, func() { sol, err = Solve(context.Background(), m, nil) })
+			var sol solution
+			require.NotPanics(t, func() { sol, err = solveMatrix(context.Background(), m, nil) })
 			if err != nil {
 				return
 			}
@@ -196,7 +196,7 @@ func TestHostileSolveMatrix(t *testing.T) {
 			for i, c := range sol.Choice {
 				require.True(t, c >= -1 && c < len(m.Rows[i].Entries))
 			}
-			require.NotPanics(t, func() { _, err = Place(&snap, m, sol) })
+			require.NotPanics(t, func() { _, err = placeSolution(&snap, m, sol) })
 		})
 	}
 }

@@ -424,8 +424,8 @@ func TestHostileJSONRoundTrip(t *testing.T) {
 	require.NoError(t, json.Unmarshal(pd, &pb))
 	assert.Equal(t, p1.Decisions, pb.Decisions)
 	assert.Equal(t, p1.Status, pb.Status)
-	assert.Nil(t, pb.Matrix)
-	assert.Nil(t, pb.Entry(0))
+	assert.Nil(t, pb.matrix)
+	assert.Nil(t, pb.entry(0))
 	// A plan with infinite numbers survives the trip.
 	inf := Plan{Status: StatusFeasible, Objective: math.Inf(1), Bound: math.NaN()}
 	d, err := json.Marshal(inf)

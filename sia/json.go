@@ -101,7 +101,7 @@ func (f *float) UnmarshalJSON(data []byte) error {
 // the matrix is not encoded (it is rebuilt by replaying the round).
 type planJSON struct {
 	planFields
-	Matrix           *Matrix `json:"Matrix,omitempty"`
+	Matrix           *goodputMatrix `json:"Matrix,omitempty"`
 	Objective, Bound float
 }
 
@@ -111,7 +111,7 @@ type planFields Plan
 // be "+Inf", "-Inf" or "NaN").
 func (p Plan) MarshalJSON() ([]byte, error) {
 	w := planJSON{planFields: planFields(p), Objective: float(p.Objective), Bound: float(p.Bound)}
-	w.planFields.Matrix, w.planFields.entries = nil, nil
+	w.planFields.matrix, w.planFields.entries = nil, nil
 	return json.Marshal(w)
 }
 
@@ -122,7 +122,7 @@ func (p *Plan) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*p = Plan(w.planFields)
-	p.Matrix, p.entries = nil, nil
+	p.matrix, p.entries = nil, nil
 	p.Objective, p.Bound = float64(w.Objective), float64(w.Bound)
 	return nil
 }

@@ -108,7 +108,7 @@ type Plan struct {
 	Decisions []Decision
 	// Matrix is the goodput matrix the allocation was solved on (nil for a
 	// plan decoded from JSON).
-	Matrix *Matrix
+	matrix *goodputMatrix
 	// Status, Objective and Bound come from the solver (StatusFeasible
 	// when it stopped at a deadline, or when placement changed the
 	// solver's allocation: a decision Kept or ReasonUnplaceable).
@@ -120,11 +120,11 @@ type Plan struct {
 
 // Entry returns the matrix entry decision i (of Decisions) was placed
 // with, or nil when the job got no GPUs or the plan has no Matrix.
-func (p *Plan) Entry(i int) *Entry {
-	if p.Matrix == nil || i < 0 || i >= len(p.entries) || p.entries[i] < 0 {
+func (p *Plan) entry(i int) *matrixEntry {
+	if p.matrix == nil || i < 0 || i >= len(p.entries) || p.entries[i] < 0 {
 		return nil
 	}
-	return &p.Matrix.Rows[i].Entries[p.entries[i]]
+	return &p.matrix.Rows[i].Entries[p.entries[i]]
 }
 
 // Decision returns the decision for a job.
@@ -138,7 +138,7 @@ func (p *Plan) Decision(job string) (Decision, bool) {
 }
 
 // Layout is the outcome of the placement step.
-type Layout struct {
+type layout struct {
 	// GPUs has one element per job of the snapshot: its GPUs, or nil.
 	GPUs [][]GPU
 	// Choice has one element per job: the matrix entry it is placed with
@@ -158,7 +158,7 @@ type Layout struct {
 }
 
 // choice returns the entry job i is placed with.
-func (l *Layout) choice(i int, sol Solution) int {
+func (l *layout) choice(i int, sol solution) int {
 	if l.Choice != nil {
 		return l.Choice[i]
 	}
@@ -177,26 +177,26 @@ func (l *Layout) choice(i int, sol Solution) int {
 // reservation or quota (Layout.Kept); any other job that cannot be placed is
 // listed in Unplaced and gets no GPUs. Every running job of the snapshot
 // must list its GPUs (JobState.Current.Placement).
-func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
+func placeSolution(snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
 	if snap == nil || m == nil {
-		return Layout{}, &InputError{Field: "Place", Reason: "nil snapshot or matrix"}
+		return layout{}, &InputError{Field: "Place", Reason: "nil snapshot or matrix"}
 	}
 	if len(m.Rows) != len(snap.Jobs) || len(sol.Choice) != len(m.Rows) {
-		return Layout{}, &InputError{Field: "Place", Reason: fmt.Sprintf("snapshot has %d jobs, matrix %d rows, solution %d choices", len(snap.Jobs), len(m.Rows), len(sol.Choice))}
+		return layout{}, &InputError{Field: "Place", Reason: fmt.Sprintf("snapshot has %d jobs, matrix %d rows, solution %d choices", len(snap.Jobs), len(m.Rows), len(sol.Choice))}
 	}
 	for i, c := range sol.Choice {
 		if c < -1 || c >= len(m.Rows[i].Entries) {
-			return Layout{}, &InputError{Job: m.Rows[i].Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
+			return layout{}, &InputError{Job: m.Rows[i].Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
 		}
 		if id := snap.Jobs[i].ID; m.Rows[i].Job != id {
-			return Layout{}, &InputError{Job: id, Field: fmt.Sprintf("Matrix.Rows[%d].Job", i), Reason: fmt.Sprintf("row of job %q, but the snapshot's job %d is %q", m.Rows[i].Job, i, id)}
+			return layout{}, &InputError{Job: id, Field: fmt.Sprintf("Matrix.Rows[%d].Job", i), Reason: fmt.Sprintf("row of job %q, but the snapshot's job %d is %q", m.Rows[i].Job, i, id)}
 		}
 	}
 	for i := range snap.Jobs {
 		// Placement must know the GPUs running jobs hold, or it would give
 		// them to others.
 		if cur := snap.Jobs[i].State.Current; cur.Running() && len(cur.Placement) != cur.GPUs {
-			return Layout{}, &InputError{Job: snap.Jobs[i].ID, Field: fmt.Sprintf("Jobs[%d].State.Current.Placement", i),
+			return layout{}, &InputError{Job: snap.Jobs[i].ID, Field: fmt.Sprintf("Jobs[%d].State.Current.Placement", i),
 				Reason: fmt.Sprintf("%d GPUs listed for a running allocation of %d", len(cur.Placement), cur.GPUs)}
 		}
 	}
@@ -206,7 +206,7 @@ func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 // place places the solution under ctx (placement.PlaceContext: once ctx
 // ends, no more evictions or re-packing; the jobs left unplaced keep their
 // current GPUs where keepUnplaced can give them back, or wait).
-func place(ctx context.Context, snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
+func place(ctx context.Context, snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
 	nodes := make([]placement.Node, len(snap.Cluster.Nodes))
 	pools := map[configset.Config]int{} // {Type, NodeGPUs} -> nodes, also {Type, 0} -> all nodes of the type
 	sizes := map[string]int{}           // type -> largest node
@@ -250,9 +250,9 @@ func place(ctx context.Context, snap *Snapshot, m *Matrix, sol Solution) (Layout
 	}
 	res, err := placement.PlaceContext(ctx, nodes, reqs)
 	if err != nil {
-		return Layout{}, &InputError{Field: "placement", Reason: err.Error(), Err: err}
+		return layout{}, &InputError{Field: "placement", Reason: err.Error(), Err: err}
 	}
-	out := Layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: res.Evicted, Unplaced: res.Unplaced, cut: res.Cut}
+	out := layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: res.Evicted, Unplaced: res.Unplaced, cut: res.Cut}
 	for i := range snap.Jobs {
 		if gs, ok := res.Placements[snap.Jobs[i].ID]; ok && sol.Choice[i] >= 0 {
 			out.GPUs[i] = make([]GPU, len(gs))
@@ -332,7 +332,7 @@ func placeShape(c configset.Config, sizes map[string]int, pools map[configset.Co
 // Dropped, its current GPUs are all free in the layout, and the
 // reservations and quotas still hold with it. owner maps the layout's GPUs
 // to jobs.
-func keepUnplaced(snap *Snapshot, m *Matrix, sol Solution, out *Layout, owner map[GPU]int) {
+func keepUnplaced(snap *Snapshot, m *goodputMatrix, sol solution, out *layout, owner map[GPU]int) {
 	if len(out.Unplaced) == 0 {
 		return
 	}
@@ -395,7 +395,7 @@ func keepUnplaced(snap *Snapshot, m *Matrix, sol Solution, out *Layout, owner ma
 // as jobs are added, so that each check costs O(the quotas covering the
 // job), not O(jobs).
 type holdCheck struct {
-	m      *Matrix
+	m      *goodputMatrix
 	p      *ilp.Problem
 	pool   map[string]int
 	quota  []int
@@ -404,7 +404,7 @@ type holdCheck struct {
 	broken int     // limits the placed jobs break
 }
 
-func newHoldCheck(m *Matrix, p *ilp.Problem, choice []int, gpus [][]GPU) *holdCheck {
+func newHoldCheck(m *goodputMatrix, p *ilp.Problem, choice []int, gpus [][]GPU) *holdCheck {
 	h := &holdCheck{m: m, p: p, pool: map[string]int{}, quota: make([]int, len(p.Quotas)), qOf: make([][]int, len(choice))}
 	for q := range p.Quotas {
 		if p.Quotas[q].AllJobs {
@@ -490,7 +490,7 @@ func sameGPUs(a, b []GPU) bool {
 }
 
 // decide turns matrix, solution and layout into the plan's decisions.
-func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) ([]Decision, []int) {
+func decide(snap *Snapshot, m *goodputMatrix, sol solution, lay layout, o *Options) ([]Decision, []int) {
 	evicted, unplaced, kept := idSet(lay.Evicted), idSet(lay.Unplaced), idSet(lay.Kept)
 	var why *reasoner
 	out := make([]Decision, len(snap.Jobs))
@@ -576,7 +576,7 @@ func batchConsistent(replicas, local, accum, global int) bool {
 	return g/(accum+1) == rl && g == global
 }
 
-func defaultBatch(j *Job, e *Entry) (local, accum, global int) {
+func defaultBatch(j *Job, e *matrixEntry) (local, accum, global int) {
 	m, src := j.Models.Model(e.Config.Type)
 	r := max(e.Replicas, 1)
 	if m.Hybrid() {

@@ -11,15 +11,15 @@ import (
 
 // Edited says which numbers of a goodput matrix a caller changed, so that
 // Refinish knows what to recompute.
-type Edited int
+type editKind int
 
 const (
 	// EditedNormalized: entries' Normalized (G) or Restart were changed (for
 	// example a stickiness bonus on the current configuration); every Value
 	// is recomputed as (Restart·Normalized)^P.
-	EditedNormalized Edited = iota
+	editedNormalized editKind = iota
 	// EditedValue: entries' Value were changed directly; they are kept.
-	EditedValue
+	editedValue
 )
 
 // Refinish re-applies a variant's finishing steps to a matrix whose entries a
@@ -33,7 +33,7 @@ const (
 // matrix is changed in place; on error it is left unchanged. Errors wrap
 // ErrInvalidInput: nil matrix, invalid options, options that do not match
 // the matrix (P, rounding), entry indices out of range, NaN numbers.
-func Refinish(m *Matrix, opts *Options, edited Edited) error {
+func refinish(m *goodputMatrix, opts *Options, edited editKind) error {
 	if m == nil {
 		return &InputError{Field: "Matrix", Reason: "nil matrix"}
 	}
@@ -52,8 +52,8 @@ func Refinish(m *Matrix, opts *Options, edited Edited) error {
 }
 
 // checkRefinish validates the matrix against the options before any change.
-func checkRefinish(m *Matrix, o *Options, k *ArtifactKnobs, edited Edited) error {
-	if edited != EditedNormalized && edited != EditedValue {
+func checkRefinish(m *goodputMatrix, o *Options, k *ArtifactKnobs, edited editKind) error {
+	if edited != editedNormalized && edited != editedValue {
 		return &InputError{Field: "Edited", Reason: fmt.Sprintf("unknown value %d", edited)}
 	}
 	if m.P != o.P {
@@ -73,10 +73,10 @@ func checkRefinish(m *Matrix, o *Options, k *ArtifactKnobs, edited Edited) error
 		for e := range r.Entries {
 			en := &r.Entries[e]
 			f := fmt.Sprintf("Matrix.Rows[%d].Entries[%d]", i, e)
-			if edited == EditedNormalized && (math.IsNaN(en.Normalized) || math.IsNaN(en.Restart)) {
+			if edited == editedNormalized && (math.IsNaN(en.Normalized) || math.IsNaN(en.Restart)) {
 				return &InputError{Job: r.Job, Field: f, Reason: "NaN Normalized or Restart"}
 			}
-			if edited == EditedValue && math.IsNaN(en.Value) {
+			if edited == editedValue && math.IsNaN(en.Value) {
 				return &InputError{Job: r.Job, Field: f + ".Value", Reason: "NaN"}
 			}
 		}
@@ -86,14 +86,14 @@ func checkRefinish(m *Matrix, o *Options, k *ArtifactKnobs, edited Edited) error
 
 // refinishRow applies the power, clipping, rounding, dropping and dominance
 // steps of a matrix row (as the matrix build's row finishing does).
-func refinishRow(row *Row, p float64, k *ArtifactKnobs, sense ilp.Sense, edited Edited) {
+func refinishRow(row *matrixRow, p float64, k *ArtifactKnobs, sense ilp.Sense, edited editKind) {
 	if k.Round {
 		row.Unallocated = roundTo(row.Unallocated, artifactGrid)
 	}
 	for i := range row.Entries {
 		e := &row.Entries[i]
 		v := artifactValue(e.Value, k)
-		if edited == EditedNormalized {
+		if edited == editedNormalized {
 			v = power(e.Restart*e.Normalized, p, k)
 		}
 		e.Value = v
@@ -113,19 +113,19 @@ func refinishRow(row *Row, p float64, k *ArtifactKnobs, sense ilp.Sense, edited 
 // rows or entries, or changes a row's Job, Index, Current or Pin or an
 // entry's Config, Replicas, Charge or Current, fails the round. snap is the
 // round's validated snapshot (read only).
-type MatrixEdit func(snap *Snapshot, m *Matrix) (Edited, error)
+type matrixEdit func(snap *Snapshot, m *goodputMatrix) (editKind, error)
 
 // WithMatrixEdit returns a scheduler with the same options whose rounds
 // apply edit to the matrix, re-finish it (Refinish) and solve and place the
 // edited matrix. An error of edit fails the round.
-func (s *Scheduler) WithMatrixEdit(edit MatrixEdit) *Scheduler {
+func (s *Scheduler) WithMatrixEdit(edit matrixEdit) *Scheduler {
 	c := *s
 	c.edit = edit
 	return &c
 }
 
 // applyEdit runs the scheduler's matrix edit, if any, and re-finishes.
-func (s *Scheduler) applyEdit(snap *Snapshot, m *Matrix) error {
+func (s *Scheduler) applyEdit(snap *Snapshot, m *goodputMatrix) error {
 	if s.edit == nil {
 		return nil
 	}
@@ -149,7 +149,7 @@ func (s *Scheduler) applyEdit(snap *Snapshot, m *Matrix) error {
 				Reason: "the edit changed the row's structure (job, Current, Pin, or an entry's Config, Replicas, Charge or Current): an edit may change only numbers (Normalized, Restart, Value, Unallocated)"}
 		}
 	}
-	return Refinish(m, &s.opts, edited)
+	return refinish(m, &s.opts, edited)
 }
 
 // rowShape is the structure of a matrix row that the solver and placement
@@ -166,7 +166,7 @@ type entryShape struct {
 	current          bool
 }
 
-func shapeOf(r *Row) rowShape {
+func shapeOf(r *matrixRow) rowShape {
 	sh := rowShape{job: r.Job, index: r.Index, current: r.Current, pin: r.Pin, entries: make([]entryShape, len(r.Entries))}
 	for k := range r.Entries {
 		e := &r.Entries[k]
@@ -187,7 +187,7 @@ func (a rowShape) same(b rowShape) bool {
 // range, each placed job holding exactly its entry's GPU count of its
 // entry's type on GPUs of the snapshot's nodes, and no GPU given twice.
 // Errors wrap ErrInvalidInput.
-func AssemblePlan(snap *Snapshot, m *Matrix, sol Solution, lay Layout) (Plan, error) {
+func assemblePlan(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) (Plan, error) {
 	if snap == nil || m == nil {
 		return Plan{}, &InputError{Field: "AssemblePlan", Reason: "nil snapshot or matrix"}
 	}
@@ -219,7 +219,7 @@ func AssemblePlan(snap *Snapshot, m *Matrix, sol Solution, lay Layout) (Plan, er
 // an edited solution) need not: the matrix rows are the snapshot's jobs,
 // each type's allocations fit its capacity less Reserved, every quota holds,
 // and a pinned job keeps its current allocation and GPUs.
-func checkSnapshotRules(snap *Snapshot, m *Matrix, sol Solution, lay Layout) error {
+func checkSnapshotRules(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) error {
 	capacity := map[string]int{}
 	for _, n := range snap.Cluster.Nodes {
 		capacity[n.Type] += n.GPUs
@@ -264,7 +264,7 @@ func checkSnapshotRules(snap *Snapshot, m *Matrix, sol Solution, lay Layout) err
 // sameObjective reports whether the placed choices are worth the
 // solution's Objective (up to rounding): false when a caller edited the
 // choice after the solve, or placement changed it.
-func sameObjective(m *Matrix, sol Solution, lay Layout) bool {
+func sameObjective(m *goodputMatrix, sol solution, lay layout) bool {
 	obj := 0.0
 	for i := range m.Rows {
 		if c := lay.choice(i, sol); c >= 0 {
@@ -278,7 +278,7 @@ func sameObjective(m *Matrix, sol Solution, lay Layout) bool {
 
 // checkLayout verifies that a layout places the solution on real, distinct
 // GPUs of the right type and count.
-func checkLayout(snap *Snapshot, m *Matrix, sol Solution, lay Layout) error {
+func checkLayout(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) error {
 	nodes := make(map[string]Node, len(snap.Cluster.Nodes))
 	for _, nd := range snap.Cluster.Nodes {
 		nodes[nd.ID] = nd
@@ -328,9 +328,9 @@ func checkLayout(snap *Snapshot, m *Matrix, sol Solution, lay Layout) error {
 // assemble fills a plan's decisions and solver and placement outcomes. A
 // plan whose placement changed the solver's allocation (a job unplaced, or
 // kept where it was) is not the proven optimum: its status is Feasible.
-func assemble(plan *Plan, snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) {
+func assemble(plan *Plan, snap *Snapshot, m *goodputMatrix, sol solution, lay layout, o *Options) {
 	plan.Decisions, plan.entries = decide(snap, m, sol, lay, o)
-	plan.Matrix = m
+	plan.matrix = m
 	plan.Status, plan.Objective, plan.Bound = sol.Status, sol.Objective, sol.Bound
 	if plan.Status == StatusOptimal && (len(lay.Unplaced) > 0 || len(lay.Kept) > 0) {
 		plan.Status = StatusFeasible

@@ -23,13 +23,13 @@ func ExampleScheduler_WithMatrixEdit() {
 				Placement: []sia.GPU{{Node: "b0", Index: 0}, {Node: "b0", Index: 1}}}}}},
 	}
 	s, _ := sia.New(&sia.Options{Artifact: &sia.ArtifactKnobs{Round: true, Clip: true}, NoScaleUpCap: true})
-	sticky := s.WithMatrixEdit(func(_ *sia.Snapshot, m *sia.Matrix) (sia.Edited, error) {
+	sticky := s.WithMatrixEdit(func(_ *sia.Snapshot, m *sia.Matrix) (sia.editKind, error) {
 		for i := range m.Rows {
 			if c := m.Rows[i].Current; c >= 0 {
 				m.Rows[i].Entries[c].Normalized *= 1.5
 			}
 		}
-		return sia.EditedNormalized, nil
+		return sia.editedNormalized, nil
 	})
 	for _, sched := range []*sia.Scheduler{s, sticky} {
 		plan, err := sched.Round(context.Background(), snap)

@@ -13,7 +13,7 @@ import (
 // concurrent use on distinct snapshots.
 type Scheduler struct {
 	opts Options
-	edit MatrixEdit       // see WithMatrixEdit
+	edit matrixEdit       // see WithMatrixEdit
 	now  func() time.Time // the round clock's time source (nil: time.Now; tests inject one)
 }
 

@@ -70,7 +70,7 @@ func checkShapes(t *testing.T, snap sia.Snapshot, plan sia.Plan) {
 		if !a.Running() {
 			continue
 		}
-		e := plan.Entry(i)
+		e := plan.entry(i)
 		require.NotNil(t, e, d.Job)
 		require.Len(t, a.Placement, a.GPUs, d.Job)
 		require.Equal(t, e.Config.GPUs, a.GPUs, d.Job)
@@ -194,7 +194,7 @@ func TestRoundMixedPoolsReservedAndQuota(t *testing.T) {
 	}
 	assert.LessOrEqual(t, total, 13)
 	assert.Positive(t, total)
-	assert.Equal(t, map[string][]string{"x": {"x/8", "x/6"}}, plan.Matrix.Pools)
+	assert.Equal(t, map[string][]string{"x": {"x/8", "x/6"}}, plan.matrix.Pools)
 
 	snap.Reserved = nil
 	snap.Quotas = []sia.Quota{{Name: "q", Jobs: []string{"j0", "j1", "j2"}, Type: "x", Limit: 4}}
@@ -274,7 +274,7 @@ func TestRoundKeepsJobWhoseResizeCannotBePlaced(t *testing.T) {
 	plan := round(t, snap, &sia.Options{NoScaleUpCap: true})
 	d, ok := plan.Decision("grow")
 	require.True(t, ok)
-	e := plan.Matrix.Rows[2].Entries
+	e := plan.matrix.Rows[2].Entries
 	require.NotEmpty(t, e)
 	assert.Equal(t, sia.Keep, d.Action, "a job whose resize cannot be placed keeps its GPUs")
 	assert.Equal(t, snap.Jobs[2].State.Current.Placement, d.Allocation.Placement)

@@ -88,7 +88,7 @@ func (cl *cluster) spannedCurrent(cur Allocation) (configset.Config, bool) {
 // spanning configuration (each part charged as configset.Set.Charge does,
 // or exactly its GPUs when exact or when the entry is charged its GPUs, as
 // a pinned entry is), else the entry's one option.
-func usesOf(e *Entry, exact bool) []ilp.Option {
+func usesOf(e *matrixEntry, exact bool) []ilp.Option {
 	c := e.Config
 	if !c.Spanning() {
 		g := e.charge()

@@ -47,7 +47,7 @@ func checkEvaluatedShape(t *testing.T, snap *Snapshot, p *Plan, what string) {
 		if !d.Allocation.Running() {
 			continue
 		}
-		e := p.Entry(i)
+		e := p.entry(i)
 		require.NotNil(t, e, what)
 		c := e.Config
 		require.Equal(t, c.GPUs, len(d.Allocation.Placement), "%s job %s", what, d.Job)
@@ -139,12 +139,12 @@ func TestSpanBruteForceProperty(t *testing.T) {
 			}
 			if plan.Status == StatusOptimal {
 				optimal++
-				best, _ := bruteForce(plan.Matrix)
+				best, _ := bruteForce(plan.matrix)
 				require.InDelta(t, best, plan.Objective, 1e-9*math.Max(1, math.Abs(best)), what)
 			}
 			rounds++
 			for i, d := range plan.Decisions {
-				if e := plan.Entry(i); e != nil && e.Config.Spanning() {
+				if e := plan.entry(i); e != nil && e.Config.Spanning() {
 					spanning++
 				}
 				snap.Jobs[i].State.Current = d.Allocation
@@ -179,9 +179,9 @@ func spanCrowd(n int) Snapshot {
 func TestSolveSpansBudget(t *testing.T) {
 	for _, n := range []int{3, 6, 7, 9} {
 		snap := spanCrowd(n)
-		m, err := BuildMatrix(&snap, nil)
+		m, err := newMatrix(&snap, nil)
 		require.NoError(t, err)
-		sol, err := Solve(context.Background(), m, nil)
+		sol, err := solveMatrix(context.Background(), m, nil)
 		require.NoError(t, err)
 		best, _ := bruteForce(m)
 		allocated := 0
@@ -213,11 +213,11 @@ func TestSolveSpansBudget(t *testing.T) {
 // that is not proven.
 func TestSolveSpansDeadline(t *testing.T) {
 	snap := spanCrowd(4)
-	m, err := BuildMatrix(&snap, nil)
+	m, err := newMatrix(&snap, nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
-	sol, err := Solve(ctx, m, nil)
+	sol, err := solveMatrix(ctx, m, nil)
 	require.NoError(t, err)
 	require.Len(t, sol.Choice, 4)
 	assert.Equal(t, StatusFeasible, sol.Status, "an expired deadline proves nothing")
@@ -279,18 +279,18 @@ func TestSpanPinnedRowOffersNoSpan(t *testing.T) {
 	snap := Snapshot{Now: shapesT0().Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "e0", Type: "x", GPUs: 8}, {ID: "s0", Type: "x", GPUs: 6}}},
 		Jobs: []Job{{ID: "j", MinGPUs: 1, Submitted: shapesT0(), Models: spanEval{speed: 1, gain: 1, cross: 1}, NonPreemptible: true,
 			State: JobState{Current: Allocation{Type: "x", Nodes: 1, GPUs: 2, Placement: []GPU{{Node: "e0", Index: 0}, {Node: "e0", Index: 1}}}}}}}
-	m, err := BuildMatrix(&snap, &Options{NoScaleUpCap: true})
+	m, err := newMatrix(&snap, &Options{NoScaleUpCap: true})
 	require.NoError(t, err)
 	// give the pinned row a spanning entry worth far more than its pin
 	row := &m.Rows[0]
 	require.GreaterOrEqual(t, row.Pin, 0)
-	row.Entries = append(row.Entries, Entry{Config: m.Rows[0].Entries[row.Pin].Config, Value: 1e6, Restart: 1})
+	row.Entries = append(row.Entries, matrixEntry{Config: m.Rows[0].Entries[row.Pin].Config, Value: 1e6, Restart: 1})
 	e := &row.Entries[len(row.Entries)-1]
 	e.Config.Span, e.Config.NodeGPUs, e.Config.Nodes, e.Config.GPUs, e.Charge = "8x1:8+6x1:6", 0, 2, 14, 14
 	if m.Sense == 0 {
 		e.Value = 1e-6
 	}
-	sol, err := Solve(context.Background(), m, nil)
+	sol, err := solveMatrix(context.Background(), m, nil)
 	require.NoError(t, err)
 	assert.Equal(t, row.Pin, sol.Choice[0])
 }

@@ -182,8 +182,8 @@ func main() {
 					peak = max(peak, pk.Load()-base)
 				}
 				if *verbose {
-					fmt.Printf("  %-36s %6v  %-8v over %8v  cpu-over %8v  started %4d  gap %.2e  partial %v  matrix %v solve %v place %v\n", names[si], d, p.Status,
-						o.Round(10*time.Microsecond), co.Round(10*time.Microsecond), n, g, p.Matrix.Partial,
+					fmt.Printf("  %-36s %6v  %-8v over %8v  cpu-over %8v  started %4d  gap %.2e  matrix %v solve %v place %v\n", names[si], d, p.Status,
+						o.Round(10*time.Microsecond), co.Round(10*time.Microsecond), n, g,
 						stages[0].Round(10*time.Microsecond), stages[1].Round(10*time.Microsecond), stages[2].Round(10*time.Microsecond))
 				}
 			}
