@@ -88,7 +88,7 @@ func TestAdvanceRounds(t *testing.T) {
 	assert.Equal(t, st.RestoreUntil, snap.Jobs[0].State.RestoreUntil, "keeping does not end the restore early")
 
 	// At RestoreUntil the restore is over: no pin.
-	m, err := BuildMatrix(&snap, nil)
+	m, err := newMatrix(&snap, nil)
 	require.NoError(t, err)
 	assert.Equal(t, -1, m.Rows[0].Pin)
 
@@ -148,7 +148,7 @@ func TestJSONReplay(t *testing.T) {
 	require.NoError(t, err)
 	var plan Plan
 	require.NoError(t, json.Unmarshal(data, &plan))
-	want.Matrix, want.entries = nil, nil
+	want.matrix, want.entries = nil, nil
 	assert.Equal(t, want, plan)
 
 	// Advance the decoded state and the original alike: the same next state.

@@ -11,7 +11,7 @@ func BenchmarkMatrix(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := BuildMatrix(&snap, nil); err != nil {
+		if _, err := newMatrix(&snap, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

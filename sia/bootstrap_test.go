@@ -33,7 +33,7 @@ func TestTrackerThroughRounds(t *testing.T) {
 	snap := Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", Submitted: t0, Models: tr}}}
 	s, err := New(nil)
 	require.NoError(t, err)
-	sources := func(m *Matrix) map[string]bootstrap.Source {
+	sources := func(m *goodputMatrix) map[string]bootstrap.Source {
 		out := map[string]bootstrap.Source{}
 		for _, e := range m.Rows[0].Entries {
 			out[e.Config.Type] = e.Source
@@ -45,7 +45,7 @@ func TestTrackerThroughRounds(t *testing.T) {
 		p, err := s.Round(context.Background(), snap)
 		require.NoError(t, err)
 		checkPlan(t, &snap, &p)
-		seen = append(seen, sources(p.Matrix))
+		seen = append(seen, sources(p.matrix))
 		d := p.Decisions[0]
 		require.True(t, d.Allocation.Running())
 		applyPlan(&snap, &p, 10*time.Minute)

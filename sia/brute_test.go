@@ -9,7 +9,7 @@ import (
 // bruteForce enumerates every assignment of the matrix (small instances
 // only) and returns the best objective and one optimal choice. It is the
 // naive twin of Solve.
-func bruteForce(m *Matrix) (float64, []int) {
+func bruteForce(m *goodputMatrix) (float64, []int) {
 	n := len(m.Rows)
 	choice := make([]int, n)
 	best := math.Inf(1)

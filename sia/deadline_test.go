@@ -95,7 +95,7 @@ func TestRoundDeadline(t *testing.T) {
 					best, plan, tm = took, p, ptm
 				}
 			}
-			t.Logf("deadline %v: best %v (overshoot %v), status %v, matrix partial %v, timings %+v", d, best, best-d, plan.Status, plan.Matrix.Partial, tm)
+			t.Logf("deadline %v: best %v (overshoot %v), status %v, matrix partial %v, timings %+v", d, best, best-d, plan.Status, plan.matrix.Partial, tm)
 			// The contract is max(D, floor) + contract(D); the bound is
 			// generous because the machine running the tests is shared
 			// (BenchmarkRoundDeadlineSweep measures the distribution).
@@ -103,7 +103,7 @@ func TestRoundDeadline(t *testing.T) {
 				assert.LessOrEqual(t, best, 2*max(d, floor)+5*contract(d), "time past the deadline")
 			}
 			checkPlan(t, &snap, &plan)
-			if plan.Matrix.Partial {
+			if plan.matrix.Partial {
 				assert.Equal(t, StatusFeasible, plan.Status, "a partial matrix proves nothing")
 			}
 			if plan.Status != StatusOptimal {
@@ -157,7 +157,7 @@ func BenchmarkRoundDeadlineSweep(b *testing.B) {
 							started++
 						}
 					}
-					if p.Matrix.Partial {
+					if p.matrix.Partial {
 						partial++
 					}
 					if p.Status == StatusOptimal {
@@ -198,7 +198,7 @@ func TestRoundOutOfTimeParallel(t *testing.T) {
 		require.NoError(t, err)
 		checkPlan(t, &snap, &p)
 		checkAdmissible(t, &snap, &p)
-		assert.True(t, p.Matrix.Partial)
+		assert.True(t, p.matrix.Partial)
 		assert.Equal(t, StatusFeasible, p.Status)
 		started, deadline := 0, 0
 		for _, d := range p.Decisions {

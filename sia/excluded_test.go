@@ -79,7 +79,7 @@ func TestExcludedTypesNeverOffered(t *testing.T) {
 				p, err := s.Round(context.Background(), snap)
 				require.NoError(t, err)
 				checkPlan(t, &snap, &p)
-				row := p.Matrix.Rows[len(jobs)-1]
+				row := p.matrix.Rows[len(jobs)-1]
 				for _, e := range row.Entries {
 					assert.Equal(t, "A", e.Config.Type, "entry %v offered", e.Config)
 				}

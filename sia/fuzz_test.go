@@ -197,7 +197,7 @@ func checkAdmissible(t *testing.T, snap *Snapshot, p *Plan) {
 	}
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
-		for _, e := range p.Matrix.Rows[i].Entries {
+		for _, e := range p.matrix.Rows[i].Entries {
 			if !ok(j, e.Config.Type) {
 				t.Fatalf("job %s: excluded type %s offered (%v)", j.ID, e.Config.Type, e.Config)
 			}
@@ -238,7 +238,7 @@ func FuzzRound(f *testing.F) {
 		checkPlan(t, &snap, &p)
 		checkAdmissible(t, &snap, &p)
 		if !math.IsNaN(p.Objective) && len(snap.Jobs) <= 4 {
-			best, _ := bruteForce(p.Matrix)
+			best, _ := bruteForce(p.matrix)
 			if math.Abs(best-p.Objective) > 1e-6*math.Max(1, math.Abs(best)) {
 				t.Fatalf("objective %v, brute force %v", p.Objective, best)
 			}

@@ -64,6 +64,6 @@ func TestRunningExample(t *testing.T) {
 	assert.Equal(t, Start, j2.Action)
 	assert.Equal(t, Allocation{Type: "A", Nodes: 1, GPUs: 2, Placement: []GPU{{"a0", 0}, {"a0", 1}}}, j2.Allocation)
 	// Brute force over all pairs of entries agrees with the solver.
-	best, _ := bruteForce(p.Matrix)
+	best, _ := bruteForce(p.matrix)
 	assert.InDelta(t, best, p.Objective, 1e-9)
 }

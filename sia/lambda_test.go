@@ -99,8 +99,8 @@ func TestLambdaGuarantee(t *testing.T) {
 		p, err := s.Round(context.Background(), snap)
 		require.NoError(t, err)
 		require.Equal(t, StatusOptimal, p.Status)
-		prob, optIdx := p.Matrix.problem(nil)
-		assign := make([]int, len(p.Matrix.Rows))
+		prob, optIdx := p.matrix.problem(nil)
+		assign := make([]int, len(p.matrix.Rows))
 		for i := range p.Decisions {
 			assign[i] = -1
 			for k, e := range optIdx[i] {
@@ -110,8 +110,8 @@ func TestLambdaGuarantee(t *testing.T) {
 			}
 		}
 		require.NoError(t, prob.Check(assign))
-		for i := range p.Matrix.Rows {
-			row := &p.Matrix.Rows[i]
+		for i := range p.matrix.Rows {
+			row := &p.matrix.Rows[i]
 			for k := range row.Entries {
 				e := &row.Entries[k]
 				if e.Invalid || e.Restart != 1 {

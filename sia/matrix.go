@@ -15,7 +15,7 @@ import (
 )
 
 // Entry is one cell of the goodput matrix: a configuration a job may take.
-type Entry struct {
+type matrixEntry struct {
 	// Config is the configuration (type, nodes, GPUs).
 	Config configset.Config
 	// Replicas is the number of data-parallel replicas (GPUs / replica size).
@@ -62,12 +62,12 @@ type Entry struct {
 }
 
 // Row is the goodput-matrix row of one job.
-type Row struct {
+type matrixRow struct {
 	// Job is the job's ID and Index its position in Snapshot.Jobs.
 	Job   string
 	Index int
 	// Entries are the job's configurations, by type order then GPUs.
-	Entries []Entry
+	Entries []matrixEntry
 	// Current is the index in Entries of the job's current configuration,
 	// or −1 when the job is not running.
 	Current int
@@ -91,9 +91,9 @@ type Row struct {
 // Matrix is the restart-discounted goodput matrix of a snapshot (paper
 // §3.3), in sparse form: one Row per job listing only the configurations the job
 // may take. It carries what the allocation problem needs.
-type Matrix struct {
+type goodputMatrix struct {
 	// Rows has one row per job of the snapshot, in snapshot order.
-	Rows []Row
+	Rows []matrixRow
 	// Configs are the columns: the cluster's configurations (rigid jobs may
 	// have entries outside this set, e.g. 12 GPUs on 8-GPU nodes).
 	Configs []configset.Config
@@ -129,7 +129,7 @@ type Matrix struct {
 
 // TypeCapacity returns the GPUs of GPU type t: the sum of its pools'
 // capacities.
-func (m *Matrix) TypeCapacity(t string) int {
+func (m *goodputMatrix) TypeCapacity(t string) int {
 	n := 0
 	for _, c := range m.poolCapacities(t) {
 		n += c
@@ -139,7 +139,7 @@ func (m *Matrix) TypeCapacity(t string) int {
 
 // largestPool returns the GPUs of the largest pool of GPU type t: no
 // configuration spans pools, so no job larger than it can run on t.
-func (m *Matrix) largestPool(t string) int {
+func (m *goodputMatrix) largestPool(t string) int {
 	most := 0
 	for _, c := range m.poolCapacities(t) {
 		most = max(most, c)
@@ -149,7 +149,7 @@ func (m *Matrix) largestPool(t string) int {
 
 // poolCapacities returns the capacity of each pool of GPU type t (one pool,
 // the type itself, when its nodes have one size).
-func (m *Matrix) poolCapacities(t string) []int {
+func (m *goodputMatrix) poolCapacities(t string) []int {
 	ps, ok := m.Pools[t]
 	if !ok {
 		return []int{m.Capacity[t]}
@@ -163,7 +163,7 @@ func (m *Matrix) poolCapacities(t string) []int {
 
 // Offered returns the number of entries offered to the solver (neither
 // Dropped nor Dominated, or pinned).
-func (m *Matrix) Offered() int {
+func (m *goodputMatrix) Offered() int {
 	n := 0
 	for i := range m.Rows {
 		for k := range m.Rows[i].Entries {
@@ -285,7 +285,7 @@ func (cl *cluster) holds(c configset.Config) bool {
 //
 // The snapshot is validated first (see Snapshot.Validate; the GPUs of
 // running jobs are not needed here).
-func BuildMatrix(snap *Snapshot, opts *Options) (*Matrix, error) {
+func newMatrix(snap *Snapshot, opts *Options) (*goodputMatrix, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -303,10 +303,10 @@ const ctxCheckJobs = 8
 
 // buildMatrix builds the matrix under ctx; phased builds it by priority
 // (see buildRows), for deadlines too close for the whole matrix.
-func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, phased bool) (*Matrix, error) {
+func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, phased bool) (*goodputMatrix, error) {
 	k := o.knobs()
-	m := &Matrix{
-		Rows:     make([]Row, len(snap.Jobs)),
+	m := &goodputMatrix{
+		Rows:     make([]matrixRow, len(snap.Jobs)),
 		Configs:  cl.set.Configs(),
 		Types:    cl.types,
 		Capacity: cl.poolCap,
@@ -401,7 +401,7 @@ const (
 // replacing those, while ctx lasts. Otherwise it builds full rows in order,
 // and the rows left when ctx expires keep only the current configuration.
 // It reports whether any row is not full.
-func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, m *Matrix, lambda float64, lo, hi int, phased bool) (bool, error) {
+func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, m *goodputMatrix, lambda float64, lo, hi int, phased bool) (bool, error) {
 	ev := newEvaluator()
 	checks := 0
 	expired := func() bool {
@@ -410,7 +410,7 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 	}
 	var err error
 	if phased {
-		backing := make([]Entry, 0, (hi-lo)*2)
+		backing := make([]matrixEntry, 0, (hi-lo)*2)
 		late := false
 		queued := 0
 		for i := lo; i < hi; i++ {
@@ -432,7 +432,7 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 		}
 	}
 	// One backing array for the range keeps allocations low.
-	backing := make([]Entry, 0, (hi-lo)*8)
+	backing := make([]matrixEntry, 0, (hi-lo)*8)
 	partial := false
 	for i := lo; i < hi; i++ {
 		if partial = partial || expired(); partial && phased {
@@ -451,7 +451,7 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 
 // buildRow builds row i of m in the given mode, its entries appended to
 // backing (returned): the steps of the paper's §3.3, one method each.
-func buildRow(backing []Entry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, m *Matrix, lambda float64, i int, mode rowMode) ([]Entry, error) {
+func buildRow(backing []matrixEntry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, m *goodputMatrix, lambda float64, i int, mode rowMode) ([]matrixEntry, error) {
 	j := restoreView(&snap.Jobs[i], snap.Now)
 	start := len(backing)
 	rb := rowBuilder{j: j, o: o, k: k, cl: cl, ev: ev, cur: j.State.Current, dst: backing}
@@ -462,7 +462,7 @@ func buildRow(backing []Entry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl 
 		}
 	}
 	backing = rb.dst
-	row := Row{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: mode != rowFull}
+	row := matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: mode != rowFull}
 	row.Entries = backing[start:len(backing):len(backing)]
 	finishRow(&row, j, snap.Now, o, k, m.Sense)
 	m.Rows[i] = row
@@ -479,7 +479,7 @@ type rowBuilder struct {
 	ev    *evaluator
 	cur   Allocation
 	eval  Evaluator // the job's own predictor, or nil
-	dst   []Entry
+	dst   []matrixEntry
 	bound struct{ minG, maxG, capR int }
 	// keepOnly builds the current configuration only; smallestOnly each
 	// type's smallest valid configuration (see rowMode).
@@ -631,9 +631,9 @@ func (rb *rowBuilder) isCurrent(c configset.Config) bool {
 // keep is false for an entry left out: beyond the scale-up cap, a type
 // without a model beyond its smallest configuration, or no feasible batch
 // size (with ArtifactKnobs.Filler such entries stay, marked Invalid).
-func (rb *rowBuilder) value(c configset.Config, noModelDone *bool) (e Entry, keep bool) {
+func (rb *rowBuilder) value(c configset.Config, noModelDone *bool) (e matrixEntry, keep bool) {
 	p, filler := rb.p, rb.k.Filler
-	e = Entry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: rb.src, Restart: 1, Current: rb.isCurrent(c)}
+	e = matrixEntry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: rb.src, Restart: 1, Current: rb.isCurrent(c)}
 	if rb.j.Kind == Rigid {
 		e.Charge = rb.cl.set.Charge(c) // the configurations of the set charge their GPUs
 	}
@@ -695,7 +695,7 @@ func (rb *rowBuilder) keepCurrent() {
 	if !(inBounds && rb.cl.holds(c)) && !pinned {
 		return
 	}
-	e := Entry{Config: c, Replicas: max(1, c.GPUs/rb.p), Charge: rb.cl.set.Charge(c), Source: rb.src, Restart: 1, Current: true}
+	e := matrixEntry{Config: c, Replicas: max(1, c.GPUs/rb.p), Charge: rb.cl.set.Charge(c), Source: rb.src, Restart: 1, Current: true}
 	if rb.src != bootstrap.None {
 		if ch, ok := rb.goodput(c); ok {
 			e.Choice = ch
@@ -738,7 +738,7 @@ func admissible(j *Job, t string) (goodput.Model, bootstrap.Source, bool, error)
 
 // finishRow turns the raw entries into the solver's options, the steps of
 // the paper's §3.3 in order.
-func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs, sense ilp.Sense) {
+func finishRow(row *matrixRow, j *Job, now time.Time, o *Options, k *ArtifactKnobs, sense ilp.Sense) {
 	normalise(row, j, k)
 	applyRestartFactor(row, j, now, o, k)
 	for i := range row.Entries {
@@ -752,7 +752,7 @@ func finishRow(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs, se
 
 // nMin is N_min of the normalisation (§3.3): the job's smallest GPU count
 // (MinGPUs, a rigid job's count, at least one replica).
-func nMin(row *Row, j *Job, minIdx int) float64 {
+func nMin(row *matrixRow, j *Job, minIdx int) float64 {
 	nmin := float64(max(j.MinGPUs, 1))
 	if j.Kind == Rigid {
 		return float64(j.GPUs)
@@ -768,7 +768,7 @@ func nMin(row *Row, j *Job, minIdx int) float64 {
 // valid goodput, so the smallest configuration is worth its GPU count); a
 // type without a model is valued at its GPU count, an invalid entry at
 // the artifact's filler (or N_min). It also marks the current entry.
-func normalise(row *Row, j *Job, k *ArtifactKnobs) {
+func normalise(row *matrixRow, j *Job, k *ArtifactKnobs) {
 	es := row.Entries
 	minGood, minIdx := math.Inf(1), -1
 	for i := range es {
@@ -822,7 +822,7 @@ func restartFactor(age, s float64, restarts int, grace bool) float64 {
 
 // applyRestartFactor discounts every entry of a running job but its current
 // configuration by the restart factor (§3.3).
-func applyRestartFactor(row *Row, j *Job, now time.Time, o *Options, k *ArtifactKnobs) {
+func applyRestartFactor(row *matrixRow, j *Job, now time.Time, o *Options, k *ArtifactKnobs) {
 	if !j.State.Current.Running() {
 		return
 	}
@@ -862,7 +862,7 @@ func artifactValue(v float64, k *ArtifactKnobs) float64 {
 // pin fixes a restoring or non-preemptible job to its current entry (§3.3's
 // pinned jobs; checkpoint-restores in progress): never dropped, charged
 // exactly its GPUs, with a finite value.
-func pin(row *Row, j *Job) {
+func pin(row *matrixRow, j *Job) {
 	if row.Current < 0 || !(j.State.Restoring || j.NonPreemptible) {
 		return
 	}
@@ -892,7 +892,7 @@ func better(a, b float64, sense ilp.Sense) bool {
 // leaving the job unallocated (which also frees its GPUs), and an entry no
 // better than an entry of the same type with at most as many GPUs. Removing
 // them does not change the optimal objective. The pinned entry is kept.
-func markDominated(row *Row, sense ilp.Sense) {
+func markDominated(row *matrixRow, sense ilp.Sense) {
 	es := row.Entries
 	for i := range es {
 		e := &es[i]
@@ -919,7 +919,7 @@ func markDominated(row *Row, sense ilp.Sense) {
 }
 
 // charge is the GPUs e counts against its pool (Entry.Charge).
-func (e *Entry) charge() int {
+func (e *matrixEntry) charge() int {
 	if e.Charge > 0 {
 		return e.Charge
 	}

@@ -23,13 +23,13 @@ func twoTypes() Cluster {
 	return Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "b0", Type: "B", GPUs: 8}}}
 }
 
-func entryFor(r Row, ty string, gpus int) (Entry, bool) {
+func entryFor(r matrixRow, ty string, gpus int) (matrixEntry, bool) {
 	for _, e := range r.Entries {
 		if e.Config.Type == ty && e.Config.GPUs == gpus {
 			return e, true
 		}
 	}
-	return Entry{}, false
+	return matrixEntry{}, false
 }
 
 func TestNormalisationAndPower(t *testing.T) {
@@ -45,7 +45,7 @@ func TestNormalisationAndPower(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			snap := &Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", MinGPUs: 2, Submitted: t0, Models: tab}}}
-			m, err := BuildMatrix(snap, &c.opts)
+			m, err := newMatrix(snap, &c.opts)
 			require.NoError(t, err)
 			o := c.opts.WithDefaults()
 			assert.Equal(t, c.sense, m.Sense)
@@ -87,7 +87,7 @@ func TestRestartFactor(t *testing.T) {
 			j := Job{ID: "imagenet-1", Application: "imagenet", Submitted: t0, Models: tab}
 			j.State = JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 2}, Restarts: c.restarts, RestartCost: c.cost, PeakReplicas: 2}
 			snap := &Snapshot{Now: t0.Add(c.age), Cluster: cl, Jobs: []Job{j}}
-			m, err := BuildMatrix(snap, &Options{Artifact: &c.knobs, NoScaleUpCap: true})
+			m, err := newMatrix(snap, &Options{Artifact: &c.knobs, NoScaleUpCap: true})
 			require.NoError(t, err)
 			row := m.Rows[0]
 			assert.InDelta(t, c.want, row.Restart, 1e-12)
@@ -110,7 +110,7 @@ func TestArtifactKnobs(t *testing.T) {
 	tab := siatest.Table{"A": {1: 3, 2: 5}, "B": {1: 1, 2: 1.9, 4: 3.7}} // B:8 invalid
 	j := Job{ID: "j", Submitted: t0, Models: tab, State: JobState{PeakReplicas: 2}}
 	snap := &Snapshot{Now: t0.Add(time.Hour), Cluster: twoTypes(), Jobs: []Job{j}}
-	m, err := BuildMatrix(snap, &Options{Artifact: PublishedArtifact()})
+	m, err := newMatrix(snap, &Options{Artifact: PublishedArtifact()})
 	require.NoError(t, err)
 	assert.Equal(t, artifactGrid, m.Grid)
 	row := m.Rows[0]
@@ -126,7 +126,7 @@ func TestArtifactKnobs(t *testing.T) {
 	require.True(t, ok, "artifact fillers keep invalid configurations")
 	assert.True(t, b8.Invalid)
 	// The solver sees the grid and proves optimality.
-	sol, err := Solve(context.Background(), m, &Options{Artifact: PublishedArtifact()})
+	sol, err := solveMatrix(context.Background(), m, &Options{Artifact: PublishedArtifact()})
 	require.NoError(t, err)
 	assert.Equal(t, StatusOptimal, sol.Status)
 	e := row.Entries[sol.Choice[0]]
@@ -136,7 +136,7 @@ func TestArtifactKnobs(t *testing.T) {
 	// Clip: r = 0 gives 3000 instead of dropping the entry.
 	j.State = JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 1}, Restarts: 1000, PeakReplicas: 1}
 	snap.Jobs[0] = j
-	m, err = BuildMatrix(snap, &Options{Artifact: &ArtifactKnobs{Clip: true}})
+	m, err = newMatrix(snap, &Options{Artifact: &ArtifactKnobs{Clip: true}})
 	require.NoError(t, err)
 	for k, e := range m.Rows[0].Entries {
 		if k != m.Rows[0].Current {
@@ -153,7 +153,7 @@ func TestBlindFirstAndNoModel(t *testing.T) {
 	}}
 	j := Job{ID: "j", Submitted: t0, Models: models}
 	snap := &Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{j}}
-	m, err := BuildMatrix(snap, &Options{NoScaleUpCap: true})
+	m, err := newMatrix(snap, &Options{NoScaleUpCap: true})
 	require.NoError(t, err)
 	row := m.Rows[0]
 	a1, ok := entryFor(row, "A", 1)
@@ -166,9 +166,9 @@ func TestBlindFirstAndNoModel(t *testing.T) {
 	require.True(t, ok)
 	assert.Greater(t, b8.Normalized, 1.0)
 
-	m, err = BuildMatrix(snap, &Options{NoScaleUpCap: true, Artifact: &ArtifactKnobs{BlindFirst: true}})
+	m, err = newMatrix(snap, &Options{NoScaleUpCap: true, Artifact: &ArtifactKnobs{BlindFirst: true}})
 	require.NoError(t, err)
-	var valid []Entry
+	var valid []matrixEntry
 	for _, e := range m.Rows[0].Entries {
 		if !e.Invalid {
 			valid = append(valid, e)
@@ -191,9 +191,9 @@ func TestScaleUpCapAndKinds(t *testing.T) {
 		{ID: "rigid", Kind: Rigid, GPUs: 12, Submitted: t0, Models: tab},
 		{ID: "hybrid", Submitted: t0, Models: tab, ReplicaSize: map[string]int{"B": 4}, State: JobState{PeakReplicas: 1}},
 	}}
-	m, err := BuildMatrix(snap, nil)
+	m, err := newMatrix(snap, nil)
 	require.NoError(t, err)
-	maxGPUs := func(r Row) int {
+	maxGPUs := func(r matrixRow) int {
 		g := 0
 		for _, e := range r.Entries {
 			g = max(g, e.Config.GPUs)
@@ -225,7 +225,7 @@ func TestPins(t *testing.T) {
 		{ID: "np-queued", Submitted: t0, NonPreemptible: true, Models: tab},
 		{ID: "free", Submitted: t0, Models: tab, State: JobState{PeakReplicas: 8}},
 	}}
-	m, err := BuildMatrix(snap, nil)
+	m, err := newMatrix(snap, nil)
 	require.NoError(t, err)
 	assert.Equal(t, m.Rows[0].Current, m.Rows[0].Pin)
 	assert.GreaterOrEqual(t, m.Rows[0].Pin, 0)
@@ -279,7 +279,7 @@ func TestStrongScalingFixedBatch(t *testing.T) {
 	snap := &Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{
 		{ID: "strong", Kind: StrongScaling, Submitted: t0, Models: bootstrap.Static{"A": model, "B": model}},
 	}}
-	m, err := BuildMatrix(snap, nil)
+	m, err := newMatrix(snap, nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, m.Rows[0].Entries)
 	for _, e := range m.Rows[0].Entries {
@@ -427,7 +427,7 @@ func TestObserverAndDeadline(t *testing.T) {
 	p, err = s.Round(ctx, snap)
 	require.NoError(t, err)
 	checkPlan(t, &snap, &p)
-	assert.True(t, p.Matrix.Partial)
+	assert.True(t, p.matrix.Partial)
 	assert.Equal(t, StatusFeasible, p.Status)
 	for i, d := range p.Decisions {
 		cur := snap.Jobs[i].State.Current
@@ -454,7 +454,7 @@ func TestQuotas(t *testing.T) {
 		checkPlan(t, &snap, &p)
 		used := p.Decisions[0].Allocation.GPUs + p.Decisions[1].Allocation.GPUs
 		assert.LessOrEqual(t, used, 3)
-		best, _ := bruteForce(p.Matrix)
+		best, _ := bruteForce(p.matrix)
 		assert.InDelta(t, best, p.Objective, 1e-9)
 	}
 	for name, q := range map[string]Quota{
@@ -465,7 +465,7 @@ func TestQuotas(t *testing.T) {
 	} {
 		bad := snap
 		bad.Quotas = []Quota{q}
-		_, err := BuildMatrix(&bad, nil)
+		_, err := newMatrix(&bad, nil)
 		assert.ErrorIs(t, err, ErrInvalidInput, name)
 	}
 }
@@ -475,13 +475,13 @@ func TestHybridStagesMismatch(t *testing.T) {
 	snap := &Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{
 		{ID: "pipe", Submitted: t0, ReplicaSize: map[string]int{"B": 2}, Models: bootstrap.Static{"B": m}},
 	}}
-	_, err := BuildMatrix(snap, nil)
+	_, err := newMatrix(snap, nil)
 	var ie *InputError
 	require.ErrorAs(t, err, &ie)
 	assert.Equal(t, "pipe", ie.Job)
 	assert.Equal(t, "B", ie.Type)
 	snap.Jobs[0].ReplicaSize["B"] = 4
-	_, err = BuildMatrix(snap, nil)
+	_, err = newMatrix(snap, nil)
 	require.NoError(t, err)
 }
 
@@ -523,7 +523,7 @@ func TestBadEvaluator(t *testing.T) {
 	require.NoError(t, err)
 	p, err := s.Round(context.Background(), snap)
 	require.NoError(t, err)
-	for _, e := range p.Matrix.Rows[0].Entries {
+	for _, e := range p.matrix.Rows[0].Entries {
 		assert.Equal(t, 1, e.Replicas, "only the one-replica entries are valid")
 	}
 	d := p.Decisions[0]

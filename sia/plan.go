@@ -73,7 +73,7 @@ type Decision struct {
 	// micro-batches, GlobalBatch = Replicas·LocalBatch·(AccumSteps+1).
 	LocalBatch, AccumSteps, GlobalBatch int
 	// Goodput is the predicted goodput (samples/s × efficiency; 0 for a type
-	// without a model). Plan.Entry gives the allocation's matrix entry.
+	// without a model).
 	Goodput float64
 	// Restart says the decision checkpoint-restarts the job: Resize, Move,
 	// Migrate, or a Start of a job that ran before (a resume after a
@@ -102,7 +102,7 @@ type Plan struct {
 	Decisions []Decision
 	// Matrix is the goodput matrix the allocation was solved on (nil for a
 	// plan decoded from JSON).
-	Matrix *Matrix
+	matrix *goodputMatrix
 	// Status, Objective and Bound come from the solver (StatusFeasible
 	// when it stopped at a deadline, or when placement changed the
 	// solver's allocation: a decision Kept or ReasonUnplaceable).
@@ -114,11 +114,11 @@ type Plan struct {
 
 // Entry returns the matrix entry decision i (of Decisions) was placed
 // with, or nil when the job got no GPUs or the plan has no Matrix.
-func (p *Plan) Entry(i int) *Entry {
-	if p.Matrix == nil || i < 0 || i >= len(p.entries) || p.entries[i] < 0 {
+func (p *Plan) entry(i int) *matrixEntry {
+	if p.matrix == nil || i < 0 || i >= len(p.entries) || p.entries[i] < 0 {
 		return nil
 	}
-	return &p.Matrix.Rows[i].Entries[p.entries[i]]
+	return &p.matrix.Rows[i].Entries[p.entries[i]]
 }
 
 // Decision returns the decision for a job.
@@ -132,7 +132,7 @@ func (p *Plan) Decision(job string) (Decision, bool) {
 }
 
 // Layout is the outcome of the placement step.
-type Layout struct {
+type layout struct {
 	// GPUs has one element per job of the snapshot: its GPUs, or nil.
 	GPUs [][]GPU
 	// Choice has one element per job: the matrix entry it is placed with
@@ -149,7 +149,7 @@ type Layout struct {
 }
 
 // choice returns the entry job i is placed with.
-func (l *Layout) choice(i int, sol Solution) int {
+func (l *layout) choice(i int, sol solution) int {
 	if l.Choice != nil {
 		return l.Choice[i]
 	}
@@ -168,30 +168,30 @@ func (l *Layout) choice(i int, sol Solution) int {
 // reservation or quota (Layout.Kept); any other job that cannot be placed is
 // listed in Unplaced and gets no GPUs. Every running job of the snapshot
 // must list its GPUs (JobState.Current.Placement).
-func Place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
+func placeSolution(snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
 	if snap == nil || m == nil {
-		return Layout{}, &InputError{Field: "Place", Reason: "nil snapshot or matrix"}
+		return layout{}, &InputError{Field: "Place", Reason: "nil snapshot or matrix"}
 	}
 	if len(m.Rows) != len(snap.Jobs) || len(sol.Choice) != len(m.Rows) {
-		return Layout{}, &InputError{Field: "Place", Reason: fmt.Sprintf("snapshot has %d jobs, matrix %d rows, solution %d choices", len(snap.Jobs), len(m.Rows), len(sol.Choice))}
+		return layout{}, &InputError{Field: "Place", Reason: fmt.Sprintf("snapshot has %d jobs, matrix %d rows, solution %d choices", len(snap.Jobs), len(m.Rows), len(sol.Choice))}
 	}
 	for i, c := range sol.Choice {
 		if c < -1 || c >= len(m.Rows[i].Entries) {
-			return Layout{}, &InputError{Job: m.Rows[i].Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
+			return layout{}, &InputError{Job: m.Rows[i].Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
 		}
 	}
 	for i := range snap.Jobs {
 		// Placement must know the GPUs running jobs hold, or it would give
 		// them to others.
 		if cur := snap.Jobs[i].State.Current; cur.Running() && len(cur.Placement) != cur.GPUs {
-			return Layout{}, &InputError{Job: snap.Jobs[i].ID, Field: fmt.Sprintf("Jobs[%d].State.Current.Placement", i),
+			return layout{}, &InputError{Job: snap.Jobs[i].ID, Field: fmt.Sprintf("Jobs[%d].State.Current.Placement", i),
 				Reason: fmt.Sprintf("%d GPUs listed for a running allocation of %d", len(cur.Placement), cur.GPUs)}
 		}
 	}
 	return place(snap, m, sol)
 }
 
-func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
+func place(snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
 	nodes := make([]placement.Node, len(snap.Cluster.Nodes))
 	pools := map[configset.Config]int{} // {Type, NodeGPUs} -> nodes, also {Type, 0} -> all nodes of the type
 	sizes := map[string]int{}           // type -> largest node
@@ -226,9 +226,9 @@ func place(snap *Snapshot, m *Matrix, sol Solution) (Layout, error) {
 	}
 	res, err := placement.Place(nodes, reqs)
 	if err != nil {
-		return Layout{}, &InputError{Field: "placement", Reason: err.Error(), Err: err}
+		return layout{}, &InputError{Field: "placement", Reason: err.Error(), Err: err}
 	}
-	out := Layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: res.Evicted, Unplaced: res.Unplaced}
+	out := layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: res.Evicted, Unplaced: res.Unplaced}
 	index := make(map[string]int, len(snap.Jobs))
 	for i := range snap.Jobs {
 		index[snap.Jobs[i].ID] = i
@@ -299,7 +299,7 @@ func placeShape(c configset.Config, sizes map[string]int, pools map[configset.Co
 // Dropped, its current GPUs are all free in the layout, and the
 // reservations and quotas still hold with it. owner maps the layout's GPUs
 // to jobs.
-func keepUnplaced(snap *Snapshot, m *Matrix, sol Solution, out *Layout, owner map[GPU]int) {
+func keepUnplaced(snap *Snapshot, m *goodputMatrix, sol solution, out *layout, owner map[GPU]int) {
 	if len(out.Unplaced) == 0 {
 		return
 	}
@@ -360,7 +360,7 @@ func keepUnplaced(snap *Snapshot, m *Matrix, sol Solution, out *Layout, owner ma
 // with the given entries meet the matrix's pool capacities, reservations and
 // quotas, each entry counted with its Charge (job extra, which keeps the
 // GPUs it holds, with its GPUs).
-func rowsHold(m *Matrix, p *ilp.Problem, choice []int, gpus [][]GPU, extra int) bool {
+func rowsHold(m *goodputMatrix, p *ilp.Problem, choice []int, gpus [][]GPU, extra int) bool {
 	pool := map[string]int{}
 	quota := make([]int, len(p.Quotas))
 	for i, c := range choice {
@@ -410,7 +410,7 @@ func sameGPUs(a, b []GPU) bool {
 }
 
 // decide turns matrix, solution and layout into the plan's decisions.
-func decide(snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) ([]Decision, []int) {
+func decide(snap *Snapshot, m *goodputMatrix, sol solution, lay layout, o *Options) ([]Decision, []int) {
 	evicted, unplaced, kept := idSet(lay.Evicted), idSet(lay.Unplaced), idSet(lay.Kept)
 	var why *reasoner
 	out := make([]Decision, len(snap.Jobs))
@@ -468,7 +468,7 @@ func nodesOf(gs []GPU) int {
 // without a model): the initial batch M0 (a fixed batch for strong-scaling
 // and rigid jobs), split over the replicas as goodput.Model.Best splits its
 // candidates (goodput.SplitBatch).
-func defaultBatch(j *Job, e *Entry) (local, accum, global int) {
+func defaultBatch(j *Job, e *matrixEntry) (local, accum, global int) {
 	m, src := j.Models.Model(e.Config.Type)
 	r := max(e.Replicas, 1)
 	if m.Hybrid() {

@@ -135,7 +135,7 @@ func checkPlan(t *testing.T, snap *Snapshot, p *Plan) {
 			}
 		}
 		// The allocation is an entry of the job's row.
-		e := p.Entry(i)
+		e := p.entry(i)
 		require.NotNil(t, e, d.Job)
 		assert.Equal(t, a.Type, e.Config.Type)
 		assert.Equal(t, a.GPUs, e.Config.GPUs)
@@ -224,7 +224,7 @@ func TestRoundProperties(t *testing.T) {
 				actionCount[d.Action]++
 			}
 			if len(g.snap.Jobs) <= 5 {
-				best, _ := bruteForce(p.Matrix)
+				best, _ := bruteForce(p.matrix)
 				assert.InDelta(t, best, p.Objective, 1e-9*math.Max(1, math.Abs(best)), "seed %d round %d", seed, round)
 			}
 			// The solver proves every round; a plan that placement had to

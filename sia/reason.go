@@ -40,7 +40,7 @@ const (
 	// was cut short or the allocation is not proven optimal.
 	ReasonDeadline
 	// ReasonUnplaceable: the solver gave the job GPUs, but placement found no
-	// GPUs for the configuration (fragmentation); see Plan.Unplaced.
+	// GPUs for the configuration (fragmentation).
 	ReasonUnplaceable
 )
 
@@ -71,15 +71,15 @@ func (r QueueReason) String() string {
 // free per type and per quota.
 type reasoner struct {
 	snap     *Snapshot
-	m        *Matrix
-	sol      Solution
+	m        *goodputMatrix
+	sol      solution
 	o        *Options
 	free     map[string]int // capacity − reserved − used by the solution
 	qfree    []int          // snapshot quotas: limit − used
 	quotasOf map[int][]int  // row → snapshot quotas covering it
 }
 
-func newReasoner(snap *Snapshot, m *Matrix, sol Solution, o *Options) *reasoner {
+func newReasoner(snap *Snapshot, m *goodputMatrix, sol solution, o *Options) *reasoner {
 	r := &reasoner{snap: snap, m: m, sol: sol, o: o, free: map[string]int{}, quotasOf: map[int][]int{}}
 	for _, t := range m.Types {
 		r.free[t] = m.TypeCapacity(t) - m.Reserved[t]
@@ -107,7 +107,7 @@ func newReasoner(snap *Snapshot, m *Matrix, sol Solution, o *Options) *reasoner 
 	return r
 }
 
-func (r *reasoner) counts(q int, e *Entry) bool {
+func (r *reasoner) counts(q int, e *matrixEntry) bool {
 	iq := &r.m.Quotas[q]
 	return iq.Counts(ilp.Option{Type: e.Config.Pool(), GPUs: e.charge()})
 }
@@ -158,7 +158,7 @@ func (r *reasoner) reason(i int, unplaced bool) QueueReason {
 // snapshot quota covering the job (quota), and whether every one fits only
 // with the reserved GPUs (reserved): against the limits and the capacity
 // less Reserved (static), or against what the solution leaves of them.
-func (r *reasoner) blocked(i int, row *Row, static bool) (quota, reserved bool) {
+func (r *reasoner) blocked(i int, row *matrixRow, static bool) (quota, reserved bool) {
 	quota, reserved = true, true
 	for k := range row.Entries {
 		e := &row.Entries[k]

@@ -9,15 +9,15 @@ import (
 
 // Edited says which numbers of a goodput matrix a caller changed, so that
 // Refinish knows what to recompute.
-type Edited int
+type editKind int
 
 const (
 	// EditedNormalized: entries' Normalized (G) or Restart were changed (for
 	// example a stickiness bonus on the current configuration); every Value
 	// is recomputed as (Restart·Normalized)^P.
-	EditedNormalized Edited = iota
+	editedNormalized editKind = iota
 	// EditedValue: entries' Value were changed directly; they are kept.
-	EditedValue
+	editedValue
 )
 
 // Refinish re-applies a variant's finishing steps to a matrix whose entries a
@@ -31,7 +31,7 @@ const (
 // matrix is changed in place; on error it is left unchanged. Errors wrap
 // ErrInvalidInput: nil matrix, invalid options, options that do not match
 // the matrix (P, rounding), entry indices out of range, NaN numbers.
-func Refinish(m *Matrix, opts *Options, edited Edited) error {
+func refinish(m *goodputMatrix, opts *Options, edited editKind) error {
 	if m == nil {
 		return &InputError{Field: "Matrix", Reason: "nil matrix"}
 	}
@@ -50,8 +50,8 @@ func Refinish(m *Matrix, opts *Options, edited Edited) error {
 }
 
 // checkRefinish validates the matrix against the options before any change.
-func checkRefinish(m *Matrix, o *Options, k *ArtifactKnobs, edited Edited) error {
-	if edited != EditedNormalized && edited != EditedValue {
+func checkRefinish(m *goodputMatrix, o *Options, k *ArtifactKnobs, edited editKind) error {
+	if edited != editedNormalized && edited != editedValue {
 		return &InputError{Field: "Edited", Reason: fmt.Sprintf("unknown value %d", edited)}
 	}
 	if m.P != o.P {
@@ -71,10 +71,10 @@ func checkRefinish(m *Matrix, o *Options, k *ArtifactKnobs, edited Edited) error
 		for e := range r.Entries {
 			en := &r.Entries[e]
 			f := fmt.Sprintf("Matrix.Rows[%d].Entries[%d]", i, e)
-			if edited == EditedNormalized && (math.IsNaN(en.Normalized) || math.IsNaN(en.Restart)) {
+			if edited == editedNormalized && (math.IsNaN(en.Normalized) || math.IsNaN(en.Restart)) {
 				return &InputError{Job: r.Job, Field: f, Reason: "NaN Normalized or Restart"}
 			}
-			if edited == EditedValue && math.IsNaN(en.Value) {
+			if edited == editedValue && math.IsNaN(en.Value) {
 				return &InputError{Job: r.Job, Field: f + ".Value", Reason: "NaN"}
 			}
 		}
@@ -84,14 +84,14 @@ func checkRefinish(m *Matrix, o *Options, k *ArtifactKnobs, edited Edited) error
 
 // refinishRow applies the power, clipping, rounding, dropping and dominance
 // steps of a matrix row (as the matrix build's row finishing does).
-func refinishRow(row *Row, p float64, k *ArtifactKnobs, sense ilp.Sense, edited Edited) {
+func refinishRow(row *matrixRow, p float64, k *ArtifactKnobs, sense ilp.Sense, edited editKind) {
 	if k.Round {
 		row.Unallocated = roundTo(row.Unallocated, artifactGrid)
 	}
 	for i := range row.Entries {
 		e := &row.Entries[i]
 		v := artifactValue(e.Value, k)
-		if edited == EditedNormalized {
+		if edited == editedNormalized {
 			v = power(e.Restart*e.Normalized, p, k)
 		}
 		e.Value = v
@@ -108,19 +108,46 @@ func refinishRow(row *Row, p float64, k *ArtifactKnobs, sense ilp.Sense, edited 
 // example a stickiness bonus); it returns which numbers it changed, and the
 // round then calls Refinish with them. It must not add or remove rows or
 // entries. snap is the round's validated snapshot (read only).
-type MatrixEdit func(snap *Snapshot, m *Matrix) (Edited, error)
+type matrixEdit func(snap *Snapshot, m *goodputMatrix) (editKind, error)
 
-// WithMatrixEdit returns a scheduler with the same options whose rounds
-// apply edit to the matrix, re-finish it (Refinish) and solve and place the
+// withMatrixEdit returns a scheduler with the same options whose rounds
+// apply edit to the matrix, re-finish it (refinish) and solve and place the
 // edited matrix. An error of edit fails the round.
-func (s *Scheduler) WithMatrixEdit(edit MatrixEdit) *Scheduler {
+func (s *Scheduler) withMatrixEdit(edit matrixEdit) *Scheduler {
 	c := *s
 	c.edit = edit
 	return &c
 }
 
+// WithGoodputEdit returns a scheduler with the same options whose rounds let
+// edit change the goodput of what they offer, the hook of a policy
+// experiment (for example a stickiness bonus on a job's current
+// configuration). Before the allocation is solved, edit is called once per
+// configuration the round offers a job, in snapshot order, with the job
+// (read only), the configuration (Type, Nodes and GPUs; no Placement),
+// whether it is the job's current one, and g, its normalised goodput G
+// (paper §3.3: 1 for the job's smallest configuration, before the restart
+// factor); it returns the G to use. The round then recomputes every value
+// (r·G)^p, rounds and clips it as Options.Artifact says, and recomputes which
+// configurations are dominated, exactly as for a G it computed itself. A
+// NaN G fails the round with an *InputError naming the job.
+func (s *Scheduler) WithGoodputEdit(edit func(job *Job, config Allocation, current bool, g float64) float64) *Scheduler {
+	return s.withMatrixEdit(func(snap *Snapshot, m *goodputMatrix) (editKind, error) {
+		for i := range m.Rows {
+			r := &m.Rows[i]
+			job := &snap.Jobs[r.Index]
+			for k := range r.Entries {
+				e := &r.Entries[k]
+				cfg := Allocation{Type: e.Config.Type, Nodes: e.Config.Nodes, GPUs: e.Config.GPUs}
+				e.Normalized = edit(job, cfg, e.Current, e.Normalized)
+			}
+		}
+		return editedNormalized, nil
+	})
+}
+
 // applyEdit runs the scheduler's matrix edit, if any, and re-finishes.
-func (s *Scheduler) applyEdit(snap *Snapshot, m *Matrix) error {
+func (s *Scheduler) applyEdit(snap *Snapshot, m *goodputMatrix) error {
 	if s.edit == nil {
 		return nil
 	}
@@ -140,7 +167,7 @@ func (s *Scheduler) applyEdit(snap *Snapshot, m *Matrix) error {
 			return &InputError{Job: m.Rows[i].Job, Field: "MatrixEdit", Reason: "the edit added or removed entries"}
 		}
 	}
-	return Refinish(m, &s.opts, edited)
+	return refinish(m, &s.opts, edited)
 }
 
 // AssemblePlan builds the plan of a round from its steps: the snapshot, the
@@ -151,7 +178,7 @@ func (s *Scheduler) applyEdit(snap *Snapshot, m *Matrix) error {
 // range, each placed job holding exactly its entry's GPU count of its
 // entry's type on GPUs of the snapshot's nodes, and no GPU given twice.
 // Errors wrap ErrInvalidInput.
-func AssemblePlan(snap *Snapshot, m *Matrix, sol Solution, lay Layout) (Plan, error) {
+func assemblePlan(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) (Plan, error) {
 	if snap == nil || m == nil {
 		return Plan{}, &InputError{Field: "AssemblePlan", Reason: "nil snapshot or matrix"}
 	}
@@ -170,7 +197,7 @@ func AssemblePlan(snap *Snapshot, m *Matrix, sol Solution, lay Layout) (Plan, er
 
 // checkLayout verifies that a layout places the solution on real, distinct
 // GPUs of the right type and count.
-func checkLayout(snap *Snapshot, m *Matrix, sol Solution, lay Layout) error {
+func checkLayout(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) error {
 	nodes := make(map[string]Node, len(snap.Cluster.Nodes))
 	for _, nd := range snap.Cluster.Nodes {
 		nodes[nd.ID] = nd
@@ -214,9 +241,9 @@ func checkLayout(snap *Snapshot, m *Matrix, sol Solution, lay Layout) error {
 // assemble fills a plan's decisions and solver and placement outcomes. A
 // plan whose placement changed the solver's allocation (a job unplaced, or
 // kept where it was) is not the proven optimum: its status is Feasible.
-func assemble(plan *Plan, snap *Snapshot, m *Matrix, sol Solution, lay Layout, o *Options) {
+func assemble(plan *Plan, snap *Snapshot, m *goodputMatrix, sol solution, lay layout, o *Options) {
 	plan.Decisions, plan.entries = decide(snap, m, sol, lay, o)
-	plan.Matrix = m
+	plan.matrix = m
 	plan.Status, plan.Objective, plan.Bound = sol.Status, sol.Objective, sol.Bound
 	if plan.Status == StatusOptimal && (len(lay.Unplaced) > 0 || len(lay.Kept) > 0) {
 		plan.Status = StatusFeasible

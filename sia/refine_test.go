@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func cloneMatrix(m *Matrix) *Matrix {
+func cloneMatrix(m *goodputMatrix) *goodputMatrix {
 	c := *m
-	c.Rows = make([]Row, len(m.Rows))
+	c.Rows = make([]matrixRow, len(m.Rows))
 	for i, r := range m.Rows {
-		r.Entries = append([]Entry(nil), r.Entries...)
+		r.Entries = append([]matrixEntry(nil), r.Entries...)
 		c.Rows[i] = r
 	}
 	return &c
@@ -43,11 +43,11 @@ func TestRefinishUneditedIsIdentity(t *testing.T) {
 					g.step()
 				}
 				snap := g.snap
-				m, err := BuildMatrix(&snap, opt)
+				m, err := newMatrix(&snap, opt)
 				require.NoError(t, err)
-				for _, ed := range []Edited{EditedNormalized, EditedValue} {
+				for _, ed := range []editKind{editedNormalized, editedValue} {
 					c := cloneMatrix(m)
-					require.NoError(t, Refinish(c, opt, ed))
+					require.NoError(t, refinish(c, opt, ed))
 					assert.Equal(t, m, c, "seed %d edited %d", seed, ed)
 				}
 			}
@@ -67,7 +67,7 @@ func TestRefinishAfterStickinessBonus(t *testing.T) {
 			g.step()
 		}
 		snap := g.snap
-		m, err := BuildMatrix(&snap, opt)
+		m, err := newMatrix(&snap, opt)
 		require.NoError(t, err)
 		for i := range m.Rows {
 			for k := range m.Rows[i].Entries {
@@ -75,10 +75,10 @@ func TestRefinishAfterStickinessBonus(t *testing.T) {
 				m.Rows[i].Entries[k].Dominated = k%2 == 0 // stale flags
 			}
 		}
-		require.NoError(t, Refinish(m, opt, EditedNormalized))
+		require.NoError(t, refinish(m, opt, editedNormalized))
 		for i := range m.Rows {
 			row := &m.Rows[i]
-			want := cloneMatrix(&Matrix{Rows: []Row{*row}}).Rows[0]
+			want := cloneMatrix(&goodputMatrix{Rows: []matrixRow{*row}}).Rows[0]
 			for k := range want.Entries {
 				e := &want.Entries[k]
 				e.Dominated = false
@@ -113,24 +113,24 @@ func TestRefinishRejectsMismatches(t *testing.T) {
 	g.step()
 	g.step()
 	snap := g.snap
-	m, err := BuildMatrix(&snap, &Options{Artifact: PublishedArtifact()})
+	m, err := newMatrix(&snap, &Options{Artifact: PublishedArtifact()})
 	require.NoError(t, err)
 	require.NotEmpty(t, m.Rows)
-	assert.ErrorIs(t, Refinish(nil, nil, EditedValue), ErrInvalidInput)
-	assert.ErrorIs(t, Refinish(cloneMatrix(m), &Options{Artifact: PublishedArtifact(), P: 0.5}, EditedValue), ErrInvalidInput, "other p")
-	assert.ErrorIs(t, Refinish(cloneMatrix(m), nil, EditedValue), ErrInvalidInput, "paper variant does not round")
-	assert.ErrorIs(t, Refinish(cloneMatrix(m), &Options{Artifact: PublishedArtifact()}, Edited(9)), ErrInvalidInput)
+	assert.ErrorIs(t, refinish(nil, nil, editedValue), ErrInvalidInput)
+	assert.ErrorIs(t, refinish(cloneMatrix(m), &Options{Artifact: PublishedArtifact(), P: 0.5}, editedValue), ErrInvalidInput, "other p")
+	assert.ErrorIs(t, refinish(cloneMatrix(m), nil, editedValue), ErrInvalidInput, "paper variant does not round")
+	assert.ErrorIs(t, refinish(cloneMatrix(m), &Options{Artifact: PublishedArtifact()}, editKind(9)), ErrInvalidInput)
 	c := cloneMatrix(m)
 	c.Rows[0].Unallocated = math.NaN()
-	assert.ErrorIs(t, Refinish(c, &Options{Artifact: PublishedArtifact()}, EditedValue), ErrInvalidInput)
+	assert.ErrorIs(t, refinish(c, &Options{Artifact: PublishedArtifact()}, editedValue), ErrInvalidInput)
 	c = cloneMatrix(m)
 	c.Rows[0].Pin = len(c.Rows[0].Entries)
-	assert.ErrorIs(t, Refinish(c, &Options{Artifact: PublishedArtifact()}, EditedValue), ErrInvalidInput)
+	assert.ErrorIs(t, refinish(c, &Options{Artifact: PublishedArtifact()}, editedValue), ErrInvalidInput)
 	if len(m.Rows[0].Entries) > 0 {
 		c = cloneMatrix(m)
 		c.Rows[0].Entries[0].Value = math.NaN()
 		before := cloneMatrix(c)
-		assert.ErrorIs(t, Refinish(c, &Options{Artifact: PublishedArtifact()}, EditedValue), ErrInvalidInput)
+		assert.ErrorIs(t, refinish(c, &Options{Artifact: PublishedArtifact()}, editedValue), ErrInvalidInput)
 		assert.Equal(t, before.Rows[1:], c.Rows[1:], "unchanged on error")
 	}
 }
@@ -149,18 +149,18 @@ func TestWithMatrixEditNoOpIsRound(t *testing.T) {
 		snap := g.snap
 		want, err := s.Round(context.Background(), snap)
 		require.NoError(t, err)
-		noop := s.WithMatrixEdit(func(*Snapshot, *Matrix) (Edited, error) { return EditedValue, nil })
+		noop := s.withMatrixEdit(func(*Snapshot, *goodputMatrix) (editKind, error) { return editedValue, nil })
 		got, err := noop.Round(context.Background(), snap)
 		require.NoError(t, err)
 		assert.Equal(t, want, got)
 
-		zero := s.WithMatrixEdit(func(_ *Snapshot, m *Matrix) (Edited, error) {
+		zero := s.withMatrixEdit(func(_ *Snapshot, m *goodputMatrix) (editKind, error) {
 			for i := range m.Rows {
 				for k := range m.Rows[i].Entries {
 					m.Rows[i].Entries[k].Value = m.Rows[i].Unallocated // no better than waiting
 				}
 			}
-			return EditedValue, nil
+			return editedValue, nil
 		})
 		p, err := zero.Round(context.Background(), snap)
 		require.NoError(t, err)
@@ -170,9 +170,9 @@ func TestWithMatrixEditNoOpIsRound(t *testing.T) {
 			}
 		}
 	}
-	bad := s.WithMatrixEdit(func(_ *Snapshot, m *Matrix) (Edited, error) {
+	bad := s.withMatrixEdit(func(_ *Snapshot, m *goodputMatrix) (editKind, error) {
 		m.Rows = m.Rows[:0]
-		return EditedValue, nil
+		return editedValue, nil
 	})
 	g := newScenarioGen(1, false)
 	g.step()
@@ -197,13 +197,13 @@ func TestAssemblePlanIsRound(t *testing.T) {
 		snap := g.snap
 		want, err := s.Round(context.Background(), snap)
 		require.NoError(t, err)
-		m, err := BuildMatrix(&snap, opt)
+		m, err := newMatrix(&snap, opt)
 		require.NoError(t, err)
-		sol, err := Solve(context.Background(), m, opt)
+		sol, err := solveMatrix(context.Background(), m, opt)
 		require.NoError(t, err)
-		lay, err := Place(&snap, m, sol)
+		lay, err := placeSolution(&snap, m, sol)
 		require.NoError(t, err)
-		got, err := AssemblePlan(&snap, m, sol, lay)
+		got, err := assemblePlan(&snap, m, sol, lay)
 		require.NoError(t, err)
 		assert.Equal(t, want, got)
 
@@ -211,17 +211,17 @@ func TestAssemblePlanIsRound(t *testing.T) {
 			if len(gs) == 0 {
 				continue
 			}
-			bad := Layout{GPUs: append([][]GPU(nil), lay.GPUs...)}
+			bad := layout{GPUs: append([][]GPU(nil), lay.GPUs...)}
 			bad.GPUs[i] = gs[1:]
-			_, err := AssemblePlan(&snap, m, sol, bad)
+			_, err := assemblePlan(&snap, m, sol, bad)
 			assert.ErrorIs(t, err, ErrInvalidInput, "one GPU short")
 			bad.GPUs[i] = append(append([]GPU(nil), gs...), gs[0])[1:]
 			bad.GPUs[i][len(bad.GPUs[i])-1] = GPU{Node: "nope", Index: 0}
-			_, err = AssemblePlan(&snap, m, sol, bad)
+			_, err = assemblePlan(&snap, m, sol, bad)
 			assert.ErrorIs(t, err, ErrInvalidInput, "unknown node")
 			break
 		}
 	}
-	_, err = AssemblePlan(nil, nil, Solution{}, Layout{})
+	_, err = assemblePlan(nil, nil, solution{}, layout{})
 	assert.ErrorIs(t, err, ErrInvalidInput)
 }

@@ -13,7 +13,7 @@ import (
 // concurrent use on distinct snapshots.
 type Scheduler struct {
 	opts Options
-	edit MatrixEdit // see WithMatrixEdit
+	edit matrixEdit // see WithGoodputEdit
 }
 
 // New returns a Scheduler with the given options (nil = all defaults), or an
@@ -29,8 +29,9 @@ func New(opts *Options) (*Scheduler, error) {
 func (s *Scheduler) Options() Options { return s.opts }
 
 // Round runs one scheduling round on the snapshot: it validates it, builds
-// the goodput matrix (BuildMatrix), solves the allocation (Solve) and places
-// it onto nodes (Place), and returns the plan. The same snapshot and options
+// the goodput matrix (paper §3.3), solves the allocation exactly (package
+// ilp, §3.3) and places it onto nodes (package placement, §3.4), and returns
+// the plan. The same snapshot and options
 // give the same plan as long as the round is not cut
 // short by its deadline. Errors wrap ErrInvalidInput (bad snapshot) or
 // ErrInfeasible (pinned jobs that do not fit together).
@@ -55,8 +56,8 @@ func (s *Scheduler) Options() Options { return s.opts }
 // Time is spent by priority. When the whole matrix does not fit in half of
 // the time left, the matrix is built in three passes, each stopping at the
 // deadline: every running job's current configuration, every queued job's
-// smallest valid configuration per type, then the full rows
-// (Matrix.Partial and Row.Partial say which rows are cut short); the
+// smallest valid configuration per type, then the full rows (the jobs whose
+// row was cut short and that get no GPUs say ReasonDeadline); the
 // matrix gets 60 % of the time then, the solver the rest. The solver stops
 // a tenth of its time before the deadline, placement gets the time it is
 // measured to need. A round out of time still admits what it can: its

@@ -117,11 +117,11 @@ func TestSnapshotRules(t *testing.T) {
 func TestMatrixWithoutPlacement(t *testing.T) {
 	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: twoTypes(), Jobs: []Job{{ID: "j", Submitted: t0, Models: linear,
 		State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 2}, PeakReplicas: 2}}}}
-	m, err := BuildMatrix(&snap, nil)
+	m, err := newMatrix(&snap, nil)
 	require.NoError(t, err)
-	sol, err := Solve(context.Background(), m, nil)
+	sol, err := solveMatrix(context.Background(), m, nil)
 	require.NoError(t, err)
-	_, err = Place(&snap, m, sol)
+	_, err = placeSolution(&snap, m, sol)
 	var ie *InputError
 	require.ErrorAs(t, err, &ie)
 	assert.Equal(t, "Jobs[0].State.Current.Placement", ie.Field)
@@ -162,7 +162,7 @@ func TestNumbersNearMaxInt(t *testing.T) {
 		Jobs: []Job{{ID: "j", Submitted: time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC), Models: linear,
 			State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 1, Placement: []GPU{{"a0", 0}}}, PeakReplicas: 1, Restarts: 3}}}})
 	require.NoError(t, err)
-	r := p.Matrix.Rows[0].Restart
+	r := p.matrix.Rows[0].Restart
 	assert.True(t, r >= 0 && r <= 1, "restart factor %v", r)
 }
 
@@ -251,7 +251,7 @@ func TestHugeValues(t *testing.T) {
 	p, err := s.Round(context.Background(), snap)
 	require.NoError(t, err)
 	assert.False(t, math.IsInf(p.Objective, 0) || math.IsNaN(p.Objective), "objective %v", p.Objective)
-	for _, r := range p.Matrix.Rows {
+	for _, r := range p.matrix.Rows {
 		for k, e := range r.Entries {
 			if !e.Dropped {
 				assert.LessOrEqual(t, math.Abs(e.Value), 1e150, "job %s entry %d", r.Job, k)

@@ -435,7 +435,7 @@ func writePlan(w io.Writer, p *Plan) {
 			}
 			fmt.Fprintf(w, " (%d,%d,%s) gpus=%s batch=%dx%dx%d=%d G=%s goodput=%s",
 				a.Nodes, a.GPUs, a.Type, strings.Join(gs, ","), d.Replicas, d.LocalBatch, d.AccumSteps+1, d.GlobalBatch,
-				fmtF(p.Entry(i).Normalized), fmtF(d.Goodput))
+				fmtF(p.entry(i).Normalized), fmtF(d.Goodput))
 		}
 		if d.Pinned {
 			fmt.Fprint(w, " pinned")
@@ -444,7 +444,7 @@ func writePlan(w io.Writer, p *Plan) {
 			fmt.Fprint(w, " evicted")
 		}
 		fmt.Fprintln(w)
-		row := &p.Matrix.Rows[i]
+		row := &p.matrix.Rows[i]
 		fmt.Fprintf(w, "    r=%s lambda=%s:", fmtF(row.Restart), fmtF(row.Unallocated))
 		for _, e := range row.Entries {
 			flag := ""

@@ -13,7 +13,7 @@ import (
 
 // Solution is the outcome of the allocation step: at most one matrix entry
 // per job.
-type Solution struct {
+type solution struct {
 	// Choice has one element per matrix row: the index of the chosen entry
 	// in Row.Entries, or −1 when the job gets no GPUs.
 	Choice []int
@@ -32,7 +32,7 @@ type Solution struct {
 // pools when it has several); pins. order gives the order in which
 // rows become ilp jobs (nil = row order); optIdx[i][k] is the entry index of
 // option k of row i.
-func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int) {
+func (m *goodputMatrix) problem(order []int) (p *ilp.Problem, optIdx [][]int) {
 	p = &ilp.Problem{Sense: m.Sense, Capacity: m.Capacity, Grid: m.Grid, Jobs: make([]ilp.Job, len(m.Rows))}
 	if len(m.Quotas) > 0 {
 		pos := make([]int, len(m.Rows)) // row -> ilp job position
@@ -107,7 +107,7 @@ func (m *Matrix) problem(order []int) (p *ilp.Problem, optIdx [][]int) {
 // hosts that want to inspect it (ilp.WriteLP) or solve it themselves. Option k
 // of job i is the k-th entry of Rows[i] that is neither Dropped nor Dominated
 // (pinned entries are always offered).
-func (m *Matrix) Problem() *ilp.Problem {
+func (m *goodputMatrix) Problem() *ilp.Problem {
 	p, _ := m.problem(nil)
 	return p
 }
@@ -120,18 +120,18 @@ func (m *Matrix) Problem() *ilp.Problem {
 // waiting jobs on free GPUs, smallest first) is returned with Status
 // StatusFeasible; a ctx already expired skips the solver. Pins that cannot hold together give an
 // error wrapping ErrInfeasible that names the type.
-func Solve(ctx context.Context, m *Matrix, opts *Options) (Solution, error) {
+func solveMatrix(ctx context.Context, m *goodputMatrix, opts *Options) (solution, error) {
 	if err := opts.Validate(); err != nil {
-		return Solution{}, err
+		return solution{}, err
 	}
 	o := opts.WithDefaults()
 	if m == nil {
-		return Solution{}, &InputError{Field: "Matrix", Reason: "nil matrix"}
+		return solution{}, &InputError{Field: "Matrix", Reason: "nil matrix"}
 	}
 	return solve(ctx, m, &o)
 }
 
-func solve(ctx context.Context, m *Matrix, o *Options) (Solution, error) {
+func solve(ctx context.Context, m *goodputMatrix, o *Options) (solution, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -161,15 +161,15 @@ func solve(ctx context.Context, m *Matrix, o *Options) (Solution, error) {
 	sol, err := solveOrGreedy(ctx, p, warm, o)
 	if err != nil {
 		if errors.Is(err, ilp.ErrInfeasible) {
-			return Solution{Status: StatusInfeasible, Objective: math.NaN(), Bound: math.NaN()},
+			return solution{Status: StatusInfeasible, Objective: math.NaN(), Bound: math.NaN()},
 				&InfeasibleError{Reason: "the pinned jobs (checkpoint-restore, non-preemptible) do not fit together: " + err.Error(), Err: err}
 		}
-		return Solution{}, &InputError{Field: "Matrix", Reason: err.Error(), Err: err}
+		return solution{}, &InputError{Field: "Matrix", Reason: err.Error(), Err: err}
 	}
 	if len(sol.Assignment) != len(m.Rows) {
-		return Solution{}, &InputError{Field: "Matrix", Reason: fmt.Sprintf("solver returned %d assignments for %d jobs", len(sol.Assignment), len(m.Rows))}
+		return solution{}, &InputError{Field: "Matrix", Reason: fmt.Sprintf("solver returned %d assignments for %d jobs", len(sol.Assignment), len(m.Rows))}
 	}
-	out := Solution{Choice: make([]int, len(m.Rows)), Status: statusOf(sol.Status), Objective: sol.Objective, Bound: sol.Bound}
+	out := solution{Choice: make([]int, len(m.Rows)), Status: statusOf(sol.Status), Objective: sol.Objective, Bound: sol.Bound}
 	if m.Partial {
 		// Optimal only for the truncated matrix, whose bound says nothing
 		// about the full problem.
