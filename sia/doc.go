@@ -30,9 +30,12 @@
 // Models when they are a *bootstrap.Tracker or bootstrap.Static), so a host
 // can persist its state and replay a round: the replay gives the same plan.
 //
-// The steps are also exported on their own, for hosts that want them
-// piecemeal: BuildMatrix (goodput matrix), Solve (allocation, package ilp),
-// Place (placement, package placement); Round only composes them.
+// A policy experiment changes what a round values through one hook,
+// Scheduler.WithGoodputEdit: it sees each configuration offered to a job with
+// its normalised goodput and returns the goodput to use; the round recomputes
+// everything that follows from it. The round's steps themselves (goodput
+// matrix, allocation by package ilp, placement by package placement) are not
+// exported: Round composes them.
 //
 // # Bounds, scale-up and hybrid-parallel jobs
 //
@@ -86,13 +89,13 @@
 // pool. A rigid job whose count is no configuration
 // is shaped as whole nodes plus its remainder on one more node (9 GPUs on
 // 6-GPU nodes: 6 + 3, on 2 nodes) and counts, against its pool, the
-// smallest chain size that holds the remainder (Entry.Charge: the 3 GPUs
+// smallest chain size that holds the remainder (the 3 GPUs
 // count 6), so every allocation the solver returns is placeable. Placement
 // places each job in its entry's pool and on its entry's node count: the
 // shape in the Plan is the shape whose goodput was predicted. If pinned jobs
 // fragment the nodes so that a running job's new allocation cannot be
 // placed, the job keeps its current allocation when its GPUs are still free
-// (Layout.Kept) instead of losing them.
+// (Decision.Kept) instead of losing them.
 //
 // # Deadlines, reasons and bad input
 //

@@ -35,17 +35,14 @@ func ExampleScheduler_Round_nodeShapes() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(plan.matrix.Capacity)
-	for i, d := range plan.Decisions {
-		e := plan.entry(i)
+	for _, d := range plan.Decisions {
 		nodes := map[string]int{}
 		for _, g := range d.Allocation.Placement {
 			nodes[g.Node]++
 		}
-		fmt.Println(d.Job, d.Action, e.Config, nodes)
+		fmt.Println(d.Job, d.Action, d.Allocation.GPUs, "GPUs on", d.Allocation.Nodes, "nodes:", nodes)
 	}
 	// Output:
-	// map[l40s/6:12 l40s/8:8]
-	// r12 start (2,12,l40s/6) map[s0:6 s1:6]
-	// r8 start (1,8,l40s/8) map[e0:8]
+	// r12 start 12 GPUs on 2 nodes: map[s0:6 s1:6]
+	// r8 start 8 GPUs on 1 nodes: map[e0:8]
 }

@@ -84,37 +84,6 @@ func ExampleScheduler_Round() {
 	// round 2: resize 4 GPUs, batch 2020 = 4 GPUs × 505 × 1 steps
 }
 
-// The steps one by one: matrix, allocation, placement.
-func ExampleBuildMatrix() {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	snap := &sia.Snapshot{
-		Now:     t0,
-		Cluster: sia.Cluster{Nodes: []sia.Node{{ID: "n0", Type: "X", GPUs: 4}}},
-		Jobs: []sia.Job{
-			{ID: "small", Submitted: t0, MaxGPUs: 2, Models: siatest.Table{"X": {1: 10, 2: 18}}},
-			{ID: "rigid", Submitted: t0, Kind: sia.Rigid, GPUs: 2, Models: siatest.Table{"X": {2: 50}}},
-		},
-	}
-	opts := &sia.Options{NoScaleUpCap: true}
-	m, err := sia.BuildMatrix(snap, opts)
-	if err != nil {
-		panic(err)
-	}
-	for _, r := range m.Rows {
-		for _, e := range r.Entries {
-			fmt.Printf("%s %v G=%.2f value=%.3f\n", r.Job, e.Config, e.Normalized, e.Value)
-		}
-	}
-	sol, _ := sia.Solve(context.Background(), m, opts)
-	lay, _ := sia.Place(snap, m, sol)
-	fmt.Println(sol.Choice, lay.GPUs)
-	// Output:
-	// small (1,1,X) G=1.00 value=1.000
-	// small (1,2,X) G=1.80 value=0.745
-	// rigid (1,2,X) G=2.00 value=0.707
-	// [1 0] [[{n0 2} {n0 3}] [{n0 0} {n0 1}]]
-}
-
 // Bad input is reported with a typed error naming the job and field.
 func ExampleInputError() {
 	s, _ := sia.New(nil)

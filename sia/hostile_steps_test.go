@@ -138,7 +138,7 @@ func TestHostileMatrixEdit(t *testing.T) {
 			snap.Jobs[1].NonPreemptible = true
 			base, err := New(nil)
 			require.NoError(t, err)
-			s := base.WithMatrixEdit(func(_ *Snapshot, m *goodputMatrix) (editKind, error) {
+			s := base.withMatrixEdit(func(_ *Snapshot, m *goodputMatrix) (editKind, error) {
 				edit(m)
 				return editedValue, nil
 			})
@@ -153,7 +153,7 @@ func TestHostileMatrixEdit(t *testing.T) {
 	// Editing numbers is what the seam is for.
 	base, err := New(nil)
 	require.NoError(t, err)
-	s := base.WithMatrixEdit(func(_ *Snapshot, m *goodputMatrix) (editKind, error) {
+	s := base.withMatrixEdit(func(_ *Snapshot, m *goodputMatrix) (editKind, error) {
 		for i := range m.Rows {
 			for k := range m.Rows[i].Entries {
 				m.Rows[i].Entries[k].Normalized *= 1.1

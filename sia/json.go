@@ -98,24 +98,23 @@ func (f *float) UnmarshalJSON(data []byte) error {
 }
 
 // planJSON is Plan on the wire: Objective and Bound may be infinite, and
-// the matrix is not encoded (it is rebuilt by replaying the round).
+// the round's matrix is not encoded (it is rebuilt by replaying the round).
 type planJSON struct {
 	planFields
-	Matrix           *goodputMatrix `json:"Matrix,omitempty"`
 	Objective, Bound float
 }
 
 type planFields Plan
 
-// MarshalJSON encodes the plan without its Matrix (Objective and Bound may
-// be "+Inf", "-Inf" or "NaN").
+// MarshalJSON encodes the plan (Objective and Bound may be "+Inf", "-Inf" or
+// "NaN").
 func (p Plan) MarshalJSON() ([]byte, error) {
 	w := planJSON{planFields: planFields(p), Objective: float(p.Objective), Bound: float(p.Bound)}
 	w.planFields.matrix, w.planFields.entries = nil, nil
 	return json.Marshal(w)
 }
 
-// UnmarshalJSON decodes a plan written by MarshalJSON (Matrix nil).
+// UnmarshalJSON decodes a plan written by MarshalJSON.
 func (p *Plan) UnmarshalJSON(data []byte) error {
 	var w planJSON
 	if err := json.Unmarshal(data, &w); err != nil {

@@ -116,7 +116,7 @@ type Event struct {
 	// use of the clock in this package, and never an input to decisions).
 	Duration time.Duration
 	// Jobs is the number of jobs and Offered the number of matrix entries
-	// offered to the solver (Matrix.Offered; 0 before the matrix is built).
+	// offered to the solver (0 before the matrix is built).
 	Jobs, Offered int
 	// Status is the solver status (StageSolve and later; StatusUnknown
 	// before).

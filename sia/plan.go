@@ -79,7 +79,6 @@ type Decision struct {
 	LocalBatch, AccumSteps, GlobalBatch int
 	// Goodput is the predicted goodput (samples/s × efficiency; 0 for a type
 	// without a model, or a job kept without a prediction, see LocalBatch).
-	// Plan.Entry gives the allocation's matrix entry.
 	Goodput float64
 	// Restart says the decision checkpoint-restarts the job: Resize, Move,
 	// Migrate, or a Start of a job that ran before (a resume after a

@@ -40,7 +40,7 @@ const (
 	// stopped at its share of the deadline before it placed the job.
 	ReasonDeadline
 	// ReasonUnplaceable: the solver gave the job GPUs, but placement found no
-	// GPUs for the configuration (fragmentation); see Plan.Unplaced.
+	// GPUs for the configuration (fragmentation).
 	ReasonUnplaceable
 )
 

@@ -115,13 +115,40 @@ func refinishRow(row *matrixRow, p float64, k *ArtifactKnobs, sense ilp.Sense, e
 // round's validated snapshot (read only).
 type matrixEdit func(snap *Snapshot, m *goodputMatrix) (editKind, error)
 
-// WithMatrixEdit returns a scheduler with the same options whose rounds
-// apply edit to the matrix, re-finish it (Refinish) and solve and place the
+// withMatrixEdit returns a scheduler with the same options whose rounds
+// apply edit to the matrix, re-finish it (refinish) and solve and place the
 // edited matrix. An error of edit fails the round.
-func (s *Scheduler) WithMatrixEdit(edit matrixEdit) *Scheduler {
+func (s *Scheduler) withMatrixEdit(edit matrixEdit) *Scheduler {
 	c := *s
 	c.edit = edit
 	return &c
+}
+
+// WithGoodputEdit returns a scheduler with the same options whose rounds let
+// edit change the goodput of what they offer, the hook of a policy
+// experiment (for example a stickiness bonus on a job's current
+// configuration). Before the allocation is solved, edit is called once per
+// configuration the round offers a job, in snapshot order, with the job
+// (read only), the configuration (Type, Nodes and GPUs; no Placement),
+// whether it is the job's current one, and g, its normalised goodput G
+// (paper §3.3: 1 for the job's smallest configuration, before the restart
+// factor); it returns the G to use. The round then recomputes every value
+// (r·G)^p, rounds and clips it as Options.Artifact says, and recomputes which
+// configurations are dominated, exactly as for a G it computed itself. A
+// NaN G fails the round with an *InputError naming the job.
+func (s *Scheduler) WithGoodputEdit(edit func(job *Job, config Allocation, current bool, g float64) float64) *Scheduler {
+	return s.withMatrixEdit(func(snap *Snapshot, m *goodputMatrix) (editKind, error) {
+		for i := range m.Rows {
+			r := &m.Rows[i]
+			job := &snap.Jobs[r.Index]
+			for k := range r.Entries {
+				e := &r.Entries[k]
+				cfg := Allocation{Type: e.Config.Type, Nodes: e.Config.Nodes, GPUs: e.Config.GPUs}
+				e.Normalized = edit(job, cfg, e.Current, e.Normalized)
+			}
+		}
+		return editedNormalized, nil
+	})
 }
 
 // applyEdit runs the scheduler's matrix edit, if any, and re-finishes.

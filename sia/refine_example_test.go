@@ -9,11 +9,11 @@ import (
 	"github.com/sia-sched/sia/sia"
 )
 
-// ExampleScheduler_WithMatrixEdit adds a stickiness bonus to every running
+// ExampleScheduler_WithGoodputEdit adds a stickiness bonus to every running
 // job's current configuration (here it outweighs the poorly scaling 4-GPU
-// configuration plain Sia picks); the round re-finishes the edited matrix
-// (rounding, clipping, dominance) before solving it.
-func ExampleScheduler_WithMatrixEdit() {
+// configuration plain Sia picks); the round recomputes the values (rounding, clipping,
+// dominance) before solving.
+func ExampleScheduler_WithGoodputEdit() {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	snap := sia.Snapshot{
 		Now:     t0.Add(time.Hour),
@@ -23,13 +23,11 @@ func ExampleScheduler_WithMatrixEdit() {
 				Placement: []sia.GPU{{Node: "b0", Index: 0}, {Node: "b0", Index: 1}}}}}},
 	}
 	s, _ := sia.New(&sia.Options{Artifact: &sia.ArtifactKnobs{Round: true, Clip: true}, NoScaleUpCap: true})
-	sticky := s.WithMatrixEdit(func(_ *sia.Snapshot, m *sia.Matrix) (sia.editKind, error) {
-		for i := range m.Rows {
-			if c := m.Rows[i].Current; c >= 0 {
-				m.Rows[i].Entries[c].Normalized *= 1.5
-			}
+	sticky := s.WithGoodputEdit(func(_ *sia.Job, _ sia.Allocation, current bool, g float64) float64 {
+		if current {
+			return g * 1.5
 		}
-		return sia.editedNormalized, nil
+		return g
 	})
 	for _, sched := range []*sia.Scheduler{s, sticky} {
 		plan, err := sched.Round(context.Background(), snap)

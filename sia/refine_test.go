@@ -149,12 +149,12 @@ func TestWithMatrixEditNoOpIsRound(t *testing.T) {
 		snap := g.snap
 		want, err := s.Round(context.Background(), snap)
 		require.NoError(t, err)
-		noop := s.WithMatrixEdit(func(*Snapshot, *goodputMatrix) (editKind, error) { return editedValue, nil })
+		noop := s.withMatrixEdit(func(*Snapshot, *goodputMatrix) (editKind, error) { return editedValue, nil })
 		got, err := noop.Round(context.Background(), snap)
 		require.NoError(t, err)
 		assert.Equal(t, want, got)
 
-		zero := s.WithMatrixEdit(func(_ *Snapshot, m *goodputMatrix) (editKind, error) {
+		zero := s.withMatrixEdit(func(_ *Snapshot, m *goodputMatrix) (editKind, error) {
 			for i := range m.Rows {
 				for k := range m.Rows[i].Entries {
 					m.Rows[i].Entries[k].Value = m.Rows[i].Unallocated // no better than waiting
@@ -170,7 +170,7 @@ func TestWithMatrixEditNoOpIsRound(t *testing.T) {
 			}
 		}
 	}
-	bad := s.WithMatrixEdit(func(_ *Snapshot, m *goodputMatrix) (editKind, error) {
+	bad := s.withMatrixEdit(func(_ *Snapshot, m *goodputMatrix) (editKind, error) {
 		m.Rows = m.Rows[:0]
 		return editedValue, nil
 	})

@@ -13,7 +13,7 @@ import (
 // concurrent use on distinct snapshots.
 type Scheduler struct {
 	opts Options
-	edit matrixEdit       // see WithMatrixEdit
+	edit matrixEdit       // see WithGoodputEdit
 	now  func() time.Time // the round clock's time source (nil: time.Now; tests inject one)
 }
 
@@ -30,8 +30,9 @@ func New(opts *Options) (*Scheduler, error) {
 func (s *Scheduler) Options() Options { return s.opts }
 
 // Round runs one scheduling round on the snapshot: it validates it, builds
-// the goodput matrix (BuildMatrix), solves the allocation (Solve) and places
-// it onto nodes (Place), and returns the plan. The same snapshot and options
+// the goodput matrix (paper §3.3), solves the allocation exactly (package
+// ilp, §3.3) and places it onto nodes (package placement, §3.4), and returns
+// the plan. The same snapshot and options
 // give the same plan as long as the round is not cut
 // short by its deadline. Errors wrap ErrInvalidInput (bad snapshot) or
 // ErrInfeasible (pinned jobs that do not fit together).
@@ -58,8 +59,8 @@ func (s *Scheduler) Options() Options { return s.opts }
 // Time is spent by priority. When the whole matrix does not fit in half of
 // the time left, the matrix is built in three passes, each stopping at the
 // deadline: every running job's current configuration, every queued job's
-// smallest valid configuration per type, then the full rows
-// (Matrix.Partial and Row.Partial say which rows are cut short); the
+// smallest valid configuration per type, then the full rows (the jobs whose
+// row was cut short and that get no GPUs say ReasonDeadline); the
 // matrix gets 60 % of the time then, the solver the rest. The solver stops
 // a tenth of its time before the deadline, placement gets the time it is
 // measured to need. The steps that run past D have shares of S, as
@@ -71,7 +72,7 @@ func (s *Scheduler) Options() Options { return s.opts }
 // Decision.LocalBatch); placement evicts and re-packs until D + S/2 and then
 // places what is left on free GPUs only (placement.PlaceContext): a job it
 // could not place keeps its current allocation where it can, or waits with
-// ReasonUnplaceable. A round out of time still admits what it can: its
+// ReasonDeadline. A round out of time still admits what it can: its
 // allocation is the better of the solver's incumbent and a greedy one that
 // keeps every running job that fits and starts waiting jobs, smallest first,
 // on free GPUs — a tight deadline never freezes the cluster. Such a plan's

@@ -16,6 +16,7 @@ import (
 	"github.com/sia-sched/sia/goodput"
 	"github.com/sia-sched/sia/placement"
 	"github.com/sia-sched/sia/sia"
+	"github.com/sia-sched/sia/sia/siatest"
 )
 
 // shapeModel predicts goodput per configuration: speed per type, a gain per
@@ -70,7 +71,7 @@ func checkShapes(t *testing.T, snap sia.Snapshot, plan sia.Plan) {
 		if !a.Running() {
 			continue
 		}
-		e := plan.entry(i)
+		e := sia.PlanEntry(&plan, i)
 		require.NotNil(t, e, d.Job)
 		require.Len(t, a.Placement, a.GPUs, d.Job)
 		require.Equal(t, e.Config.GPUs, a.GPUs, d.Job)
@@ -194,7 +195,7 @@ func TestRoundMixedPoolsReservedAndQuota(t *testing.T) {
 	}
 	assert.LessOrEqual(t, total, 13)
 	assert.Positive(t, total)
-	assert.Equal(t, map[string][]string{"x": {"x/8", "x/6"}}, plan.matrix.Pools)
+	assert.Equal(t, map[string][]string{"x": {"x/8", "x/6"}}, sia.PlanMatrix(&plan).Pools)
 
 	snap.Reserved = nil
 	snap.Quotas = []sia.Quota{{Name: "q", Jobs: []string{"j0", "j1", "j2"}, Type: "x", Limit: 4}}
@@ -274,7 +275,7 @@ func TestRoundKeepsJobWhoseResizeCannotBePlaced(t *testing.T) {
 	plan := round(t, snap, &sia.Options{NoScaleUpCap: true})
 	d, ok := plan.Decision("grow")
 	require.True(t, ok)
-	e := plan.matrix.Rows[2].Entries
+	e := sia.PlanMatrix(&plan).Rows[2].Entries
 	require.NotEmpty(t, e)
 	assert.Equal(t, sia.Keep, d.Action, "a job whose resize cannot be placed keeps its GPUs")
 	assert.Equal(t, snap.Jobs[2].State.Current.Placement, d.Allocation.Placement)
@@ -517,4 +518,37 @@ func unplacedOf(p *sia.Plan) []string {
 		}
 	}
 	return out
+}
+
+// TestStepsOneByOne runs the round's steps one by one (matrix, allocation,
+// placement) on a small snapshot and checks each step's outcome.
+func TestStepsOneByOne(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	snap := &sia.Snapshot{
+		Now:     t0,
+		Cluster: sia.Cluster{Nodes: []sia.Node{{ID: "n0", Type: "X", GPUs: 4}}},
+		Jobs: []sia.Job{
+			{ID: "small", Submitted: t0, MaxGPUs: 2, Models: siatest.Table{"X": {1: 10, 2: 18}}},
+			{ID: "rigid", Submitted: t0, Kind: sia.Rigid, GPUs: 2, Models: siatest.Table{"X": {2: 50}}},
+		},
+	}
+	opts := &sia.Options{NoScaleUpCap: true}
+	m, err := sia.BuildMatrix(snap, opts)
+	require.NoError(t, err)
+	var entries []string
+	for _, r := range m.Rows {
+		for _, e := range r.Entries {
+			entries = append(entries, fmt.Sprintf("%s %v G=%.2f value=%.3f", r.Job, e.Config, e.Normalized, e.Value))
+		}
+	}
+	assert.Equal(t, []string{
+		"small (1,1,X) G=1.00 value=1.000",
+		"small (1,2,X) G=1.80 value=0.745",
+		"rigid (1,2,X) G=2.00 value=0.707",
+	}, entries)
+	sol, err := sia.Solve(context.Background(), m, opts)
+	require.NoError(t, err)
+	lay, err := sia.Place(snap, m, sol)
+	require.NoError(t, err)
+	assert.Equal(t, "[1 0] [[{n0 2} {n0 3}] [{n0 0} {n0 1}]]", fmt.Sprint(sol.Choice, lay.GPUs))
 }

@@ -141,7 +141,7 @@ func TestRoundKeepsSpanningCurrent(t *testing.T) {
 			require.True(t, ok)
 			assert.Equal(t, sia.Keep, d.Action)
 			assert.ElementsMatch(t, spanHeld().Placement, d.Allocation.Placement)
-			e := plan.entry(0)
+			e := sia.PlanEntry(&plan, 0)
 			require.NotNil(t, e)
 			assert.True(t, e.Current)
 			assert.Equal(t, []configset.Part{{NodeGPUs: 8, Nodes: 1, GPUs: 8}, {NodeGPUs: 6, Nodes: 1, GPUs: 6}}, e.Config.Parts())
@@ -258,7 +258,7 @@ func TestRoundSpanPinnedBruteForce(t *testing.T) {
 			plan := round(t, snap, o)
 			rounds++
 			for i := range plan.Decisions {
-				if e := plan.entry(i); e != nil && e.Config.Spanning() {
+				if e := sia.PlanEntry(&plan, i); e != nil && e.Config.Spanning() {
 					spanning++
 				}
 			}
@@ -305,7 +305,7 @@ func TestRoundPinnedSpanningExact(t *testing.T) {
 	d := plan.Decisions[0]
 	assert.Equal(t, sia.Keep, d.Action)
 	assert.True(t, d.Pinned)
-	assert.Equal(t, "8x1:5+6x1:3", plan.entry(0).Config.Span)
+	assert.Equal(t, "8x1:5+6x1:3", sia.PlanEntry(&plan, 0).Config.Span)
 	for _, d := range plan.Decisions[1:] {
 		assert.Equal(t, sia.Start, d.Action, d.Job)
 	}

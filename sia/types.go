@@ -208,8 +208,7 @@ type JobState struct {
 	// is queued or suspended). Its shape must fit the cluster (Nodes nodes
 	// of its type holding GPUs GPUs). Round needs Placement: the GPUs the job
 	// actually holds, which placement keeps and no other job is given; a
-	// running job without it is an error (BuildMatrix alone does not need
-	// it). It must refer to the snapshot's nodes: a host that lost a node, or
+	// running job without it is an error. It must refer to the snapshot's nodes: a host that lost a node, or
 	// does not know where a job runs, clears Current of the jobs concerned
 	// (they are then treated as queued).
 	Current Allocation

@@ -13,9 +13,7 @@ import (
 )
 
 // Validate checks the snapshot against every documented rule with default
-// options, as Round does; Round and BuildMatrix validate with their own
-// options (BuildMatrix does not need the GPUs of running jobs, see
-// JobState.Current). Errors are *InputError values wrapping ErrInvalidInput
+// options, as Round does; Round validates with its own options. Errors are *InputError values wrapping ErrInvalidInput
 // (or ErrInfeasible for pinned jobs that cannot fit).
 //
 // The rules, beyond the per-field ones documented on each type:

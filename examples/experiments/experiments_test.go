@@ -52,20 +52,18 @@ func saturn1(t *testing.T) (sim.Cluster, sim.Truth, *sim.Workload, string) {
 // stickySia is Sia with a stickiness bonus: a running job's current
 // configuration is worth 10 % more, so that small gains do not cause a
 // restart. The edit changes G; the round re-rounds, re-clips and
-// recomputes dominance (sia.Refinish).
+// recomputes dominance (sia.Scheduler.WithGoodputEdit).
 func stickySia(cluster sim.Cluster, truth sim.Truth) (sim.Policy, error) {
 	opts := &sia.Options{Artifact: sia.PublishedArtifact()}
 	s, err := sia.New(opts)
 	if err != nil {
 		return nil, err
 	}
-	sticky := s.WithMatrixEdit(func(_ *sia.Snapshot, m *sia.Matrix) (sia.Edited, error) {
-		for i := range m.Rows {
-			if c := m.Rows[i].Current; c >= 0 {
-				m.Rows[i].Entries[c].Normalized *= 1.1
-			}
+	sticky := s.WithGoodputEdit(func(_ *sia.Job, _ sia.Allocation, current bool, g float64) float64 {
+		if current {
+			return g * 1.1
 		}
-		return sia.EditedNormalized, nil
+		return g
 	})
 	return siapolicy.New(cluster, truth, siapolicy.Options{Name: "sia-sticky", Scheduler: sticky})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sia-sched/sia/examples/kube/siakube"
+	"github.com/sia-sched/sia/sia"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
@@ -72,9 +73,14 @@ type env struct {
 }
 
 func newEnv(t *testing.T, client *fake.Clientset) *env {
+	return newEnvOptions(t, client, nil)
+}
+
+// newEnvOptions is newEnv with the scheduler's options.
+func newEnvOptions(t *testing.T, client *fake.Clientset, opts *sia.Options) *env {
 	clock := NewManualClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	rec := record.NewFakeRecorder(10000)
-	c, err := New(client, Config{Namespace: "sia-system", Clock: clock, Recorder: rec})
+	c, err := New(client, Config{Namespace: "sia-system", Clock: clock, Recorder: rec, Options: opts})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -531,13 +537,19 @@ func TestAgeOnTheControllersClock(t *testing.T) {
 	j := trainJob("adaptive", true, map[string]string{siakube.AnnMinGPUs: "1", siakube.AnnMaxGPUs: "8"})
 	j.CreationTimestamp = metav1.NewTime(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)) // ahead of the manual clock
 	client := fake.NewClientset(gpuNode("a100-0", "a100", 8), j)
-	e := newEnv(t, client)
+	var offered int // entries the last round's matrix offered the solver
+	e := newEnvOptions(t, client, &sia.Options{Observer: func(ev sia.Event) {
+		if ev.Stage == sia.StageMatrix {
+			offered = ev.Offered
+		}
+	}})
 	require.Equal(t, 1, e.round().Actions["start"])
 	e.kubelet()
 	e.clock.Advance(2 * time.Hour)
 	rep := e.round()
 	require.NotNil(t, rep.Plan)
-	require.NotNil(t, rep.Plan.Matrix)
-	require.Len(t, rep.Plan.Matrix.Rows, 1)
-	assert.Positive(t, rep.Plan.Matrix.Rows[0].Restart, "a job running for 2 h has a restart factor above 0")
+	require.Len(t, rep.Plan.Decisions, 1)
+	// Age 0 gives the restart factor r = 0, which drops every configuration
+	// but the running job's current one (its value (r·G)^p is infinite).
+	assert.Greater(t, offered, 1, "a job running for 2 h has a restart factor above 0: other configurations are offered")
 }
