@@ -136,16 +136,18 @@ func (s Source) String() string {
 type Spec struct {
 	// InitBatch is M0, the job's initial global batch size (≥ 1).
 	InitBatch int
-	// MaxBatch is the largest global batch size the job may use (≥ InitBatch).
+	// MaxBatch is the largest global batch size an adaptive job may use
+	// (≥ InitBatch; ignored when FixedBatch is set).
 	MaxBatch int
 	// Limits gives the per-GPU batch bounds per GPU type (memory). A type
 	// absent from Limits cannot run the job: Model returns Source Excluded
 	// (schedulers never offer the type) and Seed/Observe return an error. Ignored for hybrid-parallel jobs, which
 	// use Stages instead (a type must then appear in Stages).
 	Limits map[string]goodput.Limits
-	// FixedBatch marks strong-scaling and rigid jobs: the global batch is
-	// fixed at MaxBatch.
-	FixedBatch bool
+	// FixedBatch is the global batch size of a strong-scaling or rigid job,
+	// which the scheduler does not tune (InitBatch ≤ FixedBatch ≤ MaxCount);
+	// 0 means adaptive: the batch is chosen in [InitBatch, MaxBatch].
+	FixedBatch int
 	// Stages gives, for a hybrid-parallel job, the pipeline stages (GPUs per
 	// replica) per GPU type; nil for data-parallel jobs. sia.Job.ReplicaSize
 	// must give the same numbers.
@@ -167,7 +169,14 @@ func (s Spec) Validate() error {
 	if s.InitBatch < 1 {
 		return &InputError{Field: "Spec.InitBatch", Reason: fmt.Sprintf("%d, want >= 1", s.InitBatch)}
 	}
-	if s.MaxBatch < s.InitBatch {
+	switch {
+	case s.FixedBatch < 0:
+		return &InputError{Field: "Spec.FixedBatch", Reason: fmt.Sprintf("%d, want >= 0 (0: adaptive)", s.FixedBatch)}
+	case s.FixedBatch > 0 && s.FixedBatch < s.InitBatch:
+		return &InputError{Field: "Spec.FixedBatch", Reason: fmt.Sprintf("%d is below InitBatch %d", s.FixedBatch, s.InitBatch)}
+	case s.FixedBatch > MaxCount:
+		return &InputError{Field: "Spec.FixedBatch", Reason: fmt.Sprintf("%d, want <= %d", s.FixedBatch, MaxCount)}
+	case (s.FixedBatch == 0 || s.Hybrid()) && s.MaxBatch < s.InitBatch:
 		return &InputError{Field: "Spec.MaxBatch", Reason: fmt.Sprintf("%d is below InitBatch %d", s.MaxBatch, s.InitBatch)}
 	}
 	if err := s.Grad.Validate(); err != nil {

@@ -237,6 +237,9 @@ func TestBadInputs(t *testing.T) {
 		"grad":          func(s *Spec) { s.Grad.Var = math.NaN() },
 		"hybrid micro":  func(s *Spec) { s.Stages = map[string]int{"x": 2} },
 		"hybrid stages": func(s *Spec) { s.MicroBatches = 4; s.Stages = map[string]int{"x": 0} },
+		"fixed below":   func(s *Spec) { s.FixedBatch = s.InitBatch - 1 },
+		"fixed <0":      func(s *Spec) { s.FixedBatch = -1 },
+		"fixed huge":    func(s *Spec) { s.FixedBatch = MaxCount + 1 },
 	}
 	for name, mut := range specs {
 		s := good
@@ -250,6 +253,10 @@ func TestBadInputs(t *testing.T) {
 	}
 	_, err := New(good, &Options{Mode: 7})
 	assert.ErrorIs(t, err, ErrInvalidInput)
+	fixed := good
+	fixed.MaxBatch, fixed.FixedBatch = 0, good.InitBatch
+	_, err = New(fixed, nil)
+	assert.NoError(t, err, "a fixed batch needs no MaxBatch")
 
 	tr, err := New(good, nil)
 	require.NoError(t, err)

@@ -33,7 +33,11 @@ func TestExcludedTypesNeverOffered(t *testing.T) {
 		require.NoError(t, tr.Seed(ty, rows...))
 	}
 	onlyA := func(fixed, seeded bool) *bootstrap.Tracker {
-		tr, err := bootstrap.New(bootstrap.Spec{InitBatch: 64, MaxBatch: 1024, FixedBatch: fixed,
+		fb := 0 // adaptive
+		if fixed {
+			fb = 1024
+		}
+		tr, err := bootstrap.New(bootstrap.Spec{InitBatch: 64, MaxBatch: 1024, FixedBatch: fb,
 			Limits: map[string]goodput.Limits{"A": {MinLocalBatch: 8, MaxLocalBatch: 512}}}, nil)
 		require.NoError(t, err)
 		if seeded {

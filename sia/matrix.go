@@ -571,8 +571,8 @@ func (rb *rowBuilder) typeModel(t string) (bool, error) {
 	if rb.blind {
 		src = bootstrap.None
 	}
-	if j.Kind != Adaptive {
-		model.FixedBatch = true
+	if j.Kind != Adaptive && model.FixedBatch == 0 {
+		model.FixedBatch = model.MaxBatch // an adaptive model: its largest batch
 	}
 	if src != bootstrap.None && rb.eval == nil {
 		if err := model.Validate(); err != nil {

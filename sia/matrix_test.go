@@ -286,6 +286,20 @@ func TestStrongScalingFixedBatch(t *testing.T) {
 		assert.GreaterOrEqual(t, e.Choice.GlobalBatch, 512, "%v", e.Config)
 		assert.Less(t, e.Choice.GlobalBatch, 512+e.Replicas*(e.Choice.AccumSteps+1), "%v", e.Config)
 	}
+
+	// A model with its own fixed batch runs at it, not at MaxBatch.
+	model.FixedBatch = 96
+	snap.Jobs[0].Models = bootstrap.Static{"A": model, "B": model}
+	m, err = newMatrix(snap, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, m.Rows[0].Entries)
+	for _, e := range m.Rows[0].Entries {
+		if e.Source == bootstrap.None || e.Invalid {
+			continue
+		}
+		assert.GreaterOrEqual(t, e.Choice.GlobalBatch, 96, "%v", e.Config)
+		assert.Less(t, e.Choice.GlobalBatch, 96+e.Replicas*(e.Choice.AccumSteps+1), "%v", e.Config)
+	}
 }
 
 func TestInvalidSnapshots(t *testing.T) {

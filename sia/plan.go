@@ -475,7 +475,9 @@ func defaultBatch(j *Job, e *matrixEntry) (local, accum, global int) {
 		return 1, max(m.MicroBatches-1, 0), max(m.MicroBatches, 1) * r
 	}
 	global = max(m.InitBatch, 1)
-	if j.Kind != Adaptive && m.MaxBatch > 0 {
+	if m.FixedBatch > 0 {
+		global = m.FixedBatch
+	} else if j.Kind != Adaptive && m.MaxBatch > 0 {
 		global = m.MaxBatch
 	}
 	bmax := m.Limits.MaxLocalBatch

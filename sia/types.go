@@ -136,10 +136,12 @@ type Kind int
 const (
 	// Adaptive jobs let Sia choose GPU type, GPU count and batch size.
 	Adaptive Kind = iota
-	// StrongScaling jobs have a fixed global batch size (their model's
-	// MaxBatch); Sia chooses type and count. No scale-up cap applies.
+	// StrongScaling jobs have a fixed global batch size (their models'
+	// goodput.Model.FixedBatch, or MaxBatch for a model without one); Sia
+	// chooses type and count. No scale-up cap applies.
 	StrongScaling
-	// Rigid jobs have a fixed batch size and a fixed GPU count (Job.GPUs);
+	// Rigid jobs have a fixed batch size (as StrongScaling) and a fixed GPU
+	// count (Job.GPUs);
 	// Sia chooses only the type. The count need not be a configuration
 	// shape (12 GPUs on 8-GPU nodes is placed as 8 + 4).
 	Rigid

@@ -209,8 +209,7 @@ func (p *Policy) rigid(j *sim.Job) bool {
 func (p *Policy) newJob(j *sim.Job) (*jobState, error) {
 	spec := bootstrap.Spec{InitBatch: j.App.InitBatch, MaxBatch: j.App.MaxBatch, Limits: map[string]goodput.Limits{}}
 	if p.rigid(j) || j.Spec.Category == sim.CategoryStrongScaled {
-		spec.FixedBatch = true
-		spec.MaxBatch = max(j.Spec.Batch, spec.InitBatch)
+		spec.FixedBatch = max(j.Spec.Batch, spec.InitBatch)
 	} else if p.opt.CapAtRequest {
 		spec.MaxBatch = min(spec.MaxBatch, max(j.Spec.Batch, spec.InitBatch))
 	}
