@@ -149,8 +149,10 @@ type Spec struct {
 	// 0 means adaptive: the batch is chosen in [InitBatch, MaxBatch].
 	FixedBatch int
 	// Stages gives, for a hybrid-parallel job, the pipeline stages (GPUs per
-	// replica) per GPU type; nil for data-parallel jobs. sia.Job.ReplicaSize
-	// must give the same numbers.
+	// replica) per GPU type; nil for data-parallel jobs. It is the job's
+	// replica size for the scheduler (goodput.Model.Stages of every model the
+	// tracker returns), and the types it lists are the only ones the job can
+	// use.
 	Stages map[string]int
 	// MicroBatches is the number of size-1 micro-batches each pipeline
 	// replica runs per optimizer step (hybrid-parallel jobs only).
@@ -755,16 +757,24 @@ func (t *Tracker) UnmarshalJSON(data []byte) error {
 
 // Static is a fixed set of models, one per GPU type, for hosts that know
 // every job's throughput up front (oracle experiments, tests). Model returns
-// Measured for the types present and None ("no model yet") otherwise. It has
-// the same Model method as Tracker, so it satisfies the scheduler's model
-// interface. To forbid types, list the allowed ones in the scheduler's job
-// (sia.Job.Types) or use a Tracker, whose Spec excludes the types it lacks.
+// Measured for the types present and None ("no model yet") otherwise, or
+// Excluded for a hybrid-parallel job (one with a model with Stages), whose
+// replica size on an absent type is unknown. It has the same Model method as
+// Tracker, so it satisfies the scheduler's model interface. To forbid types,
+// list the allowed ones in the scheduler's job (sia.Job.Types) or use a
+// Tracker, whose Spec excludes the types it lacks.
 type Static map[string]goodput.Model
 
-// Model returns s[gpuType] and Measured, or None when the type is absent.
+// Model returns s[gpuType] and Measured, or None when the type is absent
+// (Excluded when another type's model is hybrid-parallel).
 func (s Static) Model(gpuType string) (goodput.Model, Source) {
 	m, ok := s[gpuType]
 	if !ok {
+		for _, o := range s {
+			if o.Hybrid() {
+				return goodput.Model{}, Excluded
+			}
+		}
 		return goodput.Model{}, None
 	}
 	return m, Measured

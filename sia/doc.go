@@ -45,9 +45,11 @@
 // ScaleUpFactor (2) × JobState.PeakReplicas replicas, never below its minimum:
 // a job that never ran starts on one replica and grows at most twofold per
 // round (Options.NoScaleUpCap turns this off). A hybrid-parallel (pipeline) job
-// sets Job.ReplicaSize to its GPUs per replica per type and uses a tracker
-// built with the same bootstrap.Spec.Stages and Spec.MicroBatches (m); it is
-// seeded and observed per pipeline replica with LocalBatch 1, and its
+// uses a tracker built with bootstrap.Spec.Stages (its GPUs per replica, the
+// pipeline stages, per GPU type; the only types it can use) and
+// Spec.MicroBatches (m): the job's replica size on a type is its model's
+// goodput.Model.Stages, and it takes GPUs in whole replicas. It is seeded and
+// observed per pipeline replica with LocalBatch 1, and its
 // decisions read Replicas pipelines, LocalBatch 1 and AccumSteps m − 1 (m
 // micro-batches per step, GlobalBatch = m × Replicas). For data-parallel jobs
 // LocalBatch is the per-GPU batch and AccumSteps the extra gradient

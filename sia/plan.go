@@ -66,7 +66,7 @@ type Decision struct {
 	// gets none).
 	Allocation Allocation
 	// Replicas is the number of data-parallel replicas (GPUs / replica
-	// size, Job.ReplicaSize).
+	// size: a hybrid-parallel job's pipeline stages on the type).
 	Replicas int
 	// LocalBatch, AccumSteps and GlobalBatch are the batch size the job
 	// should use: LocalBatch samples per GPU, AccumSteps extra accumulation
