@@ -366,3 +366,20 @@ func TestSeedProfilesRename(t *testing.T) {
 	b, _ := tr.Model("aws")
 	assert.Greater(t, a.Params.Throughput(1, 1, 12, 0), b.Params.Throughput(1, 1, 12, 0))
 }
+
+// TestStaticSources: a Static offers its types as Measured and the others as
+// None, except for a hybrid-parallel job, whose replica size (Stages) on an
+// absent type is unknown: those types are Excluded.
+func TestStaticSources(t *testing.T) {
+	dp := Static{"a": {InitBatch: 1, MaxBatch: 8}}
+	_, src := dp.Model("a")
+	assert.Equal(t, Measured, src)
+	_, src = dp.Model("b")
+	assert.Equal(t, None, src)
+	hybrid := Static{"a": {InitBatch: 1, MaxBatch: 8, Stages: 2, MicroBatches: 4}}
+	m, src := hybrid.Model("a")
+	assert.Equal(t, Measured, src)
+	assert.Equal(t, 2, m.Stages)
+	_, src = hybrid.Model("b")
+	assert.Equal(t, Excluded, src)
+}
