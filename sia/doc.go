@@ -26,6 +26,15 @@
 //     fail or leave, Snapshot.DropDepartedNodes queues the jobs that held
 //     GPUs on them.
 //
+// The names a host learns, in the order it meets them: Scheduler (New,
+// Round) and its Options; the Snapshot (a Cluster of Nodes, the Jobs, each
+// with its Kind, Models and JobState, whose Current Allocation lists GPUs;
+// optional Quotas); the Plan, one Decision per job (an Action, a
+// QueueReason when it gets no GPUs) and a Status. Errors are an *InputError
+// or an *InfeasibleError; Options.Observer receives an Event per Stage;
+// Options.Artifact takes ArtifactKnobs; Evaluator is an optional extension of
+// Models.
+//
 // Snapshot, JobState and Plan round-trip through encoding/json (a job's
 // Models when they are a *bootstrap.Tracker or bootstrap.Static), so a host
 // can persist its state and replay a round: the replay gives the same plan.
@@ -53,7 +62,9 @@
 // decisions read Replicas pipelines, LocalBatch 1 and AccumSteps m − 1 (m
 // micro-batches per step, GlobalBatch = m × Replicas). For data-parallel jobs
 // LocalBatch is the per-GPU batch and AccumSteps the extra gradient
-// accumulation steps of one optimiser step.
+// accumulation steps of one optimiser step. A strong-scaling or rigid job
+// runs at its fixed batch (goodput.Model.FixedBatch, from
+// bootstrap.Spec.FixedBatch); MaxBatch only bounds an adaptive job's batch.
 //
 // # Node shapes
 //
