@@ -137,19 +137,23 @@ func (s Source) String() string {
 type Spec struct {
 	// InitBatch is M0, the job's initial global batch size (≥ 1).
 	InitBatch int
-	// MaxBatch is the largest global batch size the job may use (≥ InitBatch).
+	// MaxBatch is the largest global batch size an adaptive job may use
+	// (≥ InitBatch; ignored when FixedBatch is set).
 	MaxBatch int
 	// Limits gives the per-GPU batch bounds per GPU type (memory). A type
 	// absent from Limits cannot run the job: Model returns Source Excluded
 	// (schedulers never offer the type) and Seed/Observe return an error. Ignored for hybrid-parallel jobs, which
 	// use Stages instead (a type must then appear in Stages).
 	Limits map[string]goodput.Limits
-	// FixedBatch marks strong-scaling and rigid jobs: the global batch is
-	// fixed at MaxBatch.
-	FixedBatch bool
+	// FixedBatch is the global batch size of a strong-scaling or rigid job,
+	// which the scheduler does not tune (InitBatch ≤ FixedBatch ≤ MaxCount);
+	// 0 means adaptive: the batch is chosen in [InitBatch, MaxBatch].
+	FixedBatch int
 	// Stages gives, for a hybrid-parallel job, the pipeline stages (GPUs per
-	// replica) per GPU type; nil for data-parallel jobs. sia.Job.ReplicaSize
-	// must give the same numbers.
+	// replica) per GPU type; nil for data-parallel jobs. It is the job's
+	// replica size for the scheduler (goodput.Model.Stages of every model the
+	// tracker returns), and the types it lists are the only ones the job can
+	// use.
 	Stages map[string]int
 	// MicroBatches is the number of size-1 micro-batches each pipeline
 	// replica runs per optimizer step (hybrid-parallel jobs only).
@@ -168,7 +172,14 @@ func (s Spec) Validate() error {
 	if s.InitBatch < 1 {
 		return &InputError{Field: "Spec.InitBatch", Reason: fmt.Sprintf("%d, want >= 1", s.InitBatch)}
 	}
-	if s.MaxBatch < s.InitBatch {
+	switch {
+	case s.FixedBatch < 0:
+		return &InputError{Field: "Spec.FixedBatch", Reason: fmt.Sprintf("%d, want >= 0 (0: adaptive)", s.FixedBatch)}
+	case s.FixedBatch > 0 && s.FixedBatch < s.InitBatch:
+		return &InputError{Field: "Spec.FixedBatch", Reason: fmt.Sprintf("%d is below InitBatch %d", s.FixedBatch, s.InitBatch)}
+	case s.FixedBatch > MaxCount:
+		return &InputError{Field: "Spec.FixedBatch", Reason: fmt.Sprintf("%d, want <= %d", s.FixedBatch, MaxCount)}
+	case (s.FixedBatch == 0 || s.Hybrid()) && s.MaxBatch < s.InitBatch:
 		return &InputError{Field: "Spec.MaxBatch", Reason: fmt.Sprintf("%d is below InitBatch %d", s.MaxBatch, s.InitBatch)}
 	}
 	if err := s.Grad.Validate(); err != nil {
@@ -749,16 +760,24 @@ func (t *Tracker) UnmarshalJSON(data []byte) error {
 
 // Static is a fixed set of models, one per GPU type, for hosts that know
 // every job's throughput up front (oracle experiments, tests). Model returns
-// Measured for the types present and None ("no model yet") otherwise. It has
-// the same Model method as Tracker, so it satisfies the scheduler's model
-// interface. To forbid types, list the allowed ones in the scheduler's job
-// (sia.Job.Types) or use a Tracker, whose Spec excludes the types it lacks.
+// Measured for the types present and None ("no model yet") otherwise, or
+// Excluded for a hybrid-parallel job (one with a model with Stages), whose
+// replica size on an absent type is unknown. It has the same Model method as
+// Tracker, so it satisfies the scheduler's model interface. To forbid types,
+// list the allowed ones in the scheduler's job (sia.Job.Types) or use a
+// Tracker, whose Spec excludes the types it lacks.
 type Static map[string]goodput.Model
 
-// Model returns s[gpuType] and Measured, or None when the type is absent.
+// Model returns s[gpuType] and Measured, or None when the type is absent
+// (Excluded when another type's model is hybrid-parallel).
 func (s Static) Model(gpuType string) (goodput.Model, Source) {
 	m, ok := s[gpuType]
 	if !ok {
+		for _, o := range s {
+			if o.Hybrid() {
+				return goodput.Model{}, Excluded
+			}
+		}
 		return goodput.Model{}, None
 	}
 	return m, Measured

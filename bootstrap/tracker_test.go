@@ -237,6 +237,9 @@ func TestBadInputs(t *testing.T) {
 		"grad":          func(s *Spec) { s.Grad.Var = math.NaN() },
 		"hybrid micro":  func(s *Spec) { s.Stages = map[string]int{"x": 2} },
 		"hybrid stages": func(s *Spec) { s.MicroBatches = 4; s.Stages = map[string]int{"x": 0} },
+		"fixed below":   func(s *Spec) { s.FixedBatch = s.InitBatch - 1 },
+		"fixed <0":      func(s *Spec) { s.FixedBatch = -1 },
+		"fixed huge":    func(s *Spec) { s.FixedBatch = MaxCount + 1 },
 	}
 	for name, mut := range specs {
 		s := good
@@ -250,6 +253,10 @@ func TestBadInputs(t *testing.T) {
 	}
 	_, err := New(good, &Options{Mode: 7})
 	assert.ErrorIs(t, err, ErrInvalidInput)
+	fixed := good
+	fixed.MaxBatch, fixed.FixedBatch = 0, good.InitBatch
+	_, err = New(fixed, nil)
+	assert.NoError(t, err, "a fixed batch needs no MaxBatch")
 
 	tr, err := New(good, nil)
 	require.NoError(t, err)
@@ -358,4 +365,21 @@ func TestSeedProfilesRename(t *testing.T) {
 	a, _ := tr.Model("dgx-ext")
 	b, _ := tr.Model("aws")
 	assert.Greater(t, a.Params.Throughput(1, 1, 12, 0), b.Params.Throughput(1, 1, 12, 0))
+}
+
+// TestStaticSources: a Static offers its types as Measured and the others as
+// None, except for a hybrid-parallel job, whose replica size (Stages) on an
+// absent type is unknown: those types are Excluded.
+func TestStaticSources(t *testing.T) {
+	dp := Static{"a": {InitBatch: 1, MaxBatch: 8}}
+	_, src := dp.Model("a")
+	assert.Equal(t, Measured, src)
+	_, src = dp.Model("b")
+	assert.Equal(t, None, src)
+	hybrid := Static{"a": {InitBatch: 1, MaxBatch: 8, Stages: 2, MicroBatches: 4}}
+	m, src := hybrid.Model("a")
+	assert.Equal(t, Measured, src)
+	assert.Equal(t, 2, m.Stages)
+	_, src = hybrid.Model("b")
+	assert.Equal(t, Excluded, src)
 }

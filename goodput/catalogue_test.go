@@ -141,7 +141,7 @@ func TestBestHugeButValid(t *testing.T) {
 	models := []Model{
 		{Params: testParams, Grad: GradStats{Sqr: 1, Var: 100}, InitBatch: 1, MaxBatch: MaxBatchSize, Limits: Limits{1, MaxBatchSize}},
 		{Params: testParams, Grad: GradStats{Sqr: 1, Var: 100}, InitBatch: 1, MaxBatch: MaxBatchSize, Limits: Limits{1, 1}},
-		{Params: testParams, Grad: GradStats{Sqr: 1e300, Var: 1e300}, InitBatch: MaxBatchSize, MaxBatch: MaxBatchSize, Limits: Limits{1, 1}, FixedBatch: true},
+		{Params: testParams, Grad: GradStats{Sqr: 1e300, Var: 1e300}, InitBatch: MaxBatchSize, Limits: Limits{1, 1}, FixedBatch: MaxBatchSize},
 		// Hybrid with the largest micro-batch count: MicroBatches·replicas
 		// used to overflow into a negative global batch and goodput.
 		{Params: testParams, Grad: GradStats{Sqr: 1, Var: 1}, InitBatch: 1, MaxBatch: MaxBatchSize, Stages: 2, MicroBatches: MaxBatchSize},

@@ -33,9 +33,8 @@ func ExampleModel_Best_fixedBatch() {
 		Params:     goodput.Params{AlphaC: 0.02, BetaC: 0.0005, AlphaN: 0.2, BetaN: 0.01, AlphaR: 0.03, BetaR: 0.002, Gamma: 2},
 		Grad:       goodput.GradStats{Sqr: 1, Var: 200},
 		InitBatch:  128,
-		MaxBatch:   4096,
 		Limits:     goodput.Limits{MinLocalBatch: 32, MaxLocalBatch: 256},
-		FixedBatch: true,
+		FixedBatch: 4096,
 	}
 	for _, r := range []int{4, 8, 16} {
 		c, _ := m.Best(1+r/16, r)

@@ -92,6 +92,9 @@ func TestValidate(t *testing.T) {
 		{"grad", func(m *Model) { m.Grad.Var = math.Inf(1) }, "Var"},
 		{"init", func(m *Model) { m.InitBatch = 0 }, "InitBatch"},
 		{"max below init", func(m *Model) { m.MaxBatch = 16 }, "MaxBatch"},
+		{"fixed below init", func(m *Model) { m.FixedBatch = 16 }, "FixedBatch"},
+		{"fixed negative", func(m *Model) { m.FixedBatch = -1 }, "FixedBatch"},
+		{"fixed too large", func(m *Model) { m.FixedBatch = MaxBatchSize + 1 }, "FixedBatch"},
 		{"limits", func(m *Model) { m.Limits = Limits{0, 4} }, "MinLocalBatch"},
 		{"limits order", func(m *Model) { m.Limits = Limits{8, 4} }, "MaxLocalBatch"},
 		{"hybrid half", func(m *Model) { m.Stages = 2 }, "MicroBatches"},
@@ -108,6 +111,13 @@ func TestValidate(t *testing.T) {
 			assert.False(t, ok, "Best on an invalid model")
 		})
 	}
+	// A fixed batch needs no MaxBatch: MaxBatch bounds only adaptive jobs.
+	fixed := good
+	fixed.MaxBatch, fixed.FixedBatch = 0, 64
+	require.NoError(t, fixed.Validate())
+	c, ok := fixed.Best(1, 2)
+	require.True(t, ok)
+	assert.Equal(t, 64, c.GlobalBatch)
 }
 
 // TestBestAccumulates checks that the search accumulates gradients when the
@@ -119,7 +129,7 @@ func TestBestAccumulates(t *testing.T) {
 		InitBatch:  64,
 		MaxBatch:   4096,
 		Limits:     Limits{MinLocalBatch: 16, MaxLocalBatch: 256},
-		FixedBatch: true,
+		FixedBatch: 4096,
 	}
 	c, ok := m.Best(1, 4)
 	require.True(t, ok)
@@ -130,7 +140,7 @@ func TestBestAccumulates(t *testing.T) {
 	assert.LessOrEqual(t, c.LocalBatch, m.Limits.MaxLocalBatch)
 
 	// Adaptive: with a huge noise scale the largest batch wins and needs accumulation.
-	m.FixedBatch = false
+	m.FixedBatch = 0
 	c, ok = m.Best(2, 8)
 	require.True(t, ok)
 	assert.Equal(t, 4096, c.GlobalBatch)
@@ -138,15 +148,14 @@ func TestBestAccumulates(t *testing.T) {
 	assert.Equal(t, 256, c.LocalBatch)
 
 	// One GPU above M0 always accumulates at least once (statistics need two micro-batches).
-	m.FixedBatch = true
-	m.MaxBatch = 128
+	m.FixedBatch = 128
 	c, ok = m.Best(1, 1)
 	require.True(t, ok)
 	assert.Equal(t, 1, c.AccumSteps)
 	assert.Equal(t, 64, c.LocalBatch)
 
 	// But not at exactly M0.
-	m.MaxBatch = 64
+	m.FixedBatch = 64
 	c, ok = m.Best(1, 1)
 	require.True(t, ok)
 	assert.Equal(t, 0, c.AccumSteps)
@@ -190,11 +199,14 @@ func naiveBest(m Model, nodes, replicas int) (Choice, bool) {
 		lo = v
 	}
 	hi := float64(m.MaxBatch)
+	if m.FixedBatch > 0 {
+		hi = float64(m.FixedBatch)
+	}
 	if lo > hi {
 		return Choice{}, false
 	}
 	var cands []float64
-	if m.FixedBatch {
+	if m.FixedBatch > 0 {
 		cands = []float64{hi}
 	} else {
 		ratio := math.Pow(hi/lo, 1.0/49)
@@ -230,19 +242,22 @@ func naiveBest(m Model, nodes, replicas int) (Choice, bool) {
 func randomModel(rng *rand.Rand) Model {
 	m0 := 1 << rng.IntN(9)
 	bmin := 1 + rng.IntN(16)
-	return Model{
+	m := Model{
 		Params: Params{
 			AlphaC: rng.Float64() * 0.2, BetaC: 1e-4 + rng.Float64()*0.02,
 			AlphaN: rng.Float64(), BetaN: rng.Float64() * 0.1,
 			AlphaR: rng.Float64() * 0.3, BetaR: rng.Float64() * 0.05,
 			Gamma: 1 + 9*rng.Float64(),
 		},
-		Grad:       GradStats{Sqr: rng.Float64(), Var: rng.Float64() * math.Pow(10, float64(rng.IntN(5)))},
-		InitBatch:  m0,
-		MaxBatch:   m0 * (1 + rng.IntN(64)),
-		Limits:     Limits{MinLocalBatch: bmin, MaxLocalBatch: bmin + rng.IntN(300)},
-		FixedBatch: rng.IntN(4) == 0,
+		Grad:      GradStats{Sqr: rng.Float64(), Var: rng.Float64() * math.Pow(10, float64(rng.IntN(5)))},
+		InitBatch: m0,
+		MaxBatch:  m0 * (1 + rng.IntN(64)),
+		Limits:    Limits{MinLocalBatch: bmin, MaxLocalBatch: bmin + rng.IntN(300)},
 	}
+	if rng.IntN(4) == 0 { // fixed at the largest batch
+		m.FixedBatch = m.MaxBatch
+	}
+	return m
 }
 
 func TestBestMatchesBruteForce(t *testing.T) {
@@ -276,7 +291,7 @@ func TestBestMatchesBruteForce(t *testing.T) {
 		for s := 0; s <= m.MaxBatch/replicas; s++ {
 			for b := m.Limits.MinLocalBatch; b <= m.Limits.MaxLocalBatch; b++ {
 				glob := replicas * b * (s + 1)
-				if glob < m.InitBatch || glob > m.MaxBatch || (m.FixedBatch && glob != m.MaxBatch) {
+				if glob < m.InitBatch || glob > m.MaxBatch || (m.FixedBatch > 0 && glob != m.FixedBatch) {
 					continue
 				}
 				if replicas == 1 && glob > m.InitBatch && s == 0 {
@@ -288,7 +303,7 @@ func TestBestMatchesBruteForce(t *testing.T) {
 				break
 			}
 		}
-		if ex > 0 && !m.FixedBatch {
+		if ex > 0 && m.FixedBatch == 0 {
 			assert.GreaterOrEqual(t, got.Goodput, 0.9*ex, "trial %d: grid far from exhaustive optimum", trial)
 		}
 	}
@@ -508,7 +523,10 @@ func FuzzBest(f *testing.F) {
 	f.Add(0.0, 1e-3, 1e-8, 1e-8, 1e-8, 1e-8, 1.0, 0.0, 0.0, 1, 1, 1, 1, true, 1, 1)
 	f.Fuzz(func(t *testing.T, ac, bc, an, bn, ar, br, g, sqr, vr float64, m0, mmax, bmin, bmax int, fixed bool, nodes, replicas int) {
 		m := Model{Params: Params{ac, bc, an, bn, ar, br, g}, Grad: GradStats{sqr, vr}, InitBatch: m0, MaxBatch: mmax,
-			Limits: Limits{bmin, bmax}, FixedBatch: fixed}
+			Limits: Limits{bmin, bmax}}
+		if fixed {
+			m.FixedBatch = mmax
+		}
 		c, ok := m.Best(nodes, replicas)
 		if !ok {
 			return

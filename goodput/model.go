@@ -2,6 +2,7 @@ package goodput
 
 import (
 	"fmt"
+	"math"
 )
 
 // GridPoints is the number of candidate global batch sizes the batch-size
@@ -53,13 +54,17 @@ type Model struct {
 	Grad GradStats
 	// InitBatch is M0, the job's initial (smallest) global batch size.
 	InitBatch int
-	// MaxBatch is the largest global batch size the job may use.
+	// MaxBatch is the largest global batch size an adaptive job may use
+	// (the batch search's upper end; for a hybrid-parallel job the bound of
+	// MicroBatches × replicas). Ignored when FixedBatch is set.
 	MaxBatch int
 	// Limits are the per-GPU batch bounds on this GPU type.
 	Limits Limits
-	// FixedBatch marks strong-scaling and rigid jobs: only MaxBatch is
-	// evaluated (with accumulation if memory requires it).
-	FixedBatch bool
+	// FixedBatch is the global batch size of a strong-scaling or rigid job,
+	// which the scheduler does not tune: only FixedBatch is evaluated (with
+	// accumulation if memory requires it). 0 means adaptive: the batch is
+	// chosen in [InitBatch, MaxBatch].
+	FixedBatch int
 	// Stages is the number of pipeline stages per replica (hybrid-parallel
 	// jobs); zero means plain data parallel.
 	Stages int
@@ -84,11 +89,43 @@ type Choice struct {
 	GlobalBatch int
 }
 
+// checkBatches checks InitBatch ≤ FixedBatch ≤ MaxBatchSize for a fixed
+// batch, and InitBatch ≤ MaxBatch ≤ MaxBatchSize for an adaptive or
+// hybrid-parallel job.
+func (m Model) checkBatches() error {
+	switch {
+	case m.FixedBatch < 0:
+		return fmt.Errorf("%w: Model.FixedBatch = %d, want >= 0 (0: adaptive)", ErrInvalidInput, m.FixedBatch)
+	case m.FixedBatch > 0 && m.FixedBatch < m.InitBatch:
+		return fmt.Errorf("%w: Model.FixedBatch = %d is below InitBatch = %d", ErrInvalidInput, m.FixedBatch, m.InitBatch)
+	case m.FixedBatch > MaxBatchSize:
+		return fmt.Errorf("%w: Model.FixedBatch = %d, want <= MaxBatchSize = %d", ErrInvalidInput, m.FixedBatch, MaxBatchSize)
+	case m.FixedBatch > 0 && !m.Hybrid():
+		return nil
+	case m.MaxBatch < m.InitBatch:
+		return fmt.Errorf("%w: Model.MaxBatch = %d is below InitBatch = %d", ErrInvalidInput, m.MaxBatch, m.InitBatch)
+	case m.MaxBatch > MaxBatchSize:
+		return fmt.Errorf("%w: Model.MaxBatch = %d, want <= MaxBatchSize = %d", ErrInvalidInput, m.MaxBatch, MaxBatchSize)
+	}
+	return nil
+}
+
+// batchRange returns the global batches the data-parallel search considers:
+// [lo, hi] over replicas, a single point (fixed) for a fixed batch.
+func (m *Model) batchRange(replicas int) (lo, hi float64, fixed bool) {
+	lo = math.Max(float64(m.InitBatch), float64(m.Limits.MinLocalBatch)*float64(replicas))
+	if m.FixedBatch > 0 {
+		return lo, float64(m.FixedBatch), true
+	}
+	return lo, float64(m.MaxBatch), false
+}
+
 // Hybrid reports whether m describes a hybrid-parallel (pipeline) job.
 func (m Model) Hybrid() bool { return m.Stages > 0 || m.MicroBatches > 0 }
 
 // Validate reports whether m can be evaluated: valid Params and Grad,
-// 1 ≤ InitBatch ≤ MaxBatch ≤ MaxBatchSize, and either valid Limits (data
+// 1 ≤ InitBatch ≤ FixedBatch ≤ MaxBatchSize for a fixed batch, else
+// InitBatch ≤ MaxBatch ≤ MaxBatchSize, and either valid Limits (data
 // parallel) or Stages and MicroBatches in [1, MaxBatchSize] (hybrid
 // parallel). The error names the offending field (as Model.Params.AlphaC,
 // Model.Limits.MinLocalBatch, …) and wraps ErrInvalidInput.
@@ -102,11 +139,8 @@ func (m Model) Validate() error {
 	if m.InitBatch < 1 {
 		return fmt.Errorf("%w: Model.InitBatch = %d, want >= 1", ErrInvalidInput, m.InitBatch)
 	}
-	if m.MaxBatch < m.InitBatch {
-		return fmt.Errorf("%w: Model.MaxBatch = %d is below InitBatch = %d", ErrInvalidInput, m.MaxBatch, m.InitBatch)
-	}
-	if m.MaxBatch > MaxBatchSize {
-		return fmt.Errorf("%w: Model.MaxBatch = %d, want <= MaxBatchSize = %d", ErrInvalidInput, m.MaxBatch, MaxBatchSize)
+	if err := m.checkBatches(); err != nil {
+		return err
 	}
 	if m.Hybrid() {
 		if m.Stages < 1 || m.MicroBatches < 1 {

@@ -154,13 +154,12 @@ func syncLow(a, b float64, l *[nLines][2]float64) float64 {
 // evaluates exactly only the candidates whose bound can still beat the best
 // so far; the first candidate with the highest goodput wins.
 func (s *Searcher) best(m *Model, nodes, replicas int) (Choice, bool) {
-	lo := math.Max(float64(m.InitBatch), float64(m.Limits.MinLocalBatch)*float64(replicas))
-	hi := float64(m.MaxBatch)
+	lo, hi, fixed := m.batchRange(replicas)
 	if lo > hi {
 		return Choice{}, false
 	}
 	n := GridPoints
-	if m.FixedBatch || lo == hi {
+	if fixed || lo == hi {
 		n = 1
 	}
 	var cands [GridPoints]candidate

@@ -23,11 +23,14 @@ func simpleBest(m Model, nodes, replicas int) (Choice, bool) {
 	bmin, bmax := m.Limits.MinLocalBatch, m.Limits.MaxLocalBatch
 	lo := math.Max(float64(m.InitBatch), float64(bmin)*float64(replicas))
 	hi := float64(m.MaxBatch)
+	if m.FixedBatch > 0 {
+		hi = float64(m.FixedBatch)
+	}
 	if lo > hi {
 		return Choice{}, false
 	}
 	n := GridPoints
-	if m.FixedBatch || lo == hi {
+	if m.FixedBatch > 0 || lo == hi {
 		n = 1
 	}
 	r := float64(replicas)
@@ -87,11 +90,13 @@ func TestSearchMatchesSimple(t *testing.T) {
 				AlphaR: exp(1e-8, 0.5), BetaR: exp(1e-8, 0.05),
 				Gamma: 1 + 9*rng.Float64()*rng.Float64(),
 			},
-			Grad:       GradStats{Sqr: exp(1e-3, 10), Var: exp(1e-3, 1000)},
-			InitBatch:  m0,
-			MaxBatch:   m0 * (1 + rng.IntN(128)),
-			Limits:     Limits{MinLocalBatch: bmin, MaxLocalBatch: bmin + rng.IntN(2048)},
-			FixedBatch: rng.IntN(10) == 0,
+			Grad:      GradStats{Sqr: exp(1e-3, 10), Var: exp(1e-3, 1000)},
+			InitBatch: m0,
+			MaxBatch:  m0 * (1 + rng.IntN(128)),
+			Limits:    Limits{MinLocalBatch: bmin, MaxLocalBatch: bmin + rng.IntN(2048)},
+		}
+		if rng.IntN(10) == 0 {
+			m.FixedBatch = m.MaxBatch
 		}
 		if rng.IntN(10) == 0 {
 			m.Grad = GradStats{}

@@ -26,6 +26,15 @@
 //     fail or leave, Snapshot.DropDepartedNodes queues the jobs that held
 //     GPUs on them.
 //
+// The names a host learns, in the order it meets them: Scheduler (New,
+// Round) and its Options; the Snapshot (a Cluster of Nodes, the Jobs, each
+// with its Kind, Models and JobState, whose Current Allocation lists GPUs;
+// optional Quotas); the Plan, one Decision per job (an Action, a
+// QueueReason when it gets no GPUs) and a Status. Errors are an *InputError
+// or an *InfeasibleError; Options.Observer receives an Event per Stage;
+// Options.Artifact takes ArtifactKnobs; Evaluator is an optional extension of
+// Models.
+//
 // Snapshot, JobState and Plan round-trip through encoding/json (a job's
 // Models when they are a *bootstrap.Tracker or bootstrap.Static), so a host
 // can persist its state and replay a round: the replay gives the same plan.
@@ -45,13 +54,17 @@
 // ScaleUpFactor (2) × JobState.PeakReplicas replicas, never below its minimum:
 // a job that never ran starts on one replica and grows at most twofold per
 // round (Options.NoScaleUpCap turns this off). A hybrid-parallel (pipeline) job
-// sets Job.ReplicaSize to its GPUs per replica per type and uses a tracker
-// built with the same bootstrap.Spec.Stages and Spec.MicroBatches (m); it is
-// seeded and observed per pipeline replica with LocalBatch 1, and its
+// uses a tracker built with bootstrap.Spec.Stages (its GPUs per replica, the
+// pipeline stages, per GPU type; the only types it can use) and
+// Spec.MicroBatches (m): the job's replica size on a type is its model's
+// goodput.Model.Stages, and it takes GPUs in whole replicas. It is seeded and
+// observed per pipeline replica with LocalBatch 1, and its
 // decisions read Replicas pipelines, LocalBatch 1 and AccumSteps m − 1 (m
 // micro-batches per step, GlobalBatch = m × Replicas). For data-parallel jobs
 // LocalBatch is the per-GPU batch and AccumSteps the extra gradient
-// accumulation steps of one optimiser step.
+// accumulation steps of one optimiser step. A strong-scaling or rigid job
+// runs at its fixed batch (goodput.Model.FixedBatch, from
+// bootstrap.Spec.FixedBatch); MaxBatch only bounds an adaptive job's batch.
 //
 // # Node shapes
 //

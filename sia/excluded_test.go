@@ -33,7 +33,11 @@ func TestExcludedTypesNeverOffered(t *testing.T) {
 		require.NoError(t, tr.Seed(ty, rows...))
 	}
 	onlyA := func(fixed, seeded bool) *bootstrap.Tracker {
-		tr, err := bootstrap.New(bootstrap.Spec{InitBatch: 64, MaxBatch: 1024, FixedBatch: fixed,
+		fb := 0 // adaptive
+		if fixed {
+			fb = 1024
+		}
+		tr, err := bootstrap.New(bootstrap.Spec{InitBatch: 64, MaxBatch: 1024, FixedBatch: fb,
 			Limits: map[string]goodput.Limits{"A": {MinLocalBatch: 8, MaxLocalBatch: 512}}}, nil)
 		require.NoError(t, err)
 		if seeded {
@@ -57,7 +61,7 @@ func TestExcludedTypesNeverOffered(t *testing.T) {
 		{name: "strong-scaling", job: Job{Kind: StrongScaling, Models: onlyA(true, false)}},
 		{name: "rigid of 4", job: Job{Kind: Rigid, GPUs: 4, Models: onlyA(true, false)}},
 		{name: "rigid of 8", job: Job{Kind: Rigid, GPUs: 8, Models: onlyA(true, true)}},
-		{name: "hybrid", job: Job{ReplicaSize: map[string]int{"A": 2, "B": 2}, Models: hybrid()}},
+		{name: "hybrid", job: Job{Models: hybrid()}},
 		{name: "artifact blind first", job: Job{Models: onlyA(false, true)}, opts: Options{Artifact: PublishedArtifact()}},
 		{name: "artifact rigid", job: Job{Kind: Rigid, GPUs: 8, Models: onlyA(true, true)}, opts: Options{Artifact: PublishedArtifact()}},
 		{name: "filler only", job: Job{MinGPUs: 2, Models: onlyA(false, true)}, opts: Options{Artifact: &ArtifactKnobs{Filler: true}}},

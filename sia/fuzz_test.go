@@ -47,8 +47,9 @@ func fuzzSnapshot(data []byte) (Snapshot, Options) {
 		if j.Kind == Rigid || next()%8 == 0 {
 			j.GPUs = next() % 13
 		}
+		var stages map[string]int // a hybrid-parallel job's replica size (pipelined)
 		if next()%5 == 0 {
-			j.ReplicaSize = map[string]int{types[next()%3]: next() % 5}
+			stages = map[string]int{types[next()%3]: next() % 5}
 		}
 		j.NonPreemptible = next()%5 == 0
 		switch next() % 3 {
@@ -72,6 +73,9 @@ func fuzzSnapshot(data []byte) (Snapshot, Options) {
 				}
 			}
 			j.Models = st
+		}
+		if stages != nil && j.Models != nil {
+			j.Models = pipelined{j.Models, stages}
 		}
 		if next()%2 == 0 {
 			c := Allocation{Type: types[next()%3], Nodes: next() % 3, GPUs: next() % 9}
@@ -131,7 +135,7 @@ func fuzzExtremes(snap *Snapshot, opts *Options, next func() int) {
 		}
 	}
 	if j := pick(); flags&4 != 0 && j != nil {
-		if tab, ok := j.Models.(siatest.Table); ok {
+		if tab, ok := unpipelined(j.Models).(siatest.Table); ok {
 			tab[types[next()%3]] = map[int]float64{}
 		}
 	}
@@ -144,7 +148,9 @@ func fuzzExtremes(snap *Snapshot, opts *Options, next func() int) {
 		case 2:
 			j.GPUs = huge[next()%len(huge)]
 		case 3:
-			j.ReplicaSize = map[string]int{types[next()%3]: huge[next()%len(huge)]}
+			if j.Models != nil {
+				j.Models = pipelined{j.Models, map[string]int{types[next()%3]: huge[next()%len(huge)]}}
+			}
 		}
 	}
 	if j := pick(); flags&16 != 0 && j != nil {
@@ -180,17 +186,12 @@ func fuzzExtremes(snap *Snapshot, opts *Options, next func() int) {
 }
 
 // checkAdmissible asserts that no matrix entry and no allocation uses a
-// type the job may not use (Types, ReplicaSize, bootstrap.Excluded).
+// type the job may not use (Types, bootstrap.Excluded).
 func checkAdmissible(t *testing.T, snap *Snapshot, p *Plan) {
 	t.Helper()
 	ok := func(j *Job, ty string) bool {
 		if j.Types != nil && !slices.Contains(j.Types, ty) {
 			return false
-		}
-		if j.ReplicaSize != nil {
-			if _, in := j.ReplicaSize[ty]; !in {
-				return false
-			}
 		}
 		_, src := j.Models.Model(ty)
 		return src != bootstrap.Excluded

@@ -55,15 +55,16 @@ func fuzzValidSnapshot(data []byte) (Snapshot, Options, bool) {
 				j.MaxGPUs = max(m, j.MinGPUs)
 			}
 		}
+		var stages map[string]int // a hybrid-parallel job's replica size (pipelined)
 		if next()%6 == 0 {
-			j.ReplicaSize = map[string]int{}
+			stages = map[string]int{}
 			for _, t := range types {
 				if next()%2 == 0 {
-					j.ReplicaSize[t] = 1 + next()%2
+					stages[t] = 1 + next()%2
 				}
 			}
-			if len(j.ReplicaSize) == 0 {
-				j.ReplicaSize = nil
+			if len(stages) == 0 {
+				stages = nil
 			}
 		}
 		if next()%5 == 0 {
@@ -105,6 +106,9 @@ func fuzzValidSnapshot(data []byte) (Snapshot, Options, bool) {
 			}
 			j.Models = st
 		}
+		if stages != nil {
+			j.Models = pipelined{j.Models, stages}
+		}
 		// Running on GPUs it really holds.
 		if next()%2 == 0 {
 			t := types[next()%len(types)]
@@ -112,7 +116,7 @@ func fuzzValidSnapshot(data []byte) (Snapshot, Options, bool) {
 			if j.Kind == Rigid {
 				want = j.GPUs
 			}
-			if p := j.ReplicaSize[t]; p > 0 {
+			if p := stages[t]; p > 0 {
 				want = p * max(1, want/p)
 			}
 			var got []GPU
@@ -122,7 +126,7 @@ func fuzzValidSnapshot(data []byte) (Snapshot, Options, bool) {
 					got = append(got, s.g)
 				}
 			}
-			if len(got) == want && (j.ReplicaSize == nil || j.ReplicaSize[t] > 0) && (j.Kind != Rigid || want == j.GPUs) {
+			if len(got) == want && (stages == nil || stages[t] > 0) && (j.Kind != Rigid || want == j.GPUs) {
 				nodes := map[string]bool{}
 				for _, g := range got {
 					nodes[g.Node] = true
@@ -139,7 +143,7 @@ func fuzzValidSnapshot(data []byte) (Snapshot, Options, bool) {
 					if j.Types != nil && !slices.Contains(j.Types, t) {
 						j.Types = append(j.Types, t)
 					}
-					if tab, ok := j.Models.(siatest.Table); ok && tab[t] != nil && len(tab[t]) == 0 {
+					if tab, ok := unpipelined(j.Models).(siatest.Table); ok && tab[t] != nil && len(tab[t]) == 0 {
 						tab[t] = map[int]float64{want: 1}
 					}
 					pinnedOn[t] += want

@@ -72,7 +72,7 @@ func TestHostileSnapshotRejected(t *testing.T) {
 		{"reserved empty type", func(s *Snapshot) { s.Reserved = map[string]int{"": 0} }, "Reserved"},
 		{"Types with empty name", func(s *Snapshot) { s.Jobs[0].Types = []string{"a100", ""} }, "Jobs[0].Types[1]"},
 		{"Types twice", func(s *Snapshot) { s.Jobs[0].Types = []string{"t4", "a100", "t4"} }, "Jobs[0].Types[2]"},
-		{"replica size negative", func(s *Snapshot) { s.Jobs[0].ReplicaSize = map[string]int{"a100": 2, "t4": -2} }, "Jobs[0].ReplicaSize"},
+		{"replica size negative", func(s *Snapshot) { s.Jobs[0].Models = pipelined{s.Jobs[0].Models, map[string]int{"a100": 2, "t4": -2}} }, "Models"},
 		{"running on departed node", func(s *Snapshot) {
 			s.Jobs[1].State.Current.Placement = []GPU{{"a9", 0}, {"a9", 1}}
 		}, "Jobs[1].State.Current.Placement[0]"},
@@ -216,9 +216,9 @@ func TestHostileAccepted(t *testing.T) {
 			want: func(t *testing.T, p *Plan) { assert.Equal(t, ReasonNoAdmissibleType, p.Decisions[0].Reason) }},
 		{name: "running job outside its Types is moved", edit: func(s *Snapshot) { s.Jobs[1].Types = []string{"t4"} },
 			want: func(t *testing.T, p *Plan) { assert.NotEqual(t, "a100", p.Decisions[1].Allocation.Type) }},
-		{name: "replica size only for a type without nodes", edit: func(s *Snapshot) { s.Jobs[0].ReplicaSize = map[string]int{"h100": 2} },
+		{name: "replica size only for a type without nodes", edit: func(s *Snapshot) { s.Jobs[0].Models = pipelined{s.Jobs[0].Models, map[string]int{"h100": 2}} },
 			want: func(t *testing.T, p *Plan) { assert.Equal(t, ReasonNoAdmissibleType, p.Decisions[0].Reason) }},
-		{name: "replica size larger than any node", edit: func(s *Snapshot) { s.Jobs[0].ReplicaSize = map[string]int{"a100": 32, "t4": 5} },
+		{name: "replica size larger than any node", edit: func(s *Snapshot) { s.Jobs[0].Models = pipelined{s.Jobs[0].Models, map[string]int{"a100": 32, "t4": 5}} },
 			want: func(t *testing.T, p *Plan) {
 				assert.Contains(t, []QueueReason{ReasonTooLarge, ReasonNoAdmissibleType}, p.Decisions[0].Reason)
 			}},
@@ -302,7 +302,7 @@ func TestHostileAccepted(t *testing.T) {
 	}
 }
 
-// TestHostileDeterministicMaps: snapshots whose maps (Reserved, ReplicaSize,
+// TestHostileDeterministicMaps: snapshots whose maps (Reserved, replica sizes,
 // Static models, quotas) have many keys give the same plan every time, and
 // the same plan when the nodes of the types come in another order only
 // where documented (the order of types fixes the matrix columns, not the
@@ -323,7 +323,7 @@ func TestHostileDeterministicMaps(t *testing.T) {
 	for i := range 30 {
 		j := Job{ID: fmt.Sprintf("job%d", i), Submitted: t0, Models: table}
 		if i%3 == 0 {
-			j.ReplicaSize = replica
+			j.Models = pipelined{table, replica}
 		}
 		jobs = append(jobs, j)
 	}
@@ -390,6 +390,9 @@ func TestHostileJSONRoundTrip(t *testing.T) {
 	}
 	static := bootstrap.Static{"a100": {Params: par, Grad: goodput.GradStats{Sqr: 1, Var: 10}, InitBatch: 64, MaxBatch: 512, Limits: goodput.Limits{MinLocalBatch: 8, MaxLocalBatch: 256}},
 		"l40s": {Params: par, Grad: goodput.GradStats{Sqr: 1, Var: 10}, InitBatch: 64, MaxBatch: 512, Limits: goodput.Limits{MinLocalBatch: 8, MaxLocalBatch: 256}}}
+	hybridA100 := static["a100"]
+	hybridA100.Stages, hybridA100.MicroBatches = 2, 8 // replicas of 2 pipeline stages; a Static with Stages excludes the types it lacks
+	hybrid := bootstrap.Static{"a100": hybridA100}
 	zone := time.FixedZone("x", 5*3600+1800)
 	snap := hostileSnap()
 	snap.Now = snap.Now.In(zone)
@@ -399,7 +402,7 @@ func TestHostileJSONRoundTrip(t *testing.T) {
 			State: JobState{Current: Allocation{Type: "a100", Nodes: 1, GPUs: 2, Placement: []GPU{{"a0", 0}, {"a0", 1}}}, PeakReplicas: 2, Restarts: 3, RestartCost: 7 * time.Second}},
 		{ID: "restoring", Submitted: t0, Models: static, NonPreemptible: true, Kind: Rigid, GPUs: 3,
 			State: JobState{Current: Allocation{Type: "l40s", Nodes: 1, GPUs: 3, Placement: []GPU{{"l0", 5}, {"l0", 2}, {"l0", 0}}}, RestoreUntil: snap.Now.Add(time.Minute)}},
-		{ID: "hybrid", Submitted: t0, Models: static, ReplicaSize: map[string]int{"a100": 2}, Kind: StrongScaling},
+		{ID: "hybrid", Submitted: t0, Models: hybrid, Kind: StrongScaling},
 	}
 	snap.Reserved = map[string]int{"t4": 1}
 	snap.Quotas = []Quota{{Name: "tenant", Jobs: []string{"static", "hybrid"}, Type: "a100", Limit: 6}}

@@ -288,8 +288,8 @@ func (cl *cluster) holds(c configset.Config) bool {
 //     minimised; leaving a job unallocated is worth λ;
 //   - jobs in a checkpoint-restore and running non-preemptible jobs are
 //     pinned to their current configuration;
-//   - a type the job may not use — outside Job.Types, outside ReplicaSize
-//     for a hybrid-parallel job, or bootstrap.Excluded by its Models — has
+//   - a type the job may not use — outside Job.Types, or bootstrap.Excluded
+//     by its Models (a hybrid-parallel job's types without stages) — has
 //     no entry at all (not even the one-GPU entry of a type without a
 //     model, nor an artifact filler).
 //
@@ -610,35 +610,28 @@ func (rb *rowBuilder) addType(t string) error {
 	return nil
 }
 
-// typeModel sets up type t: the job's replica size and model on it, and
-// whether the type is offered at all (Job.Types, Job.ReplicaSize,
-// bootstrap.Excluded).
+// typeModel sets up type t: the job's model and replica size on it (the
+// model's pipeline stages, replicaSize), and whether the type is offered at
+// all (Job.Types, bootstrap.Excluded).
 func (rb *rowBuilder) typeModel(t string) (bool, error) {
 	j := rb.j
 	rb.t, rb.p = t, 1
-	if j.ReplicaSize != nil {
-		var ok bool
-		if rb.p, ok = j.ReplicaSize[t]; !ok {
-			return false, nil
-		}
-	}
 	model, src, ok, err := admissible(j, t)
 	if err != nil || !ok {
+		return false, err
+	}
+	if rb.p, err = replicaSize(j, t, model); err != nil {
 		return false, err
 	}
 	if rb.blind {
 		src = bootstrap.None
 	}
-	if j.Kind != Adaptive {
-		model.FixedBatch = true
+	if j.Kind != Adaptive && model.FixedBatch == 0 {
+		model.FixedBatch = model.MaxBatch // an adaptive model: its largest batch
 	}
 	if src != bootstrap.None && rb.eval == nil {
 		if err := model.Validate(); err != nil {
 			return false, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: "invalid model: " + err.Error(), Err: err}
-		}
-		if model.Hybrid() && model.Stages != rb.p {
-			return false, &InputError{Job: j.ID, Type: t, Field: "ReplicaSize",
-				Reason: fmt.Sprintf("%d, but the job's model has %d pipeline stages on the type", rb.p, model.Stages)}
 		}
 	}
 	rb.model, rb.src = model, src
@@ -826,7 +819,7 @@ func nMin(row *matrixRow, j *Job, minIdx int) float64 {
 	if j.Kind == Rigid {
 		return float64(j.GPUs)
 	}
-	if minIdx >= 0 && j.ReplicaSize != nil {
+	if minIdx >= 0 && row.Entries[minIdx].Replicas > 0 { // one replica of a hybrid-parallel job
 		e := &row.Entries[minIdx]
 		nmin = math.Max(nmin, float64(e.Config.GPUs/e.Replicas))
 	}

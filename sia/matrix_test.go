@@ -189,7 +189,7 @@ func TestScaleUpCapAndKinds(t *testing.T) {
 		{ID: "grown", Submitted: t0, Models: tab, State: JobState{PeakReplicas: 2}},
 		{ID: "strong", Kind: StrongScaling, Submitted: t0, Models: tab},
 		{ID: "rigid", Kind: Rigid, GPUs: 12, Submitted: t0, Models: tab},
-		{ID: "hybrid", Submitted: t0, Models: tab, ReplicaSize: map[string]int{"B": 4}, State: JobState{PeakReplicas: 1}},
+		{ID: "hybrid", Submitted: t0, Models: pipelined{tab, map[string]int{"B": 4}}, State: JobState{PeakReplicas: 1}},
 	}}
 	m, err := newMatrix(snap, nil)
 	require.NoError(t, err)
@@ -286,6 +286,20 @@ func TestStrongScalingFixedBatch(t *testing.T) {
 		assert.GreaterOrEqual(t, e.Choice.GlobalBatch, 512, "%v", e.Config)
 		assert.Less(t, e.Choice.GlobalBatch, 512+e.Replicas*(e.Choice.AccumSteps+1), "%v", e.Config)
 	}
+
+	// A model with its own fixed batch runs at it, not at MaxBatch.
+	model.FixedBatch = 96
+	snap.Jobs[0].Models = bootstrap.Static{"A": model, "B": model}
+	m, err = newMatrix(snap, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, m.Rows[0].Entries)
+	for _, e := range m.Rows[0].Entries {
+		if e.Source == bootstrap.None || e.Invalid {
+			continue
+		}
+		assert.GreaterOrEqual(t, e.Choice.GlobalBatch, 96, "%v", e.Config)
+		assert.Less(t, e.Choice.GlobalBatch, 96+e.Replicas*(e.Choice.AccumSteps+1), "%v", e.Config)
+	}
 }
 
 func TestInvalidSnapshots(t *testing.T) {
@@ -311,8 +325,7 @@ func TestInvalidSnapshots(t *testing.T) {
 		"rigid without gpus": {func(s *Snapshot) { s.Jobs[0].Kind = Rigid }, "Jobs[0].GPUs"},
 		"gpus on adaptive":   {func(s *Snapshot) { s.Jobs[0].GPUs = 2 }, "Jobs[0].GPUs"},
 		"future submission":  {func(s *Snapshot) { s.Jobs[0].Submitted = t0.Add(time.Hour) }, "Jobs[0].Submitted"},
-		"empty replica map":  {func(s *Snapshot) { s.Jobs[0].ReplicaSize = map[string]int{} }, "Jobs[0].ReplicaSize"},
-		"zero replica size":  {func(s *Snapshot) { s.Jobs[0].ReplicaSize = map[string]int{"A": 0} }, "Jobs[0].ReplicaSize"},
+		"negative stages":    {func(s *Snapshot) { s.Jobs[0].Models = pipelined{tab, map[string]int{"A": -1}} }, "Models"},
 		"negative restarts":  {func(s *Snapshot) { s.Jobs[0].State.Restarts = -1 }, "Jobs[0].State.Restarts"},
 		"negative cost":      {func(s *Snapshot) { s.Jobs[0].State.RestartCost = -time.Second }, "Jobs[0].State.RestartCost"},
 		"negative peak":      {func(s *Snapshot) { s.Jobs[0].State.PeakReplicas = -1 }, "Jobs[0].State.PeakReplicas"},
@@ -352,7 +365,7 @@ func TestInvalidSnapshots(t *testing.T) {
 			s.Jobs[0].State.Current = Allocation{Type: "A", Nodes: 1, GPUs: 1}
 		}, "Jobs[0].State.Current.GPUs"},
 		"replica multiple": {func(s *Snapshot) {
-			s.Jobs[0].ReplicaSize = map[string]int{"A": 2}
+			s.Jobs[0].Models = pipelined{s.Jobs[0].Models, map[string]int{"A": 2}}
 			s.Jobs[0].State.Current = Allocation{Type: "A", Nodes: 1, GPUs: 1, Placement: []GPU{{"a0", 0}}}
 		}, "Jobs[0].State.Current.GPUs"},
 		"reserved type":     {func(s *Snapshot) { s.Reserved = map[string]int{"Z": 1} }, "Reserved"},
@@ -470,19 +483,30 @@ func TestQuotas(t *testing.T) {
 	}
 }
 
-func TestHybridStagesMismatch(t *testing.T) {
+// TestHybridReplicaSizeFromStages: a hybrid-parallel job's replica size on a
+// type is its model's pipeline stages (one source, goodput.Model.Stages): it
+// is offered whole pipelines, and only on the types its models list.
+func TestHybridReplicaSizeFromStages(t *testing.T) {
 	m := goodput.Model{Params: goodput.Params{AlphaC: 0.1, BetaC: 0.01, Gamma: 1}, InitBatch: 48, MaxBatch: 384, Stages: 4, MicroBatches: 48}
 	snap := &Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{
-		{ID: "pipe", Submitted: t0, ReplicaSize: map[string]int{"B": 2}, Models: bootstrap.Static{"B": m}},
+		{ID: "pipe", Submitted: t0, Models: bootstrap.Static{"B": m}, State: JobState{PeakReplicas: 2}},
 	}}
-	_, err := newMatrix(snap, nil)
+	mat, err := newMatrix(snap, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, mat.Rows[0].Entries)
+	for _, e := range mat.Rows[0].Entries {
+		assert.Equal(t, "B", e.Config.Type, "a type without stages is not offered")
+		assert.Zero(t, e.Config.GPUs%4, "%v: whole pipelines of 4 stages", e.Config)
+		assert.Equal(t, e.Config.GPUs/4, e.Replicas, "%v", e.Config)
+	}
+	// Stages that cannot be a count are an error naming the job and type.
+	m.Stages = -2
+	snap.Jobs[0].Models = bootstrap.Static{"B": m}
+	_, err = newMatrix(snap, nil)
 	var ie *InputError
 	require.ErrorAs(t, err, &ie)
 	assert.Equal(t, "pipe", ie.Job)
 	assert.Equal(t, "B", ie.Type)
-	snap.Jobs[0].ReplicaSize["B"] = 4
-	_, err = newMatrix(snap, nil)
-	require.NoError(t, err)
 }
 
 func TestLogger(t *testing.T) {

@@ -68,7 +68,7 @@ type Decision struct {
 	// gets none).
 	Allocation Allocation
 	// Replicas is the number of data-parallel replicas (GPUs / replica
-	// size, Job.ReplicaSize).
+	// size: a hybrid-parallel job's pipeline stages on the type).
 	Replicas int
 	// LocalBatch, AccumSteps and GlobalBatch are the batch size the job
 	// should use: LocalBatch samples per GPU, AccumSteps extra accumulation
@@ -582,7 +582,9 @@ func defaultBatch(j *Job, e *matrixEntry) (local, accum, global int) {
 		return 1, max(m.MicroBatches-1, 0), max(m.MicroBatches, 1) * r
 	}
 	global = max(m.InitBatch, 1)
-	if j.Kind != Adaptive && m.MaxBatch > 0 {
+	if m.FixedBatch > 0 {
+		global = m.FixedBatch
+	} else if j.Kind != Adaptive && m.MaxBatch > 0 {
 		global = m.MaxBatch
 	}
 	bmax := m.Limits.MaxLocalBatch

@@ -71,8 +71,7 @@ func (g *scenarioGen) step() {
 		if rng.IntN(8) == 0 {
 			// Only table goodputs on a100 and t4, replica size 2 on a100.
 			j.Kind, j.GPUs, j.MinGPUs, j.MaxGPUs = Adaptive, 0, 0, 0
-			j.ReplicaSize = map[string]int{"a100": 2, "t4": 1}
-			j.Models = siatest.Table{"a100": {1: 2, 2: 3.5, 4: 6}, "t4": {1: 1, 2: 1.8, 4: 3}}
+			j.Models = pipelined{siatest.Table{"a100": {1: 2, 2: 3.5, 4: 6}, "t4": {1: 1, 2: 1.8, 4: 3}}, map[string]int{"a100": 2, "t4": 1}}
 		}
 		g.snap.Jobs = append(g.snap.Jobs, j)
 	}
@@ -159,7 +158,8 @@ func checkPlan(t *testing.T, snap *Snapshot, p *Plan) {
 				assert.LessOrEqual(t, a.GPUs, j.MaxGPUs, "job %s", j.ID)
 			}
 		}
-		if p := j.ReplicaSize[a.Type]; p > 0 && !pinned {
+		if m, _ := j.Models.Model(a.Type); m.Stages > 0 && !pinned {
+			p := m.Stages
 			assert.Zero(t, a.GPUs%p, "job %s: not a multiple of its replica size", j.ID)
 		}
 		if pinned {

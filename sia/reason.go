@@ -19,7 +19,7 @@ const (
 	// use has (capacity), or than Options.MaxGPUsPerJob.
 	ReasonTooLarge
 	// ReasonNoAdmissibleType: no GPU type of the cluster can run the job — Types,
-	// ReplicaSize or its Models (bootstrap.Excluded) rule out every type,
+	// or its Models (bootstrap.Excluded) rule out every type,
 	// or no configuration of the types left is valid (batch limits).
 	ReasonNoAdmissibleType
 	// ReasonQuota: the quotas covering the job leave no room for any of its
@@ -197,16 +197,11 @@ func (r *reasoner) whyNoEntries(j *Job) QueueReason {
 		if j.Types != nil && !slices.Contains(j.Types, t) {
 			continue
 		}
-		p := 1
-		if j.ReplicaSize != nil {
-			var ok bool
-			if p, ok = j.ReplicaSize[t]; !ok {
-				continue
-			}
-		}
-		if _, src := j.Models.Model(t); src == bootstrap.Excluded {
+		m, src := j.Models.Model(t)
+		if src == bootstrap.Excluded {
 			continue
 		}
+		p := max(m.Stages, 1)
 		admissible++
 		size, limit := max(j.MinGPUs, 1), min(r.m.TypeCapacity(t), r.o.MaxGPUsPerJob)
 		if j.Kind == Rigid {

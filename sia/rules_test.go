@@ -146,7 +146,7 @@ func TestNumbersNearMaxInt(t *testing.T) {
 	assert.Equal(t, ReasonTooLarge, d.Reason)
 	d = round(Job{Kind: Rigid, GPUs: math.MaxInt, Models: linear})
 	assert.Equal(t, ReasonTooLarge, d.Reason)
-	d = round(Job{ReplicaSize: map[string]int{"A": math.MaxInt}, Models: linear})
+	d = round(Job{Models: pipelined{linear, map[string]int{"A": math.MaxInt}}})
 	assert.Equal(t, ReasonTooLarge, d.Reason)
 	d = round(Job{MaxGPUs: math.MaxInt, Models: linear, State: JobState{PeakReplicas: math.MaxInt}})
 	assert.Equal(t, 8, d.Allocation.GPUs, "a huge peak does not wrap the scale-up cap around to 1")

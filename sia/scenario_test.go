@@ -22,7 +22,7 @@ import (
 //	        filler round clip grace penalties blind deadline=MS
 //	node <id> <type> <gpus>
 //	job <id> [kind=adaptive|strong|rigid] [gpus=N] [min=N] [max=N] [submitted=SEC]
-//	         [app=NAME] [P=type:n,type:n] [nonpreemptible] [cost=SEC]
+//	         [app=NAME] [nonpreemptible] [cost=SEC]
 //	  table <type>:<replicas>=<goodput> ...       goodputs stated directly (siatest.Table)
 //	  model <type> ac= bc= an= bn= ar= br= gamma= m0= maxb= bmin= bmax= sqr= var= [stages= micro=]
 //	  state [restarts=N] [peak=N] [current=<type>:<nodes>:<gpus>] [at=node/i,node/i,...]
@@ -185,16 +185,6 @@ func parseScenario(r io.Reader) (*scenario, error) {
 					j.Submitted = epoch.Add(time.Duration(x * float64(time.Second)))
 				case "app":
 					j.Application = v
-				case "P":
-					j.ReplicaSize = map[string]int{}
-					for _, part := range strings.Split(v, ",") {
-						t, n, _ := strings.Cut(part, ":")
-						var x int
-						if x, err = atoi(n); err != nil {
-							break
-						}
-						j.ReplicaSize[t] = x
-					}
 				case "nonpreemptible":
 					j.NonPreemptible = true
 				case "cost":

@@ -136,10 +136,12 @@ type Kind int
 const (
 	// Adaptive jobs let Sia choose GPU type, GPU count and batch size.
 	Adaptive Kind = iota
-	// StrongScaling jobs have a fixed global batch size (their model's
-	// MaxBatch); Sia chooses type and count. No scale-up cap applies.
+	// StrongScaling jobs have a fixed global batch size (their models'
+	// goodput.Model.FixedBatch, or MaxBatch for a model without one); Sia
+	// chooses type and count. No scale-up cap applies.
 	StrongScaling
-	// Rigid jobs have a fixed batch size and a fixed GPU count (Job.GPUs);
+	// Rigid jobs have a fixed batch size (as StrongScaling) and a fixed GPU
+	// count (Job.GPUs);
 	// Sia chooses only the type. The count need not be a configuration
 	// shape (12 GPUs on 8-GPU nodes is placed as 8 + 4).
 	Rigid
@@ -169,7 +171,13 @@ func (k Kind) String() string {
 // the job's smallest configuration, as the published artifact does for types
 // without a model. Source bootstrap.Excluded says the job cannot run on the
 // type: the scheduler never offers it (nor does it for types outside
-// Job.Types or, for hybrid-parallel jobs, Job.ReplicaSize).
+// Job.Types).
+//
+// The model's Stages (goodput.Model.Stages) is the job's replica size on the
+// type, whatever the Source: a hybrid-parallel job's pipeline stages, whose
+// GPUs it takes in whole replicas (a *bootstrap.Tracker takes them from
+// bootstrap.Spec.Stages and excludes the types it does not list); 0 for a
+// data-parallel job (one GPU per replica).
 type Models interface {
 	Model(gpuType string) (goodput.Model, bootstrap.Source)
 }
@@ -224,7 +232,7 @@ type JobState struct {
 	// Advance leave it false: RestoreUntil then says when a restore ends.
 	// A pinned job (Restoring, or RestoreUntil after Snapshot.Now, or
 	// NonPreemptible) is pinned to Current this round. A pinned job's Current must lie within
-	// its bounds (MinGPUs, MaxGPUs, ReplicaSize, Types) and the pinned jobs
+	// its bounds (MinGPUs, MaxGPUs, replica size, Types) and the pinned jobs
 	// must fit their types' capacity less Reserved; a pinned job keeps
 	// Current even when it is larger than Options.MaxGPUsPerJob.
 	Restoring bool
@@ -264,12 +272,6 @@ type Job struct {
 	// type its Models do not exclude (bootstrap.Excluded). An empty non-nil
 	// list is an error.
 	Types []string
-	// ReplicaSize is, for a hybrid-parallel job, the GPUs of one replica per
-	// type (its pipeline stages, bootstrap.Spec.Stages); the job scales
-	// data-parallel in whole replicas and can use only the types listed. nil
-	// for data-parallel jobs (one GPU per replica everywhere). (P names only
-	// the fairness exponent, Options.P.)
-	ReplicaSize map[string]int
 	// NonPreemptible jobs keep their allocation once running (they are
 	// pinned to State.Current, see JobState.Restoring).
 	NonPreemptible bool
@@ -277,6 +279,18 @@ type Job struct {
 	Models Models
 	// State is the job's current allocation and history.
 	State JobState
+}
+
+// replicaSize returns the GPUs of one replica of job j on type t, where m is
+// the job's model on t: for a hybrid-parallel job its pipeline stages
+// (goodput.Model.Stages, from bootstrap.Spec.Stages), 1 for a data-parallel
+// job. Negative stages are an error naming the job and type.
+func replicaSize(j *Job, t string, m goodput.Model) (int, error) {
+	if m.Stages < 0 {
+		return 0, &InputError{Job: j.ID, Type: t, Field: "Models",
+			Reason: fmt.Sprintf("%d pipeline stages (goodput.Model.Stages), want >= 0 (0: data parallel)", m.Stages)}
+	}
+	return max(m.Stages, 1), nil
 }
 
 // Snapshot is the input of one scheduling round. Time is an input: the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/configset"
 )
 
@@ -201,20 +202,6 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuI
 			return &InputError{Job: j.ID, Type: t, Field: fmt.Sprintf("Jobs[%d].Types[%d]", i, k), Reason: "type listed twice"}
 		}
 	}
-	if j.ReplicaSize != nil && len(j.ReplicaSize) == 0 {
-		return bad(".ReplicaSize", "empty map (nil means data parallel)")
-	}
-	for _, p := range j.ReplicaSize {
-		if p >= 1 {
-			continue
-		}
-		// The first bad type by name, so that the error is deterministic.
-		for _, t := range slices.Sorted(maps.Keys(j.ReplicaSize)) {
-			if p := j.ReplicaSize[t]; p < 1 {
-				return &InputError{Job: j.ID, Type: t, Field: fmt.Sprintf("Jobs[%d]", i) + ".ReplicaSize", Reason: fmt.Sprintf("%d, want >= 1", p)}
-			}
-		}
-	}
 	st := &j.State
 	switch {
 	case st.Restarts < 0:
@@ -261,11 +248,12 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuI
 			return err
 		}
 	}
-	if j.ReplicaSize != nil {
-		p, ok := j.ReplicaSize[cur.Type]
-		if !ok || cur.GPUs%p != 0 {
+	if m, src := j.Models.Model(cur.Type); src != bootstrap.Excluded {
+		if p, err := replicaSize(j, cur.Type, m); err != nil {
+			return err
+		} else if cur.GPUs%p != 0 {
 			return &InputError{Job: j.ID, Type: cur.Type, Field: field() + ".State.Current.GPUs",
-				Reason: fmt.Sprintf("%d is not a multiple of the job's replica size on the type", cur.GPUs)}
+				Reason: fmt.Sprintf("%d is not a multiple of the job's replica size on the type (%d pipeline stages)", cur.GPUs, p)}
 		}
 	}
 	return validatePlacement(j, i, s, nodes)

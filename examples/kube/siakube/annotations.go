@@ -42,7 +42,9 @@ const (
 	AnnNonPreemptible = Prefix + "non-preemptible"
 	// AnnApplication optionally names the model (cifar10, bert, …).
 	AnnApplication = Prefix + "application"
-	// AnnInitBatch and AnnMaxBatch are the initial and largest global batch size.
+	// AnnInitBatch and AnnMaxBatch are the initial and largest global batch
+	// size; a strong-scaling or rigid job runs at exactly AnnMaxBatch (its
+	// bootstrap.Spec.FixedBatch).
 	AnnInitBatch = Prefix + "init-batch"
 	AnnMaxBatch  = Prefix + "max-batch"
 	// AnnLimits lists the GPU types the job can run on with their per-GPU
@@ -235,7 +237,9 @@ func ParseJobSpec(ann map[string]string) (JobSpec, error) {
 	if _, ok := ann[AnnMaxBatch]; !ok {
 		s.Model.MaxBatch = s.Model.InitBatch
 	}
-	s.Model.FixedBatch = s.Kind != sia.Adaptive
+	if s.Kind != sia.Adaptive {
+		s.Model.FixedBatch = s.Model.MaxBatch
+	}
 	s.Model.Limits, err = parseLimits(ann[AnnLimits])
 	add(err)
 	s.RestartCost, err = durAnn(ann, AnnRestartCost)

@@ -47,14 +47,14 @@ func TestParseJobSpecValid(t *testing.T) {
 	assert.Equal(t, PodPerGPU, s.Layout)
 	assert.Equal(t, []string{"a100", "t4"}, s.Types())
 	assert.Equal(t, goodput.Limits{MinLocalBatch: 32, MaxLocalBatch: 1024}, s.Model.Limits["a100"])
-	assert.False(t, s.Model.FixedBatch)
+	assert.Zero(t, s.Model.FixedBatch, "adaptive")
 	require.Len(t, s.Profile, 2)
 
 	r, err := ParseJobSpec(with(validAnn(), AnnKind, "rigid", AnnGPUs, "12", AnnMinGPUs, "<delete>", AnnMaxGPUs, "<delete>"))
 	require.NoError(t, err)
 	assert.Equal(t, sia.Rigid, r.Kind)
 	assert.Equal(t, 12, r.GPUs)
-	assert.True(t, r.Model.FixedBatch)
+	assert.Equal(t, r.Model.MaxBatch, r.Model.FixedBatch, "rigid: the batch is fixed at max-batch")
 
 	tr, err := NewTracker(&s)
 	require.NoError(t, err)

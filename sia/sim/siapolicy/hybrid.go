@@ -2,15 +2,14 @@ package siapolicy
 
 import (
 	"fmt"
-	"maps"
 
 	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/sia/sim"
 )
 
 // SchedulesHybrid implements sim.HybridScheduler: package sia schedules
-// hybrid-parallel jobs in whole replicas (sia.Job.ReplicaSize and a tracker
-// with bootstrap.Spec.Stages), except with Options.Rigid (a rigid GPU count
+// hybrid-parallel jobs in whole replicas (a tracker with bootstrap.Spec.Stages:
+// the replica size per type), except with Options.Rigid (a rigid GPU count
 // cannot be whole replicas on every type) or Options.ArtifactPlacement (the
 // published simulator's round-robin placer splits replicas), under which
 // sim.Run refuses a workload with a hybrid job.
@@ -51,13 +50,6 @@ func (p *Policy) newHybridJob(j *sim.Job) (*jobState, error) {
 		return nil, err
 	}
 	return st, nil
-}
-
-// replicaSize is the one place the adapter sets sia.Job.ReplicaSize: the
-// GPUs per replica (pipeline stages) of a hybrid-parallel application per
-// type, the same numbers as its tracker's Spec.Stages.
-func replicaSize(app *sim.App) map[string]int {
-	return maps.Clone(app.Stages)
 }
 
 var _ sim.HybridScheduler = (*Policy)(nil)

@@ -223,8 +223,7 @@ func (p *Policy) newJob(j *sim.Job) (*jobState, error) {
 	}
 	spec := bootstrap.Spec{InitBatch: j.App.InitBatch, MaxBatch: j.App.MaxBatch, Limits: map[string]goodput.Limits{}}
 	if p.rigid(j) || j.Spec.Category == sim.CategoryStrongScaled {
-		spec.FixedBatch = true
-		spec.MaxBatch = max(j.Spec.Batch, spec.InitBatch)
+		spec.FixedBatch = max(j.Spec.Batch, spec.InitBatch)
 	} else if p.opt.CapAtRequest {
 		spec.MaxBatch = min(spec.MaxBatch, max(j.Spec.Batch, spec.InitBatch))
 	}
@@ -346,11 +345,13 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 		}
 		sj := sia.Job{ID: name, Application: j.Spec.App, Submitted: Epoch.Add(time.Duration(j.Spec.Submit * float64(time.Second))),
 			Models: st.models}
-		if j.App.Hybrid() {
-			sj.ReplicaSize = replicaSize(j.App)
-		} else if p.rigid(j) {
+		switch {
+		case j.App.Hybrid():
+			// Adaptive in whole replicas: its tracker's Spec.Stages are the
+			// replica size per type (goodput.Model.Stages).
+		case p.rigid(j):
 			sj.Kind, sj.GPUs = sia.Rigid, j.Spec.Replicas
-		} else if j.Spec.Category == sim.CategoryStrongScaled {
+		case j.Spec.Category == sim.CategoryStrongScaled:
 			sj.Kind, sj.MaxGPUs = sia.StrongScaling, j.Spec.Replicas
 		}
 		a := j.Alloc()
