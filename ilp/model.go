@@ -35,6 +35,7 @@ type model struct {
 
 // mjob is one free job of the model.
 type mjob struct {
+	top    float64 // largest profit of its options: its term of the dual at λ = 0
 	orig   int     // index in Problem.Jobs
 	opts   []mopt  // useful options: positive profit, fit alone, not dominated
 	groups []group // options grouped by the rows they use (= by GPU type)
@@ -88,15 +89,11 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 		total += m.cap[r]
 	}
 	// quota rows each job belongs to
-	jobQuotas := make([][]int, len(p.Jobs))
+	jobQuotas := jobQuotaLists(p)
 	for qi := range p.Quotas {
-		q := &p.Quotas[qi]
 		// a limit above the total capacity cannot bind; clamping it keeps
 		// every sum of a row's usage far from overflowing
-		m.cap[len(m.types)+qi] = min(q.Limit, total)
-		for _, ji := range q.members(len(p.Jobs)) {
-			jobQuotas[ji] = append(jobQuotas[ji], qi)
-		}
+		m.cap[len(m.types)+qi] = min(p.Quotas[qi].Limit, total)
 	}
 	// typeQuotas[tr] lists the quotas of the current job (jobQuotas) that
 	// count options of type row tr, whatever their size; stamp[tr] says
@@ -150,18 +147,19 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 	}
 	var cands []candOpt
 	lastType, lastRow := "", -1
-	// the model's options and row lists live in a few large arenas (most
-	// of the cost of building a model of many jobs is allocation)
-	nopts := 0
-	for _, j := range p.Jobs {
-		if j.Pin < 0 {
-			nopts += len(j.Options)
-		}
-	}
-	optArena := make([]mopt, 0, nopts)
+	// the model's options and row lists live in large arenas (most of the
+	// cost of building a model of many jobs is allocation), allocated in
+	// chunks as the model grows: one allocation for every option would
+	// come before the first look at the clock, and cost milliseconds
+	var optArena []mopt
+	// λ_r beyond the largest profit per GPU of any option using row r cannot
+	// lower the dual function (computed job by job, within the clock's
+	// looks)
+	m.ub = make([]float64, m.nrows)
 	var i32 int32Arena
 	var stack []int32
 	work := 0
+	trace("build.setup")
 	for i, j := range p.Jobs {
 		if j.Pin >= 0 {
 			continue
@@ -225,6 +223,9 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 				ntypes++
 			}
 		}
+		if len(optArena)+len(cands) > cap(optArena) {
+			optArena = make([]mopt, 0, max(optChunk, len(cands)))
+		}
 		mj := mjob{orig: i, opts: optArena[len(optArena) : len(optArena) : len(optArena)+len(cands)], groups: make([]group, 0, ntypes)}
 		optArena = optArena[:len(optArena)+len(cands)]
 		for a := 0; a < len(cands); {
@@ -262,21 +263,22 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 				x = y
 			}
 		}
-		m.jobs = append(m.jobs, mj)
-	}
-	m.jobQuotas = jobQuotas
-	// λ_r beyond the largest profit per GPU of any option using row r cannot
-	// lower the dual function.
-	m.ub = make([]float64, m.nrows)
-	for _, j := range m.jobs {
-		for _, o := range j.opts {
-			for _, r := range j.groups[o.grp].rows {
+		for _, o := range mj.opts {
+			mj.top = math.Max(mj.top, o.p)
+			for _, r := range mj.groups[o.grp].rows {
 				m.ub[r] = math.Max(m.ub[r], o.p/float64(o.g))
 			}
 		}
+		m.jobs = append(m.jobs, mj)
 	}
+	trace("build.jobs")
+	m.jobQuotas = jobQuotas
 	return m
 }
+
+// optChunk is the number of options of the model's arena allocated at a
+// time (1 MB).
+const optChunk = 1 << 15
 
 // stopAt records that the model holds the free jobs before i only.
 func (m *model) stopAt(i int, sc scan) {
@@ -393,12 +395,26 @@ func (j *mjob) lagChoice(lam []float64) int {
 // f and writes the subgradient (cap minus the rows used by the maximisers)
 // into sg.
 func (m *model) dual(jobs []int32, capv []int, lam []float64, sg []float64) float64 {
-	f := 0.0
+	f, _ := m.dualUntil(jobs, capv, lam, sg, nil)
+	return f
+}
+
+// dualChunk is the number of jobs dualUntil evaluates between two looks
+// at its stop function: some tens of microseconds.
+const dualChunk = 256
+
+// dualUntil is dual that gives up (ok false, f meaningless) as soon as stop
+// (when non-nil) reports true, looking at it every dualChunk jobs: one
+// evaluation over thousands of jobs takes milliseconds.
+func (m *model) dualUntil(jobs []int32, capv []int, lam []float64, sg []float64, stop func() bool) (f float64, ok bool) {
 	for r := range sg {
 		sg[r] = float64(capv[r])
 		f += lam[r] * float64(capv[r])
 	}
-	for _, ji := range jobs {
+	for x, ji := range jobs {
+		if stop != nil && x%dualChunk == dualChunk-1 && stop() {
+			return f, false
+		}
 		j := &m.jobs[ji]
 		v, oi := j.best(lam)
 		f += v
@@ -408,6 +424,16 @@ func (m *model) dual(jobs []int32, capv []int, lam []float64, sg []float64) floa
 				sg[r] -= float64(o.g)
 			}
 		}
+	}
+	return f, true
+}
+
+// zeroDual is the dual function at λ = 0 over jobs, Σ_j max_o p_o: a
+// valid bound that costs no evaluation.
+func (m *model) zeroDual(jobs []int32) float64 {
+	f := 0.0
+	for _, ji := range jobs {
+		f += m.jobs[ji].top
 	}
 	return f
 }
@@ -422,25 +448,47 @@ func (m *model) minimizeDual(jobs []int32, capv []int, lam0 []float64, tol float
 }
 
 // minimizeDualUntil is minimizeDual that also stops, with the best λ so
-// far, as soon as stop (when non-nil) reports true; it evaluates the dual
-// at least once.
+// far, as soon as stop (when non-nil) reports true, also in the middle of
+// an evaluation of the dual or of the master program. It evaluates the
+// dual at least once unless first (when non-nil) stops the first
+// evaluation, which then returns λ = 0 and its value without an
+// evaluation (zeroDual; lam0 is then ignored).
 func (m *model) minimizeDualUntil(jobs []int32, capv []int, lam0 []float64, tol float64, maxIter int, stop func() bool) ([]float64, float64) {
+	return m.minimizeDualFirst(jobs, capv, lam0, tol, maxIter, stop, nil)
+}
+
+// minimizeDualFirst is minimizeDualUntil with a separate stop function for
+// the first evaluation (see minimizeDualUntil).
+func (m *model) minimizeDualFirst(jobs []int32, capv []int, lam0 []float64, tol float64, maxIter int, stop, first func() bool) ([]float64, float64) {
 	var act []int
 	for r := 0; r < m.nrows; r++ {
 		if m.ub[r] > 0 {
 			act = append(act, r)
 		}
 	}
-	eval := func(lam, sg []float64) float64 { return m.dual(jobs, capv, lam, sg) }
-	return m.minimizeFn(eval, act, lam0, tol, maxIter, stop)
+	evals := 0
+	eval := func(lam, sg []float64) (float64, bool) {
+		s := stop
+		if evals++; evals == 1 {
+			s = first
+		}
+		return m.dualUntil(jobs, capv, lam, sg, s)
+	}
+	lam, f, ok := m.minimizeFn(eval, act, lam0, tol, maxIter, stop)
+	if !ok {
+		return make([]float64, m.nrows), m.zeroDual(jobs)
+	}
+	return lam, f
 }
 
 // minimizeFn minimises a convex piecewise-linear function of the
 // multipliers (given with a subgradient by eval) over the rows in act, within
 // [0, ub]; the other multipliers stay at their lam0 values (0 when lam0 is
 // nil). It is the box-step cutting-plane method described at minimizeDual;
-// stop (when non-nil) ends it early.
-func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0 []float64, tol float64, maxIter int, stop func() bool) ([]float64, float64) {
+// stop (when non-nil) ends it early. eval reports false when it was
+// interrupted: minimizeFn then stops with the best λ so far, and reports
+// ok false when the first evaluation (at lam0) was.
+func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []int, lam0 []float64, tol float64, maxIter int, stop func() bool) (lam []float64, fc float64, ok bool) {
 	n := m.nrows
 	center := make([]float64, n)
 	if lam0 != nil {
@@ -450,9 +498,12 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0
 		center[r] = math.Min(math.Max(center[r], 0), m.ub[r])
 	}
 	sg := make([]float64, n)
-	fc := eval(center, sg)
+	fc, ok = eval(center, sg)
+	if !ok {
+		return center, math.Inf(1), false
+	}
 	if len(act) == 0 {
-		return center, fc
+		return center, fc, true
 	}
 	type cut struct {
 		alpha float64   // f(λk) − g·λk
@@ -474,7 +525,7 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0
 			delta[r] = math.Max(center[r]/2, delta[r]/8)
 		}
 	}
-	lam := make([]float64, n)
+	lam = make([]float64, n)
 	lo := make([]float64, n)
 	hi := make([]float64, n)
 	na := len(act)
@@ -521,8 +572,8 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0
 		}
 		obj := make([]float64, na+1)
 		obj[na] = -1
-		x, val, ok := denseLP(A, b, obj)
-		if !ok {
+		x, val, solved := denseLPUntil(A, b, obj, stop)
+		if !solved {
 			break
 		}
 		theta := thLo - val
@@ -544,7 +595,10 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0
 			}
 			continue
 		}
-		f := eval(lam, sg)
+		f, done := eval(lam, sg)
+		if !done {
+			break // interrupted
+		}
 		cuts = append(cuts, mkCut(lam, sg, f))
 		if f < fc-0.1*(fc-theta) {
 			copy(center, lam)
@@ -574,5 +628,5 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0
 			cuts = keep
 		}
 	}
-	return center, fc
+	return center, fc, true
 }

@@ -200,7 +200,8 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		bound = math.Inf(-1) // nothing beats the incumbent
 		return
 	}
-	try := func(sd []int) float64 {
+	try := func(name string, sd []int) float64 {
+		trace(name)
 		for c, k := range pos {
 			full[k] = sd[c]
 		}
@@ -218,6 +219,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 				bound = math.Min(bound, fixed+sr.rowBound(core, left, lam, t, allowed))
 			}
 		}
+		trace("root.rowBounds")
 		if done() {
 			return
 		}
@@ -227,7 +229,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 			lg[c] = sr.m.jobs[i].lagChoice(lam)
 		}
 		if sr.improveByType(core, left, lg, 1, true) {
-			try(lg)
+			try("root.lagRepair", lg)
 		}
 		if done() {
 			return
@@ -238,7 +240,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 	}
 	// (a deadline is tight when the time left is less than twenty times
 	// what the search took so far, the root's dual included)
-	underDeadline := sr.clk.short(20 * time.Since(sr.clk.started))
+	underDeadline := sr.clk.short(20 * now().Sub(sr.clk.started))
 	if !underDeadline {
 		if boundsAndRepair(); done() || !ok {
 			return
@@ -263,7 +265,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 	for oi, order := range orders {
 		before := sr.bestP
 		sd := sr.seqDP(core, left, lam, order)
-		profits[oi] = try(sd)
+		profits[oi] = try("root.seqDP", sd)
 		if done() {
 			return
 		}
@@ -289,7 +291,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		}
 	}
 	if bestSD != nil && sr.improveByType(core, left, bestSD, 3, false) {
-		try(bestSD)
+		try("root.improve", bestSD)
 	}
 	if done() {
 		return
@@ -298,6 +300,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 	if sr.coreDP(free, capv, lam, lp, coreFirstStates) {
 		return true
 	}
+	trace("root.coreDP")
 	// the aggregate row (see keptRow) over the core: its bound, and its
 	// knapsack solution repaired type by type
 	if full, pos, core, left, ok = sr.coreOf(free, capv, lam, lp); !ok {
@@ -308,11 +311,12 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		fixed := sr.freeProfit(free, full)
 		cx, lx := sr.keptRow(left, lam, agg)
 		bound = math.Min(bound, fixed+sr.rowBound(core, cx, lx, agg, nil))
+		trace("root.aggBound")
 		if done() {
 			return
 		}
 		if ag := sr.aggregateChoice(core, left, lam); ag != nil && sr.improveByType(core, left, ag, 3, true) {
-			try(ag)
+			try("root.aggregate", ag)
 			if done() {
 				return
 			}
@@ -334,7 +338,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 			copy(pl, lam)
 			pl[t] *= 1 + eps
 			for _, k := range idx[:min(2, len(idx))] {
-				try(sr.seqDP(core, left, pl, orders[k]))
+				try("root.diversify", sr.seqDP(core, left, pl, orders[k]))
 				if done() {
 					return
 				}
@@ -553,9 +557,12 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 		return
 	}
 	defer n.undo()
-	if !n.fix() || !n.rowBounds() {
+	ok := n.fix()
+	trace("fix")
+	if !ok || !n.rowBounds() {
 		return
 	}
+	trace("rowBounds")
 	if bi := n.choose(); bi >= 0 {
 		n.branch(bi)
 	}
@@ -644,6 +651,7 @@ func (n *bbNode) bound() bool {
 	// they may run a little past the deadline
 	n.first = n.depth == 0 && sr.nodes == 1
 	stop := sr.clk.expired
+	first := stop
 	if n.first {
 		// leave the greedy heuristics below their time before the deadline
 		// (quickGreedy, from the warm start too, then marginalGreedy), but
@@ -656,8 +664,14 @@ func (n *bbNode) bound() bool {
 			reserve = min(reserve, sr.clk.deadline.Sub(sr.clk.started)/3)
 		}
 		stop = func() bool { return sr.clk.essentialOver() || sr.clk.short(reserve) }
+		// the first evaluation gives the bound: only the essential time's
+		// end interrupts it (the bound is then that of λ = 0)
+		first = sr.clk.essentialOver
 	}
-	n.lam, n.f = m.minimizeDualUntil(n.free, n.capv, n.lam0, sr.dualTol, iters, stop)
+	n.lam, n.f = m.minimizeDualFirst(n.free, n.capv, n.lam0, sr.dualTol, iters, stop, first)
+	if n.first {
+		trace("dual")
+	}
 	n.bnd = math.Min(n.P+n.f, n.est)
 	if n.depth == 0 {
 		sr.root = math.Min(sr.root, n.bnd)
@@ -667,11 +681,14 @@ func (n *bbNode) bound() bool {
 	}
 	if n.first {
 		sr.offerFree(n.free, sr.quickGreedy(n.free, n.capv, n.lam, nil))
+		trace("quickGreedy")
 		if sr.clk.affords(greedyNanos * 2 * sr.optionCount(n.free)) {
 			sr.offerFree(n.free, sr.marginalGreedy(n.free, n.capv, n.lam))
+			trace("marginalGreedy")
 		}
 		if sr.warm != nil { // free is every model job
 			sr.offerFree(n.free, sr.quickGreedy(n.free, n.capv, n.lam, sr.warm))
+			trace("warmGreedy")
 		}
 		if n.bnd <= sr.target() {
 			return false
@@ -695,17 +712,22 @@ func (n *bbNode) heuristics() bool {
 		// on a loaded machine
 		if sr.clk.affords(512 * sr.optionCount(free)) {
 			sr.offerFree(free, sr.greedy(free, capv, lam))
+			trace("greedy")
 		}
 		if depth == 0 && sr.pairs {
 			sr.pairHeuristic(free, capv, lam, n.P+n.f)
+			trace("pairHeuristic")
 			// two type rows exact: often proves what the first pass could not
 			if pb := sr.pairBounds(free, capv, lam, n.P+n.f); pb < n.bnd {
 				n.bnd = pb
 				sr.root = math.Min(sr.root, n.bnd)
 			}
+			trace("pairBounds")
 		}
 		if depth == 0 && sr.heuristics {
-			if sr.rootHeuristics(free, capv, lam, n.bnd) {
+			settled := sr.rootHeuristics(free, capv, lam, n.bnd)
+			trace("rootHeuristics")
+			if settled {
 				return false
 			}
 		} else if depth <= sr.diveDepth && n.bnd > sr.target() {
@@ -713,6 +735,7 @@ func (n *bbNode) heuristics() bool {
 			for _, order := range sr.orders {
 				sd := sr.seqDP(free, capv, lam, order)
 				sr.offerFree(free, sd)
+				trace("seqDP")
 				if n.bnd <= sr.target() {
 					break
 				}
@@ -723,7 +746,12 @@ func (n *bbNode) heuristics() bool {
 		}
 	}
 	// the exact core program settles most roots outright
-	return !(depth == 0 && sr.coreDP(free, capv, lam, n.P+n.f, coreMaxStates))
+	if depth != 0 {
+		return true
+	}
+	settled := sr.coreDP(free, capv, lam, n.P+n.f, coreMaxStates)
+	trace("coreDP")
+	return !settled
 }
 
 // fix computes the reduced costs (relative to the Lagrangian bound at lam
@@ -1111,7 +1139,14 @@ func (sr *search) solution() Solution {
 	restGain := 0.0
 	if m.rest < len(m.p.Jobs) {
 		// every option is validated: admitLate finds no error
-		restGain, _ = admitLate(m.p, assign, m.rest, sr.set.WarmStart, len(m.p.Jobs), sr.clk, m.jobQuotas)
+		// the model's rows, and the capacity its pins and incumbent leave
+		rows := &lateRows{typeRow: m.typeRow, jobQuotas: m.jobQuotas, left: append([]int(nil), m.cap...)}
+		for i := range m.jobs {
+			if c := sr.best[i]; c >= 0 {
+				apply(rows.left, &m.jobs[i], c, 1)
+			}
+		}
+		restGain, _ = admitLate(m.p, assign, m.rest, sr.set.WarmStart, len(m.p.Jobs), sr.clk, rows)
 	}
 	obj := m.p.Objective(assign)
 	sol := Solution{Status: Feasible, Assignment: assign, Objective: obj, Nodes: sr.nodes}

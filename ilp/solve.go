@@ -117,25 +117,29 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 // Every step looks at the clock at least every ~50 µs of work, validating
 // and building the model included, and the work that follows a deadline is
 // sized by fixed shares of the allowance after it:
-//   - validation stops a quarter of the allowance after D. It then checks
+//   - validation stops a fifth of the allowance after D. It then checks
 //     only what a fallback plan uses (each job's Unallocated and Pin, the
 //     pinned options, the warm start's options, quotas and pins), and Solve
 //     returns that plan: Settings.WarmStart when it is feasible, else the
 //     pins, with an infinite Bound (nothing is known of the options it did
 //     not read). Options it did not read are not reported even if invalid:
 //     call Validate to check every field.
-//   - building the model stops at half the allowance; the jobs it does not
-//     hold keep their warm-start option where it fits, and the Bound adds
-//     their best profits.
+//   - building the model stops at two fifths of the allowance; the jobs
+//     it does not hold keep their warm-start option where it fits, and
+//     the Bound adds their best profits.
 //   - the Lagrangian bound at the root (at least one evaluation of the
-//     dual function) ends at 5/8 of the allowance, and the greedy
-//     incumbent (the warm start with the queued jobs started on the
-//     capacity it leaves, at least as good as the warm start and as the
-//     greedy completion of the pins) at 3/4; the rest builds the Solution.
+//     dual function, interrupted at half the allowance: the bound is then
+//     that of zero multipliers, the sum of the jobs' best profits) ends at
+//     half the allowance, and the greedy incumbent (the warm start with
+//     the queued jobs started on the capacity it leaves, at least as good
+//     as the warm start and as the greedy completion of the pins) at three
+//     fifths; the rest builds the Solution and leaves room for what the
+//     runtime adds (garbage-collection assists).
 //
-// On a loaded machine the process gets less than a core and the overshoot
-// grows in proportion (the deadline program under examples/ilp-deadline
-// prints the share it got).
+// The allowance is work: on a loaded machine the process gets less than a
+// core and the wall-clock overshoot grows in proportion (the deadline
+// program under examples/ilp-deadline prints the share it got, and the
+// solving thread's CPU time past D, which does not depend on the load).
 //
 // Cancellation (ctx.Done without a deadline) stops the search the same way,
 // with the bound of a single dual evaluation if it comes before the root's;
@@ -151,7 +155,7 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 // deadline returns what it had found by then, which depends on the
 // machine's speed.
 func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
-	start := time.Now()
+	start := now()
 	if s == nil {
 		s = &Settings{}
 	}
@@ -173,12 +177,17 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 	if err := s.validate(); err != nil {
 		return unsolved, err
 	}
+	trace("validate")
 	if sc.checked < len(p.Jobs) {
 		return fallback(p, s.WarmStart, sc, clk)
 	}
 	m := buildModel(p, sc, cl)
+	trace("build")
 	clk.beginSearch()
 	sr := newSearch(clk, m, s)
 	sr.run()
-	return sr.solution(), nil
+	trace("search")
+	sol := sr.solution()
+	trace("solution")
+	return sol, nil
 }
