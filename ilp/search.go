@@ -958,49 +958,120 @@ func (n *bbNode) branch(bi int) {
 // greedy returns a choice for the free jobs (parallel to free) that fits
 // capv: options in increasing reduced cost at lam (ties: larger profit, then
 // job order), then passes that upgrade any job whose better option fits.
+//
+// The scan of every option in that order is a merge of the jobs' own
+// orders (each job's options sorted by the same key): a heap of jobs keyed
+// by their next option yields the options in the global order, and a job
+// leaves it as soon as it takes an option (its later ones would be
+// skipped), so only a few options per job are looked at. The clock is
+// consulted as it goes; stopped, the choice so far (which fits) is
+// returned.
 func (sr *search) greedy(free []int32, capv []int, lam []float64) []int {
 	m := sr.m
-	type pair struct {
-		k, o int
-		rc   float64
-		p    float64
+	type entry struct {
+		o  int32
+		rc float64
+		p  float64
 	}
-	var ps []pair
+	// each job's options by (rc, -p, o), in one backing array
+	n := sr.optionCount(free)
+	flat := make([]entry, 0, n)
+	start := make([]int32, len(free)+1)
 	for k, i := range free {
 		j := &m.jobs[i]
+		if sr.clk.tick(24 * len(j.opts)) {
+			break
+		}
 		h, _ := j.best(lam)
+		from := len(flat)
 		for oi := range j.opts {
 			o := &j.opts[oi]
 			rc := h - (o.p - j.groups[o.grp].price(lam)*float64(o.g))
-			ps = append(ps, pair{k, oi, rc, o.p})
+			flat = append(flat, entry{int32(oi), rc, o.p})
 		}
+		es := flat[from:]
+		slices.SortFunc(es, func(a, b entry) int {
+			switch {
+			case a.rc != b.rc:
+				return cmp.Compare(a.rc, b.rc)
+			case a.p != b.p:
+				return cmp.Compare(b.p, a.p)
+			}
+			return int(a.o - b.o)
+		})
+		start[k+1] = int32(len(flat))
 	}
-	slices.SortFunc(ps, func(a, b pair) int {
-		switch {
-		case a.rc != b.rc:
-			return cmp.Compare(a.rc, b.rc)
-		case a.p != b.p:
-			return cmp.Compare(b.p, a.p)
-		case a.k != b.k:
-			return a.k - b.k
-		}
-		return a.o - b.o
-	})
 	choice := make([]int, len(free))
 	for k := range choice {
 		choice[k] = -1
 	}
-	left := append([]int(nil), capv...)
-	for _, q := range ps {
-		j := &m.jobs[free[q.k]]
-		if choice[q.k] < 0 && sr.fits(left, j, q.o) {
-			choice[q.k] = q.o
-			apply(left, j, q.o, 1)
+	if sr.clk.stopped {
+		return choice // (interrupted while sorting: nothing chosen)
+	}
+	// the heap of jobs by their next option (pos[k]), smallest key first
+	pos := make([]int32, len(free))
+	less := func(a, b int32) bool {
+		x, y := &flat[pos[a]], &flat[pos[b]]
+		switch {
+		case x.rc != y.rc:
+			return x.rc < y.rc
+		case x.p != y.p:
+			return x.p > y.p
+		case a != b:
+			return a < b
 		}
+		return x.o < y.o
+	}
+	hp := make([]int32, 0, len(free))
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(hp) {
+				return
+			}
+			if r := l + 1; r < len(hp) && less(hp[r], hp[l]) {
+				l = r
+			}
+			if !less(hp[l], hp[i]) {
+				return
+			}
+			hp[i], hp[l] = hp[l], hp[i]
+			i = l
+		}
+	}
+	for k := range free {
+		pos[k] = start[k]
+		if start[k] < start[k+1] {
+			hp = append(hp, int32(k))
+		}
+	}
+	for i := len(hp)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	left := append([]int(nil), capv...)
+	for len(hp) > 0 {
+		if sr.clk.tick(64) {
+			return choice
+		}
+		k := hp[0]
+		j := &m.jobs[free[k]]
+		if o := int(flat[pos[k]].o); sr.fits(left, j, o) {
+			choice[k] = o
+			apply(left, j, o, 1)
+			hp[0] = hp[len(hp)-1]
+			hp = hp[:len(hp)-1]
+		} else if pos[k]++; pos[k] == start[k+1] {
+			hp[0] = hp[len(hp)-1]
+			hp = hp[:len(hp)-1]
+		}
+		down(0)
 	}
 	for pass := 0; pass < 3; pass++ {
 		changed := false
 		for k, i := range free {
+			if sr.clk.tick(4 * len(m.jobs[i].opts)) {
+				return choice
+			}
 			c := choice[k]
 			bo := sr.upgrade(left, &m.jobs[i], c)
 			if bo != c {
