@@ -1,6 +1,7 @@
 package ilp
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -106,28 +107,46 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 	// rowsOf appends to buf[:0] the coupling rows option o (of type row tr)
 	// of job ji uses: its type row first, then the quota rows it counts
 	// toward.
+	// quotasOf returns the quotas of job ji that count options of type
+	// row tr (named t), whatever their size
+	quotasOf := func(ji, tr int, t string) []int {
+		if stamp[tr] != ji {
+			stamp[tr] = ji
+			typeQuotas[tr] = typeQuotas[tr][:0]
+			for _, qi := range jobQuotas[ji] {
+				if p.Quotas[qi].countsType(t) {
+					typeQuotas[tr] = append(typeQuotas[tr], qi)
+				}
+			}
+		}
+		return typeQuotas[tr]
+	}
+	// quotaCount is the number of job ji's quotas option o (of type row
+	// tr) counts toward: within one type, a larger option counts toward
+	// every quota a smaller one does, so options sorted by GPUs have the
+	// same rows exactly when they have the same count
+	quotaCount := func(ji int, o Option, tr int) int {
+		n := 0
+		for _, qi := range quotasOf(ji, tr, o.Type) {
+			if o.GPUs >= p.Quotas[qi].MinGPUs {
+				n++
+			}
+		}
+		return n
+	}
 	rowsOf := func(buf []int32, ji int, o Option, tr int) []int32 {
 		buf = append(buf[:0], int32(tr))
 		if len(jobQuotas[ji]) == 0 {
 			return buf
 		}
-		if stamp[tr] != ji {
-			stamp[tr] = ji
-			typeQuotas[tr] = typeQuotas[tr][:0]
-			for _, qi := range jobQuotas[ji] {
-				if p.Quotas[qi].countsType(o.Type) {
-					typeQuotas[tr] = append(typeQuotas[tr], qi)
-				}
-			}
-		}
-		for _, qi := range typeQuotas[tr] {
+		for _, qi := range quotasOf(ji, tr, o.Type) {
 			if o.GPUs >= p.Quotas[qi].MinGPUs {
 				buf = append(buf, int32(len(m.types)+qi))
 			}
 		}
 		return buf
 	}
-	var rowBuf, rowBuf2 []int32
+	var rowBuf []int32
 	m.pins = make([]int, len(p.Jobs))
 	for i, j := range p.Jobs {
 		m.pins[i] = -1
@@ -140,18 +159,20 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 			}
 		}
 	}
-	// candidate options of one job, with their type row
-	type candOpt struct {
-		mopt
-		tr int
-	}
-	var cands []candOpt
+	var cands []candOpt // candidate options of one job
 	lastType, lastRow := "", -1
 	// the model's options and row lists live in large arenas (most of the
 	// cost of building a model of many jobs is allocation), allocated in
 	// chunks as the model grows: one allocation for every option would
 	// come before the first look at the clock, and cost milliseconds
 	var optArena []mopt
+	nfree := 0
+	for i := range p.Jobs {
+		if p.Jobs[i].Pin < 0 {
+			nfree++
+		}
+	}
+	m.jobs = make([]mjob, 0, nfree)
 	// λ_r beyond the largest profit per GPU of any option using row r cannot
 	// lower the dual function (computed job by job, within the clock's
 	// looks)
@@ -189,9 +210,8 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 			}
 			fits := true
 			if len(jobQuotas[i]) > 0 {
-				rowBuf = rowsOf(rowBuf, i, o, lastRow)
-				for _, r := range rowBuf[1:] {
-					if o.GPUs > m.cap[r] {
+				for _, qi := range quotasOf(i, lastRow, o.Type) {
+					if o.GPUs >= p.Quotas[qi].MinGPUs && o.GPUs > m.cap[len(m.types)+qi] {
 						fits = false
 					}
 				}
@@ -203,20 +223,10 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 		if len(cands) == 0 {
 			continue
 		}
-		slices.SortFunc(cands, func(a, b candOpt) int {
-			switch {
-			case a.tr != b.tr:
-				return a.tr - b.tr
-			case a.g != b.g:
-				return a.g - b.g
-			case a.p != b.p:
-				if a.p > b.p {
-					return -1
-				}
-				return 1
-			}
-			return a.k - b.k
-		})
+		// (options usually come sorted by type and size: no sort then)
+		if !slices.IsSortedFunc(cands, candOrder) {
+			slices.SortFunc(cands, candOrder)
+		}
 		ntypes := 1
 		for a := 1; a < len(cands); a++ {
 			if cands[a].tr != cands[a-1].tr {
@@ -247,10 +257,10 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 			for x := start; x < len(mj.opts); {
 				rowBuf = rowsOf(rowBuf, i, j.Options[mj.opts[x].k], tr)
 				y := x + 1
-				for y < len(mj.opts) {
-					if rowBuf2 = rowsOf(rowBuf2, i, j.Options[mj.opts[y].k], tr); !slices.Equal(rowBuf, rowBuf2) {
-						break
-					}
+				if len(jobQuotas[i]) == 0 {
+					y = len(mj.opts) // a type row only: one group
+				}
+				for y < len(mj.opts) && quotaCount(i, j.Options[mj.opts[y].k], tr) == len(rowBuf)-1 {
 					y++
 				}
 				gi := len(mj.groups)
@@ -279,6 +289,30 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 // optChunk is the number of options of the model's arena allocated at a
 // time (1 MB).
 const optChunk = 1 << 15
+
+// candOpt is a candidate option of a job while its model is built, with
+// its type row.
+type candOpt struct {
+	mopt
+	tr int
+}
+
+// candOrder orders candidates by type row, GPUs, profit (larger first) and
+// index.
+func candOrder(a, b candOpt) int {
+	switch {
+	case a.tr != b.tr:
+		return a.tr - b.tr
+	case a.g != b.g:
+		return a.g - b.g
+	case a.p != b.p:
+		if a.p > b.p {
+			return -1
+		}
+		return 1
+	}
+	return a.k - b.k
+}
 
 // stopAt records that the model holds the free jobs before i only.
 func (m *model) stopAt(i int, sc scan) {
@@ -426,6 +460,69 @@ func (m *model) dualUntil(jobs []int32, capv []int, lam []float64, sg []float64,
 		}
 	}
 	return f, true
+}
+
+// aggregatePrice returns starting multipliers for the root's dual: every
+// type row priced at μ, the price of the aggregate row (all type rows
+// summed, capacity Σ_t capv[t]) in its LP relaxation, and the quota rows
+// at 0. With one row the LP is solved by handing out the capacity along
+// the jobs' upper concave hulls of (GPUs, profit), steepest segment first;
+// μ is the slope of the segment that exhausts it (0 when every job gets
+// its largest hull point). It is exact for one type and, with several,
+// far closer to the dual's minimiser than λ = 0, from which the box-step
+// method needs tens of evaluations to move. It returns nil when tick
+// (accounting for the work, see clock.tick) stops it.
+func (m *model) aggregatePrice(jobs []int32, capv []int, tick func(n int) bool) []float64 {
+	nt := len(m.types)
+	capTotal := 0
+	for t := 0; t < nt; t++ {
+		capTotal += capv[t]
+	}
+	type seg struct {
+		slope float64
+		g     int
+	}
+	var segs []seg
+	var pts []mopt
+	for _, ji := range jobs {
+		j := &m.jobs[ji]
+		if tick(32 * len(j.opts)) {
+			return nil
+		}
+		// the job's options by GPUs (profit descending), then the upper
+		// hull from the origin: its segments have decreasing slopes
+		pts = append(pts[:0], j.opts...)
+		slices.SortFunc(pts, func(a, b mopt) int {
+			if a.g != b.g {
+				return a.g - b.g
+			}
+			return cmp.Compare(b.p, a.p)
+		})
+		var st []int32
+		st, _ = hull(pts, 0, nil)
+		x0, y0 := 0, 0.0
+		for _, k := range st {
+			if pts[k].p > y0 && pts[k].g > x0 {
+				segs = append(segs, seg{(pts[k].p - y0) / float64(pts[k].g-x0), pts[k].g - x0})
+				x0, y0 = pts[k].g, pts[k].p
+			}
+		}
+	}
+	if tick(64 * len(segs)) {
+		return nil
+	}
+	slices.SortFunc(segs, func(a, b seg) int { return cmp.Compare(b.slope, a.slope) })
+	lam := make([]float64, m.nrows)
+	used := 0
+	for _, s := range segs {
+		if used += s.g; used > capTotal {
+			for t := 0; t < nt; t++ {
+				lam[t] = math.Min(s.slope, m.ub[t])
+			}
+			break
+		}
+	}
+	return lam
 }
 
 // zeroDual is the dual function at λ = 0 over jobs, Σ_j max_o p_o: a
