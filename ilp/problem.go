@@ -385,6 +385,7 @@ func (p *Problem) validate(clk *clock, warm []int) (scan, error) {
 		return nil
 	}
 	sc.checked = len(p.Jobs)
+	invGrid := 1 / p.Grid // (used when Grid > 0)
 	work := 0
 	for i := range p.Jobs {
 		j := &p.Jobs[i]
@@ -430,7 +431,10 @@ func (p *Problem) validate(clk *clock, warm []int) (scan, error) {
 					best = v
 				}
 				if p.Grid > 0 {
-					d := gridDev(o.Value, p.Grid)
+					// gridDev with a multiplication: the same nearest
+					// multiple for every value near the grid (those off it
+					// fail either way); NaN fails the test below
+					d := math.Abs(o.Value - math.Round(o.Value*invGrid)*p.Grid)
 					if !(d <= min(gridTol*p.Grid, gridRelTol*math.Abs(o.Value))) {
 						return sc, optionErr(i, k, *o)
 					}
