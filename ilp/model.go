@@ -166,10 +166,11 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 	// chunks as the model grows: one allocation for every option would
 	// come before the first look at the clock, and cost milliseconds
 	var optArena []mopt
-	nfree := 0
+	nfree, nopts := 0, 0 // free jobs, and their options not yet in the arena
 	for i := range p.Jobs {
 		if p.Jobs[i].Pin < 0 {
 			nfree++
+			nopts += len(p.Jobs[i].Options)
 		}
 	}
 	m.jobs = make([]mjob, 0, nfree)
@@ -234,8 +235,9 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 			}
 		}
 		if len(optArena)+len(cands) > cap(optArena) {
-			optArena = make([]mopt, 0, max(optChunk, len(cands)))
+			optArena = make([]mopt, 0, max(min(optChunk, nopts), len(cands)))
 		}
+		nopts -= len(j.Options)
 		mj := mjob{orig: i, opts: optArena[len(optArena) : len(optArena) : len(optArena)+len(cands)], groups: make([]group, 0, ntypes)}
 		optArena = optArena[:len(optArena)+len(cands)]
 		for a := 0; a < len(cands); {
