@@ -14,7 +14,7 @@ import (
 // them a stopped search has nothing useful to return. Before a deadline,
 // the root's dual stops early enough to leave the greedy heuristics their
 // time; when the deadline has already passed as the search starts, the
-// dual may use a tenth of the contract's allowance, the rest covering
+// dual may use a twelfth of the contract's allowance, the rest covering
 // the greedy incumbent and building the Solution.
 type clock struct {
 	ctx       context.Context
@@ -26,7 +26,7 @@ type clock struct {
 	// Slack(D), each step ending at a fixed time after the deadline (zero
 	// without one): validating the problem, building the model, the root's
 	// dual (essential, when the search starts late) and the greedy
-	// incumbents, leaving the last two fifths to build the Solution and to
+	// incumbents, leaving the last half to build the Solution and to
 	// what the runtime adds (garbage-collection assists, page faults).
 	validateEnd, buildEnd, dualEnd, greedyEnd time.Time
 	work                                      int // work units (about a nanosecond each) since the last look
@@ -74,10 +74,10 @@ func newClock(ctx context.Context, start time.Time, limit time.Duration) *clock 
 		if at.Before(start) {
 			at = start
 		}
-		c.validateEnd = at.Add(slack / 5)
-		c.buildEnd = at.Add(slack * 2 / 5)
-		c.dualEnd = at.Add(slack / 2)
-		c.greedyEnd = at.Add(slack * 3 / 5)
+		c.validateEnd = at.Add(slack / 6)
+		c.buildEnd = at.Add(slack / 3)
+		c.dualEnd = at.Add(slack * 5 / 12)
+		c.greedyEnd = at.Add(slack / 2)
 	}
 	c.beginSearch()
 	return c

@@ -437,7 +437,7 @@ func (m *model) dual(jobs []int32, capv []int, lam []float64, sg []float64) floa
 
 // dualChunk is the number of jobs dualUntil evaluates between two looks
 // at its stop function: some tens of microseconds.
-const dualChunk = 256
+const dualChunk = 128
 
 // dualUntil is dual that gives up (ok false, f meaningless) as soon as stop
 // (when non-nil) reports true, looking at it every dualChunk jobs: one

@@ -117,24 +117,24 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 // Every step looks at the clock at least every ~50 µs of work, validating
 // and building the model included, and the work that follows a deadline is
 // sized by fixed shares of the allowance after it:
-//   - validation stops a fifth of the allowance after D. It then checks
+//   - validation stops a sixth of the allowance after D. It then checks
 //     only what a fallback plan uses (each job's Unallocated and Pin, the
 //     pinned options, the warm start's options, quotas and pins), and Solve
 //     returns that plan: Settings.WarmStart when it is feasible, else the
 //     pins, with an infinite Bound (nothing is known of the options it did
 //     not read). Options it did not read are not reported even if invalid:
 //     call Validate to check every field.
-//   - building the model stops at two fifths of the allowance; the jobs
+//   - building the model stops at a third of the allowance; the jobs
 //     it does not hold keep their warm-start option where it fits, and
 //     the Bound adds their best profits.
 //   - the Lagrangian bound at the root (at least one evaluation of the
-//     dual function, interrupted at half the allowance: the bound is then
-//     that of zero multipliers, the sum of the jobs' best profits) ends at
-//     half the allowance, and the greedy incumbent (the warm start with
-//     the queued jobs started on the capacity it leaves, at least as good
-//     as the warm start and as the greedy completion of the pins) at three
-//     fifths; the rest builds the Solution and leaves room for what the
-//     runtime adds (garbage-collection assists).
+//     dual function, interrupted at 5/12 of the allowance: the bound is
+//     then that of zero multipliers, the sum of the jobs' best profits)
+//     ends at 5/12 of the allowance, and the greedy incumbent (the warm
+//     start with the queued jobs started on the capacity it leaves, at
+//     least as good as the warm start and as the greedy completion of the
+//     pins) at half; the rest builds the Solution and leaves room for what
+//     the runtime adds (garbage-collection assists).
 //
 // The allowance is work: on a loaded machine the process gets less than a
 // core and the wall-clock overshoot grows in proportion (the deadline
