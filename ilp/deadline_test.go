@@ -101,14 +101,12 @@ func TestSolveEdgeCases(t *testing.T) {
 	assert.Equal(t, 8.0, sol.Objective)
 }
 
-// minOver runs solve tries times and returns the smallest time it took past
-// its deadline, and the last solution: the machine may be loaded, but the
-// contract has to hold on an unloaded try. The tests allow overAllowed,
-// a multiple of the contract's slack for a machine shared with compilers
-// and other tests (still far below the hundreds of milliseconds that short
-// deadlines used to be overshot by); examples/ilp-deadline measures the real
-// distribution.
-func overAllowed(d time.Duration) time.Duration { return max(3*ilp.Slack(d), d/2) }
+// minOver runs solve tries times and returns the smallest wall-clock time
+// it took past its deadline, and the last solution. It is used only where
+// a lenient bound on the wall clock is the point (a step that used to take
+// hundreds of milliseconds); the deadline contract is tested on the
+// solving thread's CPU time (TestDeadlineContract), which does not depend
+// on the machine's load, and examples/ilp-deadline measures the wall clock.
 func minOver(t *testing.T, tries int, solve func() (ilp.Solution, time.Time)) (time.Duration, ilp.Solution) {
 	best := time.Duration(math.MaxInt64)
 	var sol ilp.Solution
@@ -127,51 +125,64 @@ func hardRound() *ilp.Problem {
 	return ilptest.Hard(ilptest.HardConfig{Jobs: 1000, GPUs: 2000, Types: 3, Seed: 9001, Power: 0.5, PinFrac: 0.05, Quotas: true})
 }
 
-// TestDeadlineContract: with a deadline D, Solve returns within Slack(D)
-// after D (the best of a few tries, the machine being shared), with a
-// feasible plan, a bound on the right side of it and a status that is not
-// Optimal unless proven. A TimeLimit is a deadline too.
+// TestDeadlineContract: with a deadline D, Solve does at most Slack(D) of
+// work after D, run and measured on the solving thread's CPU clock
+// (TraceSolve: independent of the machine's load, a thread that does not
+// get the processor does no work and its clock stands still),
+// with a feasible plan, a bound on the right side of it and a status that
+// is not Optimal unless proven. The rounds are the hard corpus's smallest
+// and largest (5,000 jobs on 16,000 GPUs, whose validation and model alone
+// take longer than the shorter deadlines), and an already-expired
+// deadline; a TimeLimit is a deadline too.
 func TestDeadlineContract(t *testing.T) {
-	// an already-expired deadline on a round whose validation and model
-	// take a fraction of the allowance, then short deadlines on a hard one
+	if !ilp.ThreadCPUClock {
+		t.Skip("needs a per-thread CPU clock (Linux)")
+	}
+	corpus := ilptest.HardCorpus()
 	small := ilptest.Generate(ilptest.Config{Scale: 8, Jobs: 300, Power: 0.5, Seed: 2001, PinFrac: 0.05})
-	for _, d := range []time.Duration{0, 5 * time.Millisecond, 20 * time.Millisecond} {
-		p := hardRound()
-		if d == 0 {
-			p = small
-		}
-		over, sol := minOver(t, 8, func() (ilp.Solution, time.Time) {
-			ctx, cancel := context.WithTimeout(context.Background(), d)
-			defer cancel()
-			dl, _ := ctx.Deadline()
-			sol, err := ilp.Solve(ctx, p, nil)
-			require.NoError(t, err)
-			return sol, dl
+	hard, largest := hardRound(), ilptest.Hard(corpus[len(corpus)-2]) // 5,000 jobs, p = −0.5, quotas
+	for _, tc := range []struct {
+		name string
+		p    *ilp.Problem
+		d    time.Duration
+		set  *ilp.Settings
+	}{
+		{"expired", small, 0, nil},
+		{"expired-largest", largest, 0, nil},
+		{"hard-5ms", hard, 5 * time.Millisecond, nil},
+		{"hard-20ms", hard, 20 * time.Millisecond, nil},
+		{"largest-5ms", largest, 5 * time.Millisecond, nil},
+		{"largest-20ms", largest, 20 * time.Millisecond, nil},
+		{"largest-100ms", largest, 100 * time.Millisecond, nil},
+		{"hard-timelimit-10ms", hard, 10 * time.Millisecond, &ilp.Settings{TimeLimit: 10 * time.Millisecond}},
+		{"largest-timelimit-50ms", largest, 50 * time.Millisecond, &ilp.Settings{TimeLimit: 50 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for range 2 {
+				d := tc.d
+				over, steps, sol, err := ilp.TraceSolve(tc.p, d, tc.set)
+				require.NoError(t, err)
+				t.Logf("CPU after the deadline %v: %v; steps: %v", d, over, steps)
+				if !raceEnabled { // the race detector slows every step several times over
+					assert.LessOrEqual(t, over, ilp.Slack(d), "CPU time after the deadline %v; steps (CPU after it): %v", d, steps)
+
+				}
+				require.NoError(t, tc.p.Check(sol.Assignment))
+				if d > 0 {
+					assert.Equal(t, ilp.Feasible, sol.Status, "deadline %v", d)
+				}
+				if tc.p.Sense == ilp.Maximize {
+					assert.GreaterOrEqual(t, sol.Bound, sol.Objective, "maximising: the bound is above")
+				} else {
+					assert.LessOrEqual(t, sol.Bound, sol.Objective, "minimising: the bound is below")
+				}
+				assert.False(t, math.IsNaN(sol.Bound))
+				// the bound is infinite only when validation was cut short:
+				// the search did not run
+				assert.True(t, sol.Nodes == 0 || !math.IsInf(sol.Bound, 0), "a searched bound is finite")
+			}
 		})
-		if !raceEnabled {
-			assert.LessOrEqual(t, over, overAllowed(d), "deadline %v", d)
-		}
-		require.NoError(t, p.Check(sol.Assignment))
-		if d > 0 {
-			assert.Equal(t, ilp.Feasible, sol.Status, "deadline %v", d)
-		}
-		assert.GreaterOrEqual(t, sol.Bound, sol.Objective, "maximising: the bound is above")
-		assert.False(t, math.IsNaN(sol.Bound))
-		// the bound is infinite only when validation was cut short (on a
-		// loaded machine): the search did not run
-		assert.True(t, sol.Nodes == 0 || !math.IsInf(sol.Bound, 0), "a searched bound is finite")
 	}
-	p := hardRound()
-	over, sol := minOver(t, 8, func() (ilp.Solution, time.Time) {
-		dl := time.Now().Add(10 * time.Millisecond)
-		sol, err := ilp.Solve(context.Background(), p, &ilp.Settings{TimeLimit: 10 * time.Millisecond})
-		require.NoError(t, err)
-		return sol, dl
-	})
-	if !raceEnabled {
-		assert.LessOrEqual(t, over, overAllowed(10*time.Millisecond))
-	}
-	assert.Equal(t, ilp.Feasible, sol.Status)
 	assert.Equal(t, 2*time.Millisecond, ilp.Slack(time.Millisecond))
 	assert.Equal(t, 100*time.Millisecond, ilp.Slack(time.Second))
 }

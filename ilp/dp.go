@@ -359,12 +359,20 @@ func (sr *search) seqDP(free []int32, capv []int, lam []float64, order []int) []
 	left := append([]int(nil), capv...)
 	groups := make([][]mcItem, len(free))
 	for _, t := range order {
+		// out of time: the rows settled so far hold (each program fits
+		// its row's capacity), the jobs left stay unallocated
+		if sr.clk.expired() {
+			break
+		}
 		for k, i := range free {
 			groups[k] = groups[k][:0]
 			if decided[k] {
 				continue
 			}
 			j := &m.jobs[i]
+			if sr.clk.tick(4 * len(j.opts)) {
+				break // (mckp below sees the clock stopped)
+			}
 			off := 0.0
 			for oi := range j.opts {
 				o := &j.opts[oi]
@@ -407,6 +415,9 @@ func (sr *search) seqDP(free []int32, capv []int, lam []float64, order []int) []
 	}
 	// upgrades that still fit (capacity left on any row)
 	for k, i := range free {
+		if sr.clk.tick(4 * len(m.jobs[i].opts)) {
+			break
+		}
 		choice[k] = sr.upgrade(left, &m.jobs[i], choice[k])
 	}
 	return choice

@@ -23,6 +23,7 @@ func fallback(p *Problem, warm []int, sc scan, clk *clock) (Solution, error) {
 	if _, err := admitLate(p, assign, 0, warm, sc.checked, clk, nil); err != nil {
 		return unsolved, err
 	}
+	trace("fallback.admit")
 	bound := math.Inf(1)
 	if p.Sense == Minimize {
 		bound = math.Inf(-1)
@@ -39,39 +40,27 @@ func fallback(p *Problem, warm []int, sc scan, clk *clock) (Solution, error) {
 // from checked on have not been validated: each job's are before it is
 // considered, and the first invalid one is returned as the error. It
 // returns the profit (±(Value − Unallocated)) the admitted jobs add.
-// jobQuotas lists the quotas covering each job (nil: computed here).
-func admitLate(p *Problem, assign []int, from int, warm []int, checked int, clk *clock, jobQuotas [][]int) (float64, error) {
+// rows, when non-nil, is the model's: the rows each job uses and the
+// capacity assign leaves on each (nil: computed here).
+func admitLate(p *Problem, assign []int, from int, warm []int, checked int, clk *clock, rows *lateRows) (float64, error) {
 	sign := 1.0
 	if p.Sense == Minimize {
 		sign = -1
 	}
-	types := slices.Sorted(maps.Keys(p.Capacity))
-	typeRow := make(map[string]int, len(types))
-	left := make([]int, len(types)+len(p.Quotas))
-	for r, t := range types {
-		typeRow[t] = r
-		left[r] = p.Capacity[t] - p.Reserved[t]
+	if rows == nil {
+		rows = newLateRows(p, assign)
 	}
-	for qi := range p.Quotas {
-		left[len(types)+qi] = p.Quotas[qi].Limit
-	}
-	if jobQuotas == nil {
-		jobQuotas = make([][]int, len(p.Jobs))
-		for qi := range p.Quotas {
-			for _, ji := range p.Quotas[qi].members(len(p.Jobs)) {
-				jobQuotas[ji] = append(jobQuotas[ji], qi)
-			}
-		}
-	}
-	var rows []int
+	typeRow, left, jobQuotas := rows.typeRow, rows.left, rows.jobQuotas
+	nt := len(typeRow)
+	var buf []int
 	rowsOf := func(i int, o Option) []int {
-		rows = append(rows[:0], typeRow[o.Type])
+		buf = append(buf[:0], typeRow[o.Type])
 		for _, qi := range jobQuotas[i] {
 			if p.Quotas[qi].Counts(o) {
-				rows = append(rows, len(types)+qi)
+				buf = append(buf, nt+qi)
 			}
 		}
-		return rows
+		return buf
 	}
 	fits := func(i int, o Option) bool {
 		for _, r := range rowsOf(i, o) {
@@ -89,13 +78,7 @@ func admitLate(p *Problem, assign []int, from int, warm []int, checked int, clk 
 		assign[i] = k
 		return sign * (o.Value - p.Jobs[i].Unallocated)
 	}
-	for i, k := range assign {
-		if k >= 0 {
-			for _, r := range rowsOf(i, p.Jobs[i].Options[k]) {
-				left[r] -= p.Jobs[i].Options[k].GPUs
-			}
-		}
-	}
+	trace("admit.setup")
 	gain := 0.0
 	if len(warm) == len(p.Jobs) {
 		for i := from; i < len(p.Jobs); i++ {
@@ -130,5 +113,41 @@ func admitLate(p *Problem, assign []int, from int, warm []int, checked int, clk 
 			gain += take(i, bk)
 		}
 	}
+	trace("admit.greedy")
 	return gain, nil
+}
+
+// lateRows is what admitLate needs of the coupling rows: the row of each
+// GPU type (types sorted, then one row per quota), the quotas covering
+// each job and the capacity left on each row.
+type lateRows struct {
+	typeRow   map[string]int
+	jobQuotas [][]int
+	left      []int
+}
+
+// newLateRows computes the rows of p and the capacity assign leaves.
+func newLateRows(p *Problem, assign []int) *lateRows {
+	types := slices.Sorted(maps.Keys(p.Capacity))
+	rows := &lateRows{typeRow: make(map[string]int, len(types)), jobQuotas: jobQuotaLists(p), left: make([]int, len(types)+len(p.Quotas))}
+	for r, t := range types {
+		rows.typeRow[t] = r
+		rows.left[r] = p.Capacity[t] - p.Reserved[t]
+	}
+	for qi := range p.Quotas {
+		rows.left[len(types)+qi] = p.Quotas[qi].Limit
+	}
+	for i, k := range assign {
+		if k < 0 {
+			continue
+		}
+		o := p.Jobs[i].Options[k]
+		rows.left[rows.typeRow[o.Type]] -= o.GPUs
+		for _, qi := range rows.jobQuotas[i] {
+			if p.Quotas[qi].Counts(o) {
+				rows.left[len(types)+qi] -= o.GPUs
+			}
+		}
+	}
+	return rows
 }

@@ -1,6 +1,7 @@
 package ilp
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -35,6 +36,7 @@ type model struct {
 
 // mjob is one free job of the model.
 type mjob struct {
+	top    float64 // largest profit of its options: its term of the dual at λ = 0
 	orig   int     // index in Problem.Jobs
 	opts   []mopt  // useful options: positive profit, fit alone, not dominated
 	groups []group // options grouped by the rows they use (= by GPU type)
@@ -88,15 +90,11 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 		total += m.cap[r]
 	}
 	// quota rows each job belongs to
-	jobQuotas := make([][]int, len(p.Jobs))
+	jobQuotas := jobQuotaLists(p)
 	for qi := range p.Quotas {
-		q := &p.Quotas[qi]
 		// a limit above the total capacity cannot bind; clamping it keeps
 		// every sum of a row's usage far from overflowing
-		m.cap[len(m.types)+qi] = min(q.Limit, total)
-		for _, ji := range q.members(len(p.Jobs)) {
-			jobQuotas[ji] = append(jobQuotas[ji], qi)
-		}
+		m.cap[len(m.types)+qi] = min(p.Quotas[qi].Limit, total)
 	}
 	// typeQuotas[tr] lists the quotas of the current job (jobQuotas) that
 	// count options of type row tr, whatever their size; stamp[tr] says
@@ -109,28 +107,46 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 	// rowsOf appends to buf[:0] the coupling rows option o (of type row tr)
 	// of job ji uses: its type row first, then the quota rows it counts
 	// toward.
+	// quotasOf returns the quotas of job ji that count options of type
+	// row tr (named t), whatever their size
+	quotasOf := func(ji, tr int, t string) []int {
+		if stamp[tr] != ji {
+			stamp[tr] = ji
+			typeQuotas[tr] = typeQuotas[tr][:0]
+			for _, qi := range jobQuotas[ji] {
+				if p.Quotas[qi].countsType(t) {
+					typeQuotas[tr] = append(typeQuotas[tr], qi)
+				}
+			}
+		}
+		return typeQuotas[tr]
+	}
+	// quotaCount is the number of job ji's quotas option o (of type row
+	// tr) counts toward: within one type, a larger option counts toward
+	// every quota a smaller one does, so options sorted by GPUs have the
+	// same rows exactly when they have the same count
+	quotaCount := func(ji int, o Option, tr int) int {
+		n := 0
+		for _, qi := range quotasOf(ji, tr, o.Type) {
+			if o.GPUs >= p.Quotas[qi].MinGPUs {
+				n++
+			}
+		}
+		return n
+	}
 	rowsOf := func(buf []int32, ji int, o Option, tr int) []int32 {
 		buf = append(buf[:0], int32(tr))
 		if len(jobQuotas[ji]) == 0 {
 			return buf
 		}
-		if stamp[tr] != ji {
-			stamp[tr] = ji
-			typeQuotas[tr] = typeQuotas[tr][:0]
-			for _, qi := range jobQuotas[ji] {
-				if p.Quotas[qi].countsType(o.Type) {
-					typeQuotas[tr] = append(typeQuotas[tr], qi)
-				}
-			}
-		}
-		for _, qi := range typeQuotas[tr] {
+		for _, qi := range quotasOf(ji, tr, o.Type) {
 			if o.GPUs >= p.Quotas[qi].MinGPUs {
 				buf = append(buf, int32(len(m.types)+qi))
 			}
 		}
 		return buf
 	}
-	var rowBuf, rowBuf2 []int32
+	var rowBuf []int32
 	m.pins = make([]int, len(p.Jobs))
 	for i, j := range p.Jobs {
 		m.pins[i] = -1
@@ -143,25 +159,29 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 			}
 		}
 	}
-	// candidate options of one job, with their type row
-	type candOpt struct {
-		mopt
-		tr int
-	}
-	var cands []candOpt
+	var cands []candOpt // candidate options of one job
 	lastType, lastRow := "", -1
-	// the model's options and row lists live in a few large arenas (most
-	// of the cost of building a model of many jobs is allocation)
-	nopts := 0
-	for _, j := range p.Jobs {
-		if j.Pin < 0 {
-			nopts += len(j.Options)
+	// the model's options and row lists live in large arenas (most of the
+	// cost of building a model of many jobs is allocation), allocated in
+	// chunks as the model grows: one allocation for every option would
+	// come before the first look at the clock, and cost milliseconds
+	var optArena []mopt
+	nfree, nopts := 0, 0 // free jobs, and their options not yet in the arena
+	for i := range p.Jobs {
+		if p.Jobs[i].Pin < 0 {
+			nfree++
+			nopts += len(p.Jobs[i].Options)
 		}
 	}
-	optArena := make([]mopt, 0, nopts)
+	m.jobs = make([]mjob, 0, nfree)
+	// λ_r beyond the largest profit per GPU of any option using row r cannot
+	// lower the dual function (computed job by job, within the clock's
+	// looks)
+	m.ub = make([]float64, m.nrows)
 	var i32 int32Arena
 	var stack []int32
 	work := 0
+	trace("build.setup")
 	for i, j := range p.Jobs {
 		if j.Pin >= 0 {
 			continue
@@ -191,9 +211,8 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 			}
 			fits := true
 			if len(jobQuotas[i]) > 0 {
-				rowBuf = rowsOf(rowBuf, i, o, lastRow)
-				for _, r := range rowBuf[1:] {
-					if o.GPUs > m.cap[r] {
+				for _, qi := range quotasOf(i, lastRow, o.Type) {
+					if o.GPUs >= p.Quotas[qi].MinGPUs && o.GPUs > m.cap[len(m.types)+qi] {
 						fits = false
 					}
 				}
@@ -205,26 +224,20 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 		if len(cands) == 0 {
 			continue
 		}
-		slices.SortFunc(cands, func(a, b candOpt) int {
-			switch {
-			case a.tr != b.tr:
-				return a.tr - b.tr
-			case a.g != b.g:
-				return a.g - b.g
-			case a.p != b.p:
-				if a.p > b.p {
-					return -1
-				}
-				return 1
-			}
-			return a.k - b.k
-		})
+		// (options usually come sorted by type and size: no sort then)
+		if !slices.IsSortedFunc(cands, candOrder) {
+			slices.SortFunc(cands, candOrder)
+		}
 		ntypes := 1
 		for a := 1; a < len(cands); a++ {
 			if cands[a].tr != cands[a-1].tr {
 				ntypes++
 			}
 		}
+		if len(optArena)+len(cands) > cap(optArena) {
+			optArena = make([]mopt, 0, max(min(optChunk, nopts), len(cands)))
+		}
+		nopts -= len(j.Options)
 		mj := mjob{orig: i, opts: optArena[len(optArena) : len(optArena) : len(optArena)+len(cands)], groups: make([]group, 0, ntypes)}
 		optArena = optArena[:len(optArena)+len(cands)]
 		for a := 0; a < len(cands); {
@@ -246,10 +259,10 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 			for x := start; x < len(mj.opts); {
 				rowBuf = rowsOf(rowBuf, i, j.Options[mj.opts[x].k], tr)
 				y := x + 1
-				for y < len(mj.opts) {
-					if rowBuf2 = rowsOf(rowBuf2, i, j.Options[mj.opts[y].k], tr); !slices.Equal(rowBuf, rowBuf2) {
-						break
-					}
+				if len(jobQuotas[i]) == 0 {
+					y = len(mj.opts) // a type row only: one group
+				}
+				for y < len(mj.opts) && quotaCount(i, j.Options[mj.opts[y].k], tr) == len(rowBuf)-1 {
 					y++
 				}
 				gi := len(mj.groups)
@@ -262,20 +275,45 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 				x = y
 			}
 		}
-		m.jobs = append(m.jobs, mj)
-	}
-	m.jobQuotas = jobQuotas
-	// λ_r beyond the largest profit per GPU of any option using row r cannot
-	// lower the dual function.
-	m.ub = make([]float64, m.nrows)
-	for _, j := range m.jobs {
-		for _, o := range j.opts {
-			for _, r := range j.groups[o.grp].rows {
+		for _, o := range mj.opts {
+			mj.top = math.Max(mj.top, o.p)
+			for _, r := range mj.groups[o.grp].rows {
 				m.ub[r] = math.Max(m.ub[r], o.p/float64(o.g))
 			}
 		}
+		m.jobs = append(m.jobs, mj)
 	}
+	trace("build.jobs")
+	m.jobQuotas = jobQuotas
 	return m
+}
+
+// optChunk is the number of options of the model's arena allocated at a
+// time (1 MB).
+const optChunk = 1 << 15
+
+// candOpt is a candidate option of a job while its model is built, with
+// its type row.
+type candOpt struct {
+	mopt
+	tr int
+}
+
+// candOrder orders candidates by type row, GPUs, profit (larger first) and
+// index.
+func candOrder(a, b candOpt) int {
+	switch {
+	case a.tr != b.tr:
+		return a.tr - b.tr
+	case a.g != b.g:
+		return a.g - b.g
+	case a.p != b.p:
+		if a.p > b.p {
+			return -1
+		}
+		return 1
+	}
+	return a.k - b.k
 }
 
 // stopAt records that the model holds the free jobs before i only.
@@ -393,12 +431,26 @@ func (j *mjob) lagChoice(lam []float64) int {
 // f and writes the subgradient (cap minus the rows used by the maximisers)
 // into sg.
 func (m *model) dual(jobs []int32, capv []int, lam []float64, sg []float64) float64 {
-	f := 0.0
+	f, _ := m.dualUntil(jobs, capv, lam, sg, nil)
+	return f
+}
+
+// dualChunk is the number of jobs dualUntil evaluates between two looks
+// at its stop function: some tens of microseconds.
+const dualChunk = 128
+
+// dualUntil is dual that gives up (ok false, f meaningless) as soon as stop
+// (when non-nil) reports true, looking at it every dualChunk jobs: one
+// evaluation over thousands of jobs takes milliseconds.
+func (m *model) dualUntil(jobs []int32, capv []int, lam []float64, sg []float64, stop func() bool) (f float64, ok bool) {
 	for r := range sg {
 		sg[r] = float64(capv[r])
 		f += lam[r] * float64(capv[r])
 	}
-	for _, ji := range jobs {
+	for x, ji := range jobs {
+		if stop != nil && x%dualChunk == dualChunk-1 && stop() {
+			return f, false
+		}
 		j := &m.jobs[ji]
 		v, oi := j.best(lam)
 		f += v
@@ -408,6 +460,79 @@ func (m *model) dual(jobs []int32, capv []int, lam []float64, sg []float64) floa
 				sg[r] -= float64(o.g)
 			}
 		}
+	}
+	return f, true
+}
+
+// aggregatePrice returns starting multipliers for the root's dual: every
+// type row priced at μ, the price of the aggregate row (all type rows
+// summed, capacity Σ_t capv[t]) in its LP relaxation, and the quota rows
+// at 0. With one row the LP is solved by handing out the capacity along
+// the jobs' upper concave hulls of (GPUs, profit), steepest segment first;
+// μ is the slope of the segment that exhausts it (0 when every job gets
+// its largest hull point). It is exact for one type and, with several,
+// far closer to the dual's minimiser than λ = 0, from which the box-step
+// method needs tens of evaluations to move. It returns nil when tick
+// (accounting for the work, see clock.tick) stops it.
+func (m *model) aggregatePrice(jobs []int32, capv []int, tick func(n int) bool) []float64 {
+	nt := len(m.types)
+	capTotal := 0
+	for t := 0; t < nt; t++ {
+		capTotal += capv[t]
+	}
+	type seg struct {
+		slope float64
+		g     int
+	}
+	var segs []seg
+	var pts []mopt
+	for _, ji := range jobs {
+		j := &m.jobs[ji]
+		if tick(32 * len(j.opts)) {
+			return nil
+		}
+		// the job's options by GPUs (profit descending), then the upper
+		// hull from the origin: its segments have decreasing slopes
+		pts = append(pts[:0], j.opts...)
+		slices.SortFunc(pts, func(a, b mopt) int {
+			if a.g != b.g {
+				return a.g - b.g
+			}
+			return cmp.Compare(b.p, a.p)
+		})
+		var st []int32
+		st, _ = hull(pts, 0, nil)
+		x0, y0 := 0, 0.0
+		for _, k := range st {
+			if pts[k].p > y0 && pts[k].g > x0 {
+				segs = append(segs, seg{(pts[k].p - y0) / float64(pts[k].g-x0), pts[k].g - x0})
+				x0, y0 = pts[k].g, pts[k].p
+			}
+		}
+	}
+	if tick(64 * len(segs)) {
+		return nil
+	}
+	slices.SortFunc(segs, func(a, b seg) int { return cmp.Compare(b.slope, a.slope) })
+	lam := make([]float64, m.nrows)
+	used := 0
+	for _, s := range segs {
+		if used += s.g; used > capTotal {
+			for t := 0; t < nt; t++ {
+				lam[t] = math.Min(s.slope, m.ub[t])
+			}
+			break
+		}
+	}
+	return lam
+}
+
+// zeroDual is the dual function at λ = 0 over jobs, Σ_j max_o p_o: a
+// valid bound that costs no evaluation.
+func (m *model) zeroDual(jobs []int32) float64 {
+	f := 0.0
+	for _, ji := range jobs {
+		f += m.jobs[ji].top
 	}
 	return f
 }
@@ -422,25 +547,47 @@ func (m *model) minimizeDual(jobs []int32, capv []int, lam0 []float64, tol float
 }
 
 // minimizeDualUntil is minimizeDual that also stops, with the best λ so
-// far, as soon as stop (when non-nil) reports true; it evaluates the dual
-// at least once.
+// far, as soon as stop (when non-nil) reports true, also in the middle of
+// an evaluation of the dual or of the master program. It evaluates the
+// dual at least once unless first (when non-nil) stops the first
+// evaluation, which then returns λ = 0 and its value without an
+// evaluation (zeroDual; lam0 is then ignored).
 func (m *model) minimizeDualUntil(jobs []int32, capv []int, lam0 []float64, tol float64, maxIter int, stop func() bool) ([]float64, float64) {
+	return m.minimizeDualFirst(jobs, capv, lam0, tol, maxIter, stop, nil)
+}
+
+// minimizeDualFirst is minimizeDualUntil with a separate stop function for
+// the first evaluation (see minimizeDualUntil).
+func (m *model) minimizeDualFirst(jobs []int32, capv []int, lam0 []float64, tol float64, maxIter int, stop, first func() bool) ([]float64, float64) {
 	var act []int
 	for r := 0; r < m.nrows; r++ {
 		if m.ub[r] > 0 {
 			act = append(act, r)
 		}
 	}
-	eval := func(lam, sg []float64) float64 { return m.dual(jobs, capv, lam, sg) }
-	return m.minimizeFn(eval, act, lam0, tol, maxIter, stop)
+	evals := 0
+	eval := func(lam, sg []float64) (float64, bool) {
+		s := stop
+		if evals++; evals == 1 {
+			s = first
+		}
+		return m.dualUntil(jobs, capv, lam, sg, s)
+	}
+	lam, f, ok := m.minimizeFn(eval, act, lam0, tol, maxIter, stop)
+	if !ok {
+		return make([]float64, m.nrows), m.zeroDual(jobs)
+	}
+	return lam, f
 }
 
 // minimizeFn minimises a convex piecewise-linear function of the
 // multipliers (given with a subgradient by eval) over the rows in act, within
 // [0, ub]; the other multipliers stay at their lam0 values (0 when lam0 is
 // nil). It is the box-step cutting-plane method described at minimizeDual;
-// stop (when non-nil) ends it early.
-func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0 []float64, tol float64, maxIter int, stop func() bool) ([]float64, float64) {
+// stop (when non-nil) ends it early. eval reports false when it was
+// interrupted: minimizeFn then stops with the best λ so far, and reports
+// ok false when the first evaluation (at lam0) was.
+func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []int, lam0 []float64, tol float64, maxIter int, stop func() bool) (lam []float64, fc float64, ok bool) {
 	n := m.nrows
 	center := make([]float64, n)
 	if lam0 != nil {
@@ -450,9 +597,12 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0
 		center[r] = math.Min(math.Max(center[r], 0), m.ub[r])
 	}
 	sg := make([]float64, n)
-	fc := eval(center, sg)
+	fc, ok = eval(center, sg)
+	if !ok {
+		return center, math.Inf(1), false
+	}
 	if len(act) == 0 {
-		return center, fc
+		return center, fc, true
 	}
 	type cut struct {
 		alpha float64   // f(λk) − g·λk
@@ -474,7 +624,7 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0
 			delta[r] = math.Max(center[r]/2, delta[r]/8)
 		}
 	}
-	lam := make([]float64, n)
+	lam = make([]float64, n)
 	lo := make([]float64, n)
 	hi := make([]float64, n)
 	na := len(act)
@@ -521,8 +671,8 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0
 		}
 		obj := make([]float64, na+1)
 		obj[na] = -1
-		x, val, ok := denseLP(A, b, obj)
-		if !ok {
+		x, val, solved := denseLPUntil(A, b, obj, stop)
+		if !solved {
 			break
 		}
 		theta := thLo - val
@@ -544,7 +694,10 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0
 			}
 			continue
 		}
-		f := eval(lam, sg)
+		f, done := eval(lam, sg)
+		if !done {
+			break // interrupted
+		}
 		cuts = append(cuts, mkCut(lam, sg, f))
 		if f < fc-0.1*(fc-theta) {
 			copy(center, lam)
@@ -574,5 +727,5 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) float64, act []int, lam0
 			cuts = keep
 		}
 	}
-	return center, fc
+	return center, fc, true
 }

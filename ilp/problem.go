@@ -145,6 +145,59 @@ func (q *Quota) members(n int) []int {
 	return all
 }
 
+// jobQuotaLists returns, per job of p, the indices of the quotas covering
+// it in increasing order, all in one backing array (two allocations
+// whatever the number of jobs: building it is linear and cheap enough for
+// the time after a deadline). Entries of jobs no quota covers are nil.
+func jobQuotaLists(p *Problem) [][]int {
+	n := len(p.Jobs)
+	out := make([][]int, n)
+	if len(p.Quotas) == 0 {
+		return out
+	}
+	off := make([]int, n+1)
+	all := 0
+	for qi := range p.Quotas {
+		q := &p.Quotas[qi]
+		if q.AllJobs {
+			all++
+			continue
+		}
+		for _, ji := range q.Jobs {
+			off[ji+1]++
+		}
+	}
+	for i := 0; i < n; i++ {
+		off[i+1] += off[i] + all
+	}
+	flat := make([]int, off[n])
+	pos := off[:n:n]
+	for qi := range p.Quotas {
+		q := &p.Quotas[qi]
+		if q.AllJobs {
+			for ji := range pos {
+				flat[pos[ji]] = qi
+				pos[ji]++
+			}
+			continue
+		}
+		for _, ji := range q.Jobs {
+			flat[pos[ji]] = qi
+			pos[ji]++
+		}
+	}
+	// pos[ji] is now the end of job ji's list, which starts where job
+	// ji-1's ends
+	start := 0
+	for ji := range out {
+		if end := pos[ji]; end > start {
+			out[ji] = flat[start:end:end]
+			start = end
+		}
+	}
+	return out
+}
+
 // Problem is one allocation round: choose at most one option per job so that,
 // per GPU type, the chosen GPUs do not exceed Capacity minus Reserved, every
 // quota holds and every pin holds, optimising the sum over jobs of the chosen
@@ -332,6 +385,7 @@ func (p *Problem) validate(clk *clock, warm []int) (scan, error) {
 		return nil
 	}
 	sc.checked = len(p.Jobs)
+	invGrid := 1 / p.Grid // (used when Grid > 0)
 	work := 0
 	for i := range p.Jobs {
 		j := &p.Jobs[i]
@@ -377,7 +431,10 @@ func (p *Problem) validate(clk *clock, warm []int) (scan, error) {
 					best = v
 				}
 				if p.Grid > 0 {
-					d := gridDev(o.Value, p.Grid)
+					// gridDev with a multiplication: the same nearest
+					// multiple for every value near the grid (those off it
+					// fail either way); NaN fails the test below
+					d := math.Abs(o.Value - math.Round(o.Value*invGrid)*p.Grid)
 					if !(d <= min(gridTol*p.Grid, gridRelTol*math.Abs(o.Value))) {
 						return sc, optionErr(i, k, *o)
 					}
@@ -412,6 +469,8 @@ func (p *Problem) validate(clk *clock, warm []int) (scan, error) {
 			return sc, invalid(f(), "values too large: the sum over jobs of the largest |value| exceeds MaxValueSum (%g), so objectives could overflow", MaxValueSum)
 		}
 	}
+	trace("validate.jobs")
+	var seen []int32 // seen[ji] = qi+1: job ji is listed by quota qi
 	for qi, q := range p.Quotas {
 		f := fmt.Sprintf("quotas[%d] %q", qi, q.Name)
 		if q.Type != "" {
@@ -439,17 +498,20 @@ func (p *Problem) validate(clk *clock, warm []int) (scan, error) {
 		if q.AllJobs && len(q.Jobs) > 0 {
 			return sc, invalid(f+".jobs", "must be empty when all_jobs is set (got %d jobs)", len(q.Jobs))
 		}
-		seen := make(map[int]bool, len(q.Jobs))
+		if len(q.Jobs) > 0 && seen == nil {
+			seen = make([]int32, len(p.Jobs))
+		}
 		for _, ji := range q.Jobs {
 			if ji < 0 || ji >= len(p.Jobs) {
 				return sc, invalid(f+".jobs", "job index %d out of range [0,%d)", ji, len(p.Jobs))
 			}
-			if seen[ji] {
+			if seen[ji] == int32(qi+1) {
 				return sc, invalid(f+".jobs", "job index %d listed twice", ji)
 			}
-			seen[ji] = true
+			seen[ji] = int32(qi + 1)
 		}
 	}
+	trace("validate.quotas")
 	return sc, p.checkPins()
 }
 
@@ -501,10 +563,20 @@ func (p *Problem) checkPins() error {
 			}
 		}
 	}
+	var pinned []int // the pinned jobs, for the quotas over every job
+	for i := range p.Jobs {
+		if p.Jobs[i].Pin >= 0 {
+			pinned = append(pinned, i)
+		}
+	}
 	for qi, q := range p.Quotas {
 		u := 0
-		for _, ji := range q.members(len(p.Jobs)) {
-			j := p.Jobs[ji]
+		members := q.Jobs
+		if q.AllJobs {
+			members = pinned
+		}
+		for _, ji := range members {
+			j := &p.Jobs[ji]
 			if j.Pin >= 0 && q.Counts(j.Options[j.Pin]) {
 				u = addCount(u, j.Options[j.Pin].GPUs)
 			}

@@ -200,7 +200,8 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		bound = math.Inf(-1) // nothing beats the incumbent
 		return
 	}
-	try := func(sd []int) float64 {
+	try := func(name string, sd []int) float64 {
+		trace(name)
 		for c, k := range pos {
 			full[k] = sd[c]
 		}
@@ -218,6 +219,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 				bound = math.Min(bound, fixed+sr.rowBound(core, left, lam, t, allowed))
 			}
 		}
+		trace("root.rowBounds")
 		if done() {
 			return
 		}
@@ -227,7 +229,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 			lg[c] = sr.m.jobs[i].lagChoice(lam)
 		}
 		if sr.improveByType(core, left, lg, 1, true) {
-			try(lg)
+			try("root.lagRepair", lg)
 		}
 		if done() {
 			return
@@ -238,7 +240,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 	}
 	// (a deadline is tight when the time left is less than twenty times
 	// what the search took so far, the root's dual included)
-	underDeadline := sr.clk.short(20 * time.Since(sr.clk.started))
+	underDeadline := sr.clk.short(20 * now().Sub(sr.clk.started))
 	if !underDeadline {
 		if boundsAndRepair(); done() || !ok {
 			return
@@ -263,7 +265,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 	for oi, order := range orders {
 		before := sr.bestP
 		sd := sr.seqDP(core, left, lam, order)
-		profits[oi] = try(sd)
+		profits[oi] = try("root.seqDP", sd)
 		if done() {
 			return
 		}
@@ -289,7 +291,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		}
 	}
 	if bestSD != nil && sr.improveByType(core, left, bestSD, 3, false) {
-		try(bestSD)
+		try("root.improve", bestSD)
 	}
 	if done() {
 		return
@@ -298,6 +300,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 	if sr.coreDP(free, capv, lam, lp, coreFirstStates) {
 		return true
 	}
+	trace("root.coreDP")
 	// the aggregate row (see keptRow) over the core: its bound, and its
 	// knapsack solution repaired type by type
 	if full, pos, core, left, ok = sr.coreOf(free, capv, lam, lp); !ok {
@@ -308,11 +311,12 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 		fixed := sr.freeProfit(free, full)
 		cx, lx := sr.keptRow(left, lam, agg)
 		bound = math.Min(bound, fixed+sr.rowBound(core, cx, lx, agg, nil))
+		trace("root.aggBound")
 		if done() {
 			return
 		}
 		if ag := sr.aggregateChoice(core, left, lam); ag != nil && sr.improveByType(core, left, ag, 3, true) {
-			try(ag)
+			try("root.aggregate", ag)
 			if done() {
 				return
 			}
@@ -334,7 +338,7 @@ func (sr *search) rootHeuristics(free []int32, capv []int, lam []float64, lp flo
 			copy(pl, lam)
 			pl[t] *= 1 + eps
 			for _, k := range idx[:min(2, len(idx))] {
-				try(sr.seqDP(core, left, pl, orders[k]))
+				try("root.diversify", sr.seqDP(core, left, pl, orders[k]))
 				if done() {
 					return
 				}
@@ -553,9 +557,12 @@ func (sr *search) node(free []int32, capv []int, P float64, lam0 []float64, est 
 		return
 	}
 	defer n.undo()
-	if !n.fix() || !n.rowBounds() {
+	ok := n.fix()
+	trace("fix")
+	if !ok || !n.rowBounds() {
 		return
 	}
+	trace("rowBounds")
 	if bi := n.choose(); bi >= 0 {
 		n.branch(bi)
 	}
@@ -644,20 +651,42 @@ func (n *bbNode) bound() bool {
 	// they may run a little past the deadline
 	n.first = n.depth == 0 && sr.nodes == 1
 	stop := sr.clk.expired
+	first := stop
 	if n.first {
 		// leave the greedy heuristics below their time before the deadline
 		// (quickGreedy, from the warm start too, then marginalGreedy), but
-		// never more than a third of the time the search had
+		// never more than half the time the search had
 		reserve := time.Duration(greedyNanos * 3 * sr.optionCount(n.free))
 		if sr.warm != nil {
 			reserve += time.Duration(greedyNanos * sr.optionCount(n.free))
 		}
 		if !sr.clk.deadline.IsZero() {
-			reserve = min(reserve, sr.clk.deadline.Sub(sr.clk.started)/3)
+			reserve = min(reserve, sr.clk.deadline.Sub(sr.clk.started)/2)
 		}
 		stop = func() bool { return sr.clk.essentialOver() || sr.clk.short(reserve) }
+		// the first evaluation gives the bound: only the essential time's
+		// end interrupts it (the bound is then that of λ = 0)
+		first = sr.clk.essentialOver
+		if !sr.clk.deadline.IsZero() {
+			// under a deadline the dual starts from the aggregate price,
+			// which reaches a good bound in a fraction of the evaluations
+			// (without one it starts from 0, as it always has: exact
+			// solves keep their answers)
+			work := 0
+			n.lam0 = m.aggregatePrice(n.free, n.capv, func(w int) bool {
+				if work += w; work < tickWork {
+					return false
+				}
+				work = 0
+				return stop()
+			})
+		}
 	}
-	n.lam, n.f = m.minimizeDualUntil(n.free, n.capv, n.lam0, sr.dualTol, iters, stop)
+	lam0 := n.lam0
+	n.lam, n.f = m.minimizeDualFirst(n.free, n.capv, lam0, sr.dualTol, iters, stop, first)
+	if n.first {
+		trace("dual")
+	}
 	n.bnd = math.Min(n.P+n.f, n.est)
 	if n.depth == 0 {
 		sr.root = math.Min(sr.root, n.bnd)
@@ -667,11 +696,14 @@ func (n *bbNode) bound() bool {
 	}
 	if n.first {
 		sr.offerFree(n.free, sr.quickGreedy(n.free, n.capv, n.lam, nil))
+		trace("quickGreedy")
 		if sr.clk.affords(greedyNanos * 2 * sr.optionCount(n.free)) {
 			sr.offerFree(n.free, sr.marginalGreedy(n.free, n.capv, n.lam))
+			trace("marginalGreedy")
 		}
 		if sr.warm != nil { // free is every model job
 			sr.offerFree(n.free, sr.quickGreedy(n.free, n.capv, n.lam, sr.warm))
+			trace("warmGreedy")
 		}
 		if n.bnd <= sr.target() {
 			return false
@@ -695,17 +727,22 @@ func (n *bbNode) heuristics() bool {
 		// on a loaded machine
 		if sr.clk.affords(512 * sr.optionCount(free)) {
 			sr.offerFree(free, sr.greedy(free, capv, lam))
+			trace("greedy")
 		}
 		if depth == 0 && sr.pairs {
 			sr.pairHeuristic(free, capv, lam, n.P+n.f)
+			trace("pairHeuristic")
 			// two type rows exact: often proves what the first pass could not
 			if pb := sr.pairBounds(free, capv, lam, n.P+n.f); pb < n.bnd {
 				n.bnd = pb
 				sr.root = math.Min(sr.root, n.bnd)
 			}
+			trace("pairBounds")
 		}
 		if depth == 0 && sr.heuristics {
-			if sr.rootHeuristics(free, capv, lam, n.bnd) {
+			settled := sr.rootHeuristics(free, capv, lam, n.bnd)
+			trace("rootHeuristics")
+			if settled {
 				return false
 			}
 		} else if depth <= sr.diveDepth && n.bnd > sr.target() {
@@ -713,6 +750,7 @@ func (n *bbNode) heuristics() bool {
 			for _, order := range sr.orders {
 				sd := sr.seqDP(free, capv, lam, order)
 				sr.offerFree(free, sd)
+				trace("seqDP")
 				if n.bnd <= sr.target() {
 					break
 				}
@@ -723,7 +761,12 @@ func (n *bbNode) heuristics() bool {
 		}
 	}
 	// the exact core program settles most roots outright
-	return !(depth == 0 && sr.coreDP(free, capv, lam, n.P+n.f, coreMaxStates))
+	if depth != 0 {
+		return true
+	}
+	settled := sr.coreDP(free, capv, lam, n.P+n.f, coreMaxStates)
+	trace("coreDP")
+	return !settled
 }
 
 // fix computes the reduced costs (relative to the Lagrangian bound at lam
@@ -930,49 +973,120 @@ func (n *bbNode) branch(bi int) {
 // greedy returns a choice for the free jobs (parallel to free) that fits
 // capv: options in increasing reduced cost at lam (ties: larger profit, then
 // job order), then passes that upgrade any job whose better option fits.
+//
+// The scan of every option in that order is a merge of the jobs' own
+// orders (each job's options sorted by the same key): a heap of jobs keyed
+// by their next option yields the options in the global order, and a job
+// leaves it as soon as it takes an option (its later ones would be
+// skipped), so only a few options per job are looked at. The clock is
+// consulted as it goes; stopped, the choice so far (which fits) is
+// returned.
 func (sr *search) greedy(free []int32, capv []int, lam []float64) []int {
 	m := sr.m
-	type pair struct {
-		k, o int
-		rc   float64
-		p    float64
+	type entry struct {
+		o  int32
+		rc float64
+		p  float64
 	}
-	var ps []pair
+	// each job's options by (rc, -p, o), in one backing array
+	n := sr.optionCount(free)
+	flat := make([]entry, 0, n)
+	start := make([]int32, len(free)+1)
 	for k, i := range free {
 		j := &m.jobs[i]
+		if sr.clk.tick(24 * len(j.opts)) {
+			break
+		}
 		h, _ := j.best(lam)
+		from := len(flat)
 		for oi := range j.opts {
 			o := &j.opts[oi]
 			rc := h - (o.p - j.groups[o.grp].price(lam)*float64(o.g))
-			ps = append(ps, pair{k, oi, rc, o.p})
+			flat = append(flat, entry{int32(oi), rc, o.p})
 		}
+		es := flat[from:]
+		slices.SortFunc(es, func(a, b entry) int {
+			switch {
+			case a.rc != b.rc:
+				return cmp.Compare(a.rc, b.rc)
+			case a.p != b.p:
+				return cmp.Compare(b.p, a.p)
+			}
+			return int(a.o - b.o)
+		})
+		start[k+1] = int32(len(flat))
 	}
-	slices.SortFunc(ps, func(a, b pair) int {
-		switch {
-		case a.rc != b.rc:
-			return cmp.Compare(a.rc, b.rc)
-		case a.p != b.p:
-			return cmp.Compare(b.p, a.p)
-		case a.k != b.k:
-			return a.k - b.k
-		}
-		return a.o - b.o
-	})
 	choice := make([]int, len(free))
 	for k := range choice {
 		choice[k] = -1
 	}
-	left := append([]int(nil), capv...)
-	for _, q := range ps {
-		j := &m.jobs[free[q.k]]
-		if choice[q.k] < 0 && sr.fits(left, j, q.o) {
-			choice[q.k] = q.o
-			apply(left, j, q.o, 1)
+	if sr.clk.stopped {
+		return choice // (interrupted while sorting: nothing chosen)
+	}
+	// the heap of jobs by their next option (pos[k]), smallest key first
+	pos := make([]int32, len(free))
+	less := func(a, b int32) bool {
+		x, y := &flat[pos[a]], &flat[pos[b]]
+		switch {
+		case x.rc != y.rc:
+			return x.rc < y.rc
+		case x.p != y.p:
+			return x.p > y.p
+		case a != b:
+			return a < b
 		}
+		return x.o < y.o
+	}
+	hp := make([]int32, 0, len(free))
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(hp) {
+				return
+			}
+			if r := l + 1; r < len(hp) && less(hp[r], hp[l]) {
+				l = r
+			}
+			if !less(hp[l], hp[i]) {
+				return
+			}
+			hp[i], hp[l] = hp[l], hp[i]
+			i = l
+		}
+	}
+	for k := range free {
+		pos[k] = start[k]
+		if start[k] < start[k+1] {
+			hp = append(hp, int32(k))
+		}
+	}
+	for i := len(hp)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	left := append([]int(nil), capv...)
+	for len(hp) > 0 {
+		if sr.clk.tick(64) {
+			return choice
+		}
+		k := hp[0]
+		j := &m.jobs[free[k]]
+		if o := int(flat[pos[k]].o); sr.fits(left, j, o) {
+			choice[k] = o
+			apply(left, j, o, 1)
+			hp[0] = hp[len(hp)-1]
+			hp = hp[:len(hp)-1]
+		} else if pos[k]++; pos[k] == start[k+1] {
+			hp[0] = hp[len(hp)-1]
+			hp = hp[:len(hp)-1]
+		}
+		down(0)
 	}
 	for pass := 0; pass < 3; pass++ {
 		changed := false
 		for k, i := range free {
+			if sr.clk.tick(4 * len(m.jobs[i].opts)) {
+				return choice
+			}
 			c := choice[k]
 			bo := sr.upgrade(left, &m.jobs[i], c)
 			if bo != c {
@@ -994,7 +1108,7 @@ const greedyMinJobs = 64
 
 // greedyNanos is about the time quickGreedy takes per option, in
 // nanoseconds (marginalGreedy takes about twice as long).
-const greedyNanos = 30
+const greedyNanos = 60
 
 // optionCount is the number of options of the free jobs.
 func (sr *search) optionCount(free []int32) int {
@@ -1111,7 +1225,14 @@ func (sr *search) solution() Solution {
 	restGain := 0.0
 	if m.rest < len(m.p.Jobs) {
 		// every option is validated: admitLate finds no error
-		restGain, _ = admitLate(m.p, assign, m.rest, sr.set.WarmStart, len(m.p.Jobs), sr.clk, m.jobQuotas)
+		// the model's rows, and the capacity its pins and incumbent leave
+		rows := &lateRows{typeRow: m.typeRow, jobQuotas: m.jobQuotas, left: append([]int(nil), m.cap...)}
+		for i := range m.jobs {
+			if c := sr.best[i]; c >= 0 {
+				apply(rows.left, &m.jobs[i], c, 1)
+			}
+		}
+		restGain, _ = admitLate(m.p, assign, m.rest, sr.set.WarmStart, len(m.p.Jobs), sr.clk, rows)
 	}
 	obj := m.p.Objective(assign)
 	sol := Solution{Status: Feasible, Assignment: assign, Objective: obj, Nodes: sr.nodes}

@@ -10,6 +10,17 @@ import "math"
 // infeasible, unbounded or the iteration limit is hit (the caller then keeps
 // its previous multipliers, which still give a valid bound).
 func denseLP(A [][]float64, b, c []float64) (x []float64, val float64, ok bool) {
+	return denseLPUntil(A, b, c, nil)
+}
+
+// lpCheckWork is the tableau work (entries updated) between two looks at
+// stop in denseLPUntil: some tens of microseconds.
+const lpCheckWork = 1 << 15
+
+// denseLPUntil is denseLP that also gives up (ok false) as soon as stop
+// (when non-nil) reports true, looking at it every lpCheckWork entries of
+// pivoting: a master of many cuts can take milliseconds.
+func denseLPUntil(A [][]float64, b, c []float64, stop func() bool) (x []float64, val float64, ok bool) {
 	m, n := len(A), len(c)
 	// columns: 0..n-1 structural, n..n+m-1 slacks, n+m artificial, n+m+1 rhs
 	w := n + m + 2
@@ -59,8 +70,14 @@ func denseLP(A [][]float64, b, c []float64) (x []float64, val float64, ok bool) 
 	}
 	// iterate runs the simplex on the current objective row; banned columns
 	// never enter. It returns false on unboundedness or the iteration limit.
+	work := 0
 	iterate := func(banned int) bool {
 		for it := 0; it < limit; it++ {
+			if work += (m + 1) * w; stop != nil && work >= lpCheckWork {
+				if work = 0; stop() {
+					return false
+				}
+			}
 			col := -1
 			for j := 0; j < rhs; j++ {
 				if j != banned && obj[j] < -eps {

@@ -120,25 +120,29 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 // Every step looks at the clock at least every ~50 µs of work, validating
 // and building the model included, and the work that follows a deadline is
 // sized by fixed shares of the allowance after it:
-//   - validation stops a quarter of the allowance after D. It then checks
+//   - validation stops a sixth of the allowance after D. It then checks
 //     only what a fallback plan uses (each job's Unallocated and Pin, the
 //     pinned options, the warm start's options, quotas and pins), and Solve
 //     returns that plan: Settings.WarmStart when it is feasible, else the
 //     pins, with an infinite Bound (nothing is known of the options it did
 //     not read). Options it did not read are not reported even if invalid:
 //     call Validate to check every field.
-//   - building the model stops at half the allowance; the jobs it does not
-//     hold keep their warm-start option where it fits, and the Bound adds
-//     their best profits.
+//   - building the model stops at a third of the allowance; the jobs
+//     it does not hold keep their warm-start option where it fits, and
+//     the Bound adds their best profits.
 //   - the Lagrangian bound at the root (at least one evaluation of the
-//     dual function) ends at 5/8 of the allowance, and the greedy
-//     incumbent (the warm start with the queued jobs started on the
-//     capacity it leaves, at least as good as the warm start and as the
-//     greedy completion of the pins) at 3/4; the rest builds the Solution.
+//     dual function, interrupted at 5/12 of the allowance: the bound is
+//     then that of zero multipliers, the sum of the jobs' best profits)
+//     ends at 5/12 of the allowance, and the greedy incumbent (the warm
+//     start with the queued jobs started on the capacity it leaves, at
+//     least as good as the warm start and as the greedy completion of the
+//     pins) at half; the rest builds the Solution and leaves room for what
+//     the runtime adds (garbage-collection assists).
 //
-// On a loaded machine the process gets less than a core and the overshoot
-// grows in proportion (the deadline program under examples/ilp-deadline
-// prints the share it got).
+// The allowance is work: on a loaded machine the process gets less than a
+// core and the wall-clock overshoot grows in proportion (the deadline
+// program under examples/ilp-deadline prints the share it got, and the
+// solving thread's CPU time past D, which does not depend on the load).
 //
 // Cancellation (ctx.Done without a deadline) stops the search the same way,
 // with the bound of a single dual evaluation if it comes before the root's;
@@ -152,9 +156,14 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 // Solve is deterministic when it finishes (Optimal, or stopped by
 // MaxNodes): the same input gives the same Solution. A solve stopped by a
 // deadline returns what it had found by then, which depends on the
-// machine's speed.
+// machine's speed. Under a deadline the root's Lagrangian dual starts from
+// the price of the aggregate capacity row (which reaches a good bound in a
+// fraction of the evaluations); without one it starts from zero, so a
+// solve that finishes before its deadline may return another assignment
+// than the same solve without one, equally optimal within the grid step or
+// tolerance.
 func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
-	start := time.Now()
+	start := now()
 	if s == nil {
 		s = &Settings{}
 	}
@@ -176,12 +185,17 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 	if err := s.validate(); err != nil {
 		return unsolved, err
 	}
+	trace("validate")
 	if sc.checked < len(p.Jobs) {
 		return fallback(p, s.WarmStart, sc, clk)
 	}
 	m := buildModel(p, sc, cl)
+	trace("build")
 	clk.beginSearch()
 	sr := newSearch(clk, m, s)
 	sr.run()
-	return sr.solution(), nil
+	trace("search")
+	sol := sr.solution()
+	trace("solution")
+	return sol, nil
 }

@@ -23,6 +23,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -40,6 +41,8 @@ func main() {
 	only := flag.String("only", "", "run the instances whose name contains this")
 	target := flag.Float64("gap", 1e-3, "relative gap target")
 	verbose := flag.Bool("v", false, "one line per solve")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the solves to this file")
+	late := flag.Bool("late", false, "print the solver's stack when a solve is still running at the contract's end (where the overshoot is)")
 	flag.Parse()
 	var deadlines []time.Duration
 	for _, f := range strings.Split(*dls, ",") {
@@ -74,6 +77,18 @@ func main() {
 	fmt.Printf("corpus: %d instances, %d solves per deadline, GOMAXPROCS %d\n\n", len(probs), len(probs)**reps, runtime.GOMAXPROCS(0))
 	fmt.Println("| deadline | overshoot p50 | p99 | max | contract | gap median | gap max | within target | optimal | unbounded | peak heap | CPU share | CPU after D p50 | max |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "deadline:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "deadline:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	// the solving thread's CPU time against the wall clock says how much
 	// of a core the machine gave the solver
 	runtime.LockOSThread()
@@ -98,9 +113,16 @@ func main() {
 				c0, w0 := threadCPU(), time.Now()
 				atD := make(chan time.Duration, 1)
 				tm := time.AfterFunc(time.Until(dl), func() { atD <- cpuOf(tid) })
+				var lateTm *time.Timer
+				if *late {
+					lateTm = time.AfterFunc(time.Until(dl.Add(max(2*time.Millisecond, d/10))), func() { printLate(names[pi], d) })
+				}
 				sol, err := ilp.Solve(ctx, p, nil)
 				end := time.Now()
 				cEnd := cpuOf(tid)
+				if lateTm != nil {
+					lateTm.Stop()
+				}
 				co := time.Duration(0)
 				if !tm.Stop() {
 					co = max(0, cEnd-<-atD)
@@ -156,6 +178,18 @@ func main() {
 			q(over, 0.5), q(over, 0.99), over[len(over)-1].Round(10*time.Microsecond), ok,
 			gaps[len(gaps)/2], gaps[len(gaps)-1], within, len(gaps), optimal, len(over), fallbacks, len(over), float64(peak)/(1<<20), 100*shares[len(shares)/2],
 			q(cpuOver, 0.5), cpuOver[len(cpuOver)-1].Round(10*time.Microsecond))
+	}
+}
+
+// printLate prints the stack of the main goroutine (the solver's): it is
+// called when a solve is still running at the end of the contract.
+func printLate(name string, d time.Duration) {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "ilp.Solve(") {
+			fmt.Printf("late: %s %v\n%s\n\n", name, d, g)
+		}
 	}
 }
 
