@@ -131,7 +131,7 @@ func TestRoundPlacementCut(t *testing.T) {
 		}
 		return j
 	}
-	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}, {ID: "a2", Type: "A", GPUs: 4}}},
+	snap := Snapshot{Now: t0.Add(time.Hour), Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}, {ID: "a2", Type: "A", GPUs: 4}},
 		Jobs: []Job{run("k1", 1, "a0", 0), run("k2", 1, "a1", 0), run("k3", 2, "a2", 0, 1), {ID: "n", Kind: Rigid, GPUs: 4, Models: tbl, Submitted: t0}}}
 	s, err := New(nil)
 	require.NoError(t, err)

@@ -29,10 +29,10 @@ func hostileSnap() Snapshot {
 	lin := siatest.Table{"a100": {1: 2, 2: 4, 4: 8, 8: 16, 16: 30}, "t4": {1: 1, 2: 2, 4: 4}, "l40s": {1: 1.5, 2: 3, 3: 4.5, 6: 9}}
 	return Snapshot{
 		Now: t0.Add(time.Hour),
-		Cluster: Cluster{Nodes: []Node{
+		Nodes: []Node{
 			{ID: "a0", Type: "a100", GPUs: 8}, {ID: "a1", Type: "a100", GPUs: 8},
 			{ID: "t0", Type: "t4", GPUs: 4}, {ID: "l0", Type: "l40s", GPUs: 6},
-		}},
+		},
 		Jobs: []Job{
 			{ID: "j0", Submitted: t0, Models: lin},
 			{ID: "j1", Submitted: t0, Models: lin, MinGPUs: 2, MaxGPUs: 8,
@@ -48,11 +48,11 @@ func TestHostileSnapshotRejected(t *testing.T) {
 		edit  func(s *Snapshot)
 		field string
 	}{
-		{"node GPUs negative", func(s *Snapshot) { s.Cluster.Nodes[2].GPUs = -4 }, "Cluster.Nodes[2].GPUs"},
-		{"node GPUs huge", func(s *Snapshot) { s.Cluster.Nodes[3].GPUs = 1 << 40 }, "Cluster.Nodes[3].GPUs"},
-		{"node GPUs above MaxGPUsPerNode", func(s *Snapshot) { s.Cluster.Nodes[0].GPUs = configset.MaxGPUsPerNode + 1 }, "Cluster.Nodes[0].GPUs"},
-		{"node GPUs MinInt", func(s *Snapshot) { s.Cluster.Nodes[0].GPUs = math.MinInt }, "Cluster.Nodes[0].GPUs"},
-		{"duplicate node ID later", func(s *Snapshot) { s.Cluster.Nodes[3].ID = "a1" }, "Cluster.Nodes[3].ID"},
+		{"node GPUs negative", func(s *Snapshot) { s.Nodes[2].GPUs = -4 }, "Nodes[2].GPUs"},
+		{"node GPUs huge", func(s *Snapshot) { s.Nodes[3].GPUs = 1 << 40 }, "Nodes[3].GPUs"},
+		{"node GPUs above MaxGPUsPerNode", func(s *Snapshot) { s.Nodes[0].GPUs = configset.MaxGPUsPerNode + 1 }, "Nodes[0].GPUs"},
+		{"node GPUs MinInt", func(s *Snapshot) { s.Nodes[0].GPUs = math.MinInt }, "Nodes[0].GPUs"},
+		{"duplicate node ID later", func(s *Snapshot) { s.Nodes[3].ID = "a1" }, "Nodes[3].ID"},
 		{"Submitted 1ns after Now", func(s *Snapshot) { s.Jobs[2].Submitted = s.Now.Add(1) }, "Jobs[2].Submitted"},
 		{"Submitted year 9999", func(s *Snapshot) { s.Jobs[0].Submitted = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC) }, "Jobs[0].Submitted"},
 		{"MinGPUs above MaxGPUs", func(s *Snapshot) { s.Jobs[0].MinGPUs, s.Jobs[0].MaxGPUs = 3, 2 }, "Jobs[0].MinGPUs"},
@@ -168,11 +168,11 @@ func TestHostileAccepted(t *testing.T) {
 	}{
 		{name: "plain"},
 		{name: "node and job IDs differing in case and space", edit: func(s *Snapshot) {
-			s.Cluster.Nodes = append(s.Cluster.Nodes, Node{ID: "A0", Type: "a100", GPUs: 8}, Node{ID: "a0 ", Type: "a100", GPUs: 8})
+			s.Nodes = append(s.Nodes, Node{ID: "A0", Type: "a100", GPUs: 8}, Node{ID: "a0 ", Type: "a100", GPUs: 8})
 			s.Jobs = append(s.Jobs, Job{ID: "J0", Submitted: t0, Models: s.Jobs[0].Models, MinGPUs: 8}, Job{ID: " j0", Submitted: t0, Models: s.Jobs[0].Models})
 		}},
 		{name: "node of 1 GPU and of MaxGPUsPerNode", edit: func(s *Snapshot) {
-			s.Cluster.Nodes = append(s.Cluster.Nodes, Node{ID: "one", Type: "t4", GPUs: 1}, Node{ID: "big", Type: "l40s", GPUs: configset.MaxGPUsPerNode})
+			s.Nodes = append(s.Nodes, Node{ID: "one", Type: "t4", GPUs: 1}, Node{ID: "big", Type: "l40s", GPUs: configset.MaxGPUsPerNode})
 		}},
 		{name: "Submitted year 1", edit: func(s *Snapshot) { s.Jobs[1].Submitted = time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC) }},
 		{name: "Now far future", edit: func(s *Snapshot) { s.Now = time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC) }},
@@ -327,7 +327,7 @@ func TestHostileDeterministicMaps(t *testing.T) {
 		}
 		jobs = append(jobs, j)
 	}
-	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: Cluster{Nodes: nodes}, Jobs: jobs, Reserved: reserved,
+	snap := Snapshot{Now: t0.Add(time.Hour), Nodes: nodes, Jobs: jobs, Reserved: reserved,
 		Quotas: []Quota{{Name: "q", Jobs: []string{"job1", "job2", "job3"}, Limit: 3}}}
 	sched, err := New(&Options{RoundTimeout: -1})
 	require.NoError(t, err)
@@ -530,7 +530,7 @@ func TestHostileAdvanceCounts(t *testing.T) {
 // configuration there) and waits for a reason other than placement.
 func TestHostilePinAcrossPools(t *testing.T) {
 	tab := siatest.Table{"a": {1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 8: 8}}
-	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "s0", Type: "a", GPUs: 6}, {ID: "e0", Type: "a", GPUs: 8}}},
+	snap := Snapshot{Now: t0.Add(time.Hour), Nodes: []Node{{ID: "s0", Type: "a", GPUs: 6}, {ID: "e0", Type: "a", GPUs: 8}},
 		Jobs: []Job{
 			{ID: "pin", Submitted: t0, Models: tab, NonPreemptible: true, State: JobState{Current: Allocation{Type: "a", Nodes: 2, GPUs: 6,
 				Placement: []GPU{{"s0", 0}, {"s0", 1}, {"s0", 2}, {"e0", 0}, {"e0", 1}, {"e0", 2}}}}},

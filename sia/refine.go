@@ -248,7 +248,7 @@ func assemblePlan(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) (P
 // and a pinned job keeps its current allocation and GPUs.
 func checkSnapshotRules(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) error {
 	capacity := map[string]int{}
-	for _, n := range snap.Cluster.Nodes {
+	for _, n := range snap.Nodes {
 		capacity[n.Type] += n.GPUs
 	}
 	used := map[string]int{}
@@ -306,8 +306,8 @@ func sameObjective(m *goodputMatrix, sol solution, lay layout) bool {
 // checkLayout verifies that a layout places the solution on real, distinct
 // GPUs of the right type and count.
 func checkLayout(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) error {
-	nodes := make(map[string]Node, len(snap.Cluster.Nodes))
-	for _, nd := range snap.Cluster.Nodes {
+	nodes := make(map[string]Node, len(snap.Nodes))
+	for _, nd := range snap.Nodes {
 		nodes[nd.ID] = nd
 	}
 	used := map[GPU]string{}

@@ -40,7 +40,7 @@ func (m spanEval) Evaluate(_ string, nodes, replicas int) (goodput.Choice, bool)
 func checkEvaluatedShape(t *testing.T, snap *Snapshot, p *Plan, what string) {
 	t.Helper()
 	size := map[string]int{}
-	for _, n := range snap.Cluster.Nodes {
+	for _, n := range snap.Nodes {
 		size[n.ID] = n.GPUs
 	}
 	for i, d := range p.Decisions {
@@ -122,7 +122,7 @@ func TestSpanBruteForceProperty(t *testing.T) {
 			}
 			jobs = append(jobs, j)
 		}
-		snap := Snapshot{Cluster: Cluster{Nodes: nodes}, Jobs: jobs}
+		snap := Snapshot{Nodes: nodes, Jobs: jobs}
 		for r := 0; r < 3; r++ {
 			what := fmt.Sprintf("iter %d round %d (%v)", iter, r, nodes)
 			snap.Now = shapesT0().Add(time.Duration(r+1) * time.Hour)
@@ -164,7 +164,7 @@ func shapesT0() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 // spanCrowd is a type of one 8-GPU and one 6-GPU node and n rigid jobs of
 // 14 GPUs, each of which has one spanning entry only.
 func spanCrowd(n int) Snapshot {
-	snap := Snapshot{Now: shapesT0().Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "e0", Type: "x", GPUs: 8}, {ID: "s0", Type: "x", GPUs: 6}}}}
+	snap := Snapshot{Now: shapesT0().Add(time.Hour), Nodes: []Node{{ID: "e0", Type: "x", GPUs: 8}, {ID: "s0", Type: "x", GPUs: 6}}}
 	for k := 0; k < n; k++ {
 		snap.Jobs = append(snap.Jobs, Job{ID: fmt.Sprintf("r%d", k), Kind: Rigid, GPUs: 14, Submitted: shapesT0().Add(time.Duration(k) * time.Minute),
 			Models: spanEval{speed: 1 + float64(k)/10, gain: 1, cross: 0.9}})
@@ -249,7 +249,7 @@ func BenchmarkRoundSpans(b *testing.B) {
 			for n := 0; n < 16; n++ {
 				nodes = append(nodes, Node{ID: fmt.Sprintf("e%d", n), Type: "x", GPUs: 8}, Node{ID: fmt.Sprintf("s%d", n), Type: "x", GPUs: 6})
 			}
-			snap := Snapshot{Now: shapesT0().Add(time.Hour), Cluster: Cluster{Nodes: nodes}}
+			snap := Snapshot{Now: shapesT0().Add(time.Hour), Nodes: nodes}
 			rng := rand.New(rand.NewPCG(1, 2))
 			for j := 0; j < 100; j++ {
 				snap.Jobs = append(snap.Jobs, Job{ID: fmt.Sprintf("a%d", j), Submitted: shapesT0(), MaxGPUs: 32,
@@ -276,7 +276,7 @@ func BenchmarkRoundSpans(b *testing.B) {
 // TestSpanPinnedRowOffersNoSpan: a job pinned to a one-pool entry is never
 // given one of its spanning entries by the enumeration.
 func TestSpanPinnedRowOffersNoSpan(t *testing.T) {
-	snap := Snapshot{Now: shapesT0().Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "e0", Type: "x", GPUs: 8}, {ID: "s0", Type: "x", GPUs: 6}}},
+	snap := Snapshot{Now: shapesT0().Add(time.Hour), Nodes: []Node{{ID: "e0", Type: "x", GPUs: 8}, {ID: "s0", Type: "x", GPUs: 6}},
 		Jobs: []Job{{ID: "j", MinGPUs: 1, Submitted: shapesT0(), Models: spanEval{speed: 1, gain: 1, cross: 1}, NonPreemptible: true,
 			State: JobState{Current: Allocation{Type: "x", Nodes: 1, GPUs: 2, Placement: []GPU{{Node: "e0", Index: 0}, {Node: "e0", Index: 1}}}}}}}
 	m, err := newMatrix(&snap, &Options{NoScaleUpCap: true})

@@ -76,7 +76,7 @@ func TestRoundSpanningPools(t *testing.T) {
 			[]want{{"r14", 2, 14, map[int]int{8: 8, 6: 6}}, {"r6", 1, 6, map[int]int{6: 6}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			snap := sia.Snapshot{Now: shapesT0.Add(time.Minute), Cluster: sia.Cluster{Nodes: tc.nodes}, Jobs: tc.jobs}
+			snap := sia.Snapshot{Now: shapesT0.Add(time.Minute), Nodes: tc.nodes, Jobs: tc.jobs}
 			plan := round(t, snap, &sia.Options{NoScaleUpCap: true})
 			assert.Empty(t, unplacedOf(&plan))
 			assert.Equal(t, sia.StatusOptimal, plan.Status)
@@ -132,7 +132,7 @@ func TestRoundKeepsSpanningCurrent(t *testing.T) {
 			j := tc.job
 			j.State.Current = spanHeld()
 			other := sia.Job{ID: "big", Kind: sia.Rigid, GPUs: 20, Submitted: shapesT0, Models: shapeModel{speed: map[string]float64{"x": 100}, gain: 1, cross: 1}}
-			snap := sia.Snapshot{Now: shapesT0.Add(time.Hour), Cluster: sia.Cluster{Nodes: spanNodes(1, 2)}, Jobs: []sia.Job{j}}
+			snap := sia.Snapshot{Now: shapesT0.Add(time.Hour), Nodes: spanNodes(1, 2), Jobs: []sia.Job{j}}
 			if j.NonPreemptible || j.State.Restoring {
 				snap.Jobs = append(snap.Jobs, other) // wants the whole type
 			}
@@ -159,7 +159,7 @@ func TestRoundKeepsSpanningCurrent(t *testing.T) {
 // field named when they cannot.
 func TestValidateSpanningCurrent(t *testing.T) {
 	lin := shapeModel{speed: map[string]float64{"x": 1}, gain: 1, cross: 0.95}
-	snap := sia.Snapshot{Now: shapesT0.Add(time.Hour), Cluster: sia.Cluster{Nodes: spanNodes(1, 2)},
+	snap := sia.Snapshot{Now: shapesT0.Add(time.Hour), Nodes: spanNodes(1, 2),
 		Jobs: []sia.Job{{ID: "cur", Submitted: shapesT0, Models: lin, State: sia.JobState{Current: spanHeld()}}}}
 	require.NoError(t, snap.Validate())
 	bad := snap
@@ -196,7 +196,7 @@ func TestRoundSpanningReservedAndQuota(t *testing.T) {
 		{"quota of 13", 0, 13, sia.Queue, sia.ReasonQuota},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			snap := sia.Snapshot{Now: shapesT0.Add(time.Minute), Cluster: sia.Cluster{Nodes: spanNodes(1, 2)}, Jobs: []sia.Job{job}}
+			snap := sia.Snapshot{Now: shapesT0.Add(time.Minute), Nodes: spanNodes(1, 2), Jobs: []sia.Job{job}}
 			if tc.reserved > 0 {
 				snap.Reserved = map[string]int{"x": tc.reserved}
 			}
@@ -252,7 +252,7 @@ func TestRoundSpanPinnedBruteForce(t *testing.T) {
 					State:  sia.JobState{Restoring: true, Current: sia.Allocation{Type: "x", Nodes: 1, GPUs: 1, Placement: []sia.GPU{gp}}}})
 			}
 		}
-		snap := sia.Snapshot{Cluster: sia.Cluster{Nodes: nodes}, Jobs: jobs}
+		snap := sia.Snapshot{Nodes: nodes, Jobs: jobs}
 		for r := 0; r < 3; r++ {
 			snap.Now = shapesT0.Add(time.Duration(r+1) * time.Hour)
 			plan := round(t, snap, o)
@@ -297,7 +297,7 @@ func TestRoundPinnedSpanningExact(t *testing.T) {
 	rigid := func(id string, g int) sia.Job {
 		return sia.Job{ID: id, Kind: sia.Rigid, GPUs: g, Submitted: shapesT0, Models: lin}
 	}
-	snap := sia.Snapshot{Now: shapesT0.Add(time.Hour), Cluster: sia.Cluster{Nodes: spanNodes(2, 1)}, Jobs: []sia.Job{
+	snap := sia.Snapshot{Now: shapesT0.Add(time.Hour), Nodes: spanNodes(2, 1), Jobs: []sia.Job{
 		{ID: "pin", Submitted: shapesT0, Models: lin, State: sia.JobState{Restoring: true, Current: sia.Allocation{Type: "x", Nodes: 2, GPUs: 8, Placement: held}}},
 		rigid("a", 8), rigid("b", 2), rigid("c", 2)}}
 	plan := round(t, snap, nil)

@@ -45,12 +45,12 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if s.Now.IsZero() {
 		return nil, &InputError{Field: "Snapshot.Now", Reason: "zero time: the round needs the current time (job ages enter the restart factor)"}
 	}
-	nodes := gpuIndex{byID: make(map[string]int, len(s.Cluster.Nodes)), base: make([]int, len(s.Cluster.Nodes)), stamp: make([]int32, len(s.Cluster.Nodes))}
+	nodes := gpuIndex{byID: make(map[string]int, len(s.Nodes)), base: make([]int, len(s.Nodes)), stamp: make([]int32, len(s.Nodes))}
 	sizes := map[string][]int{}
 	total := 0
-	for i := range s.Cluster.Nodes {
-		n := &s.Cluster.Nodes[i]
-		field := func() string { return "Cluster.Nodes[" + strconv.Itoa(i) + "]" }
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		field := func() string { return "Nodes[" + strconv.Itoa(i) + "]" }
 		_, dup := nodes.byID[n.ID]
 		switch {
 		case n.ID == "":
@@ -73,8 +73,8 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	// total ≤ nodes × MaxGPUsPerNode: one owner slot per GPU is linear in
 	// the snapshot.
 	nodes.owner = make([]int32, total)
-	nodes.nodes = s.Cluster.Nodes
-	cl, err := newCluster(s.Cluster, o.MaxGPUsPerJob)
+	nodes.nodes = s.Nodes
+	cl, err := newCluster(s.Nodes, o.MaxGPUsPerJob)
 	if err != nil {
 		return nil, err
 	}

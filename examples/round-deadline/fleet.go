@@ -41,8 +41,8 @@ var nodeSizes = []int{4, 6, 8, 8, 10, 12, 16}
 
 // cluster returns the fleet's nodes: each type gets about GPUs/Types GPUs
 // in nodes of one or two sizes.
-func (c fleetConfig) cluster(rng *rand.Rand) sia.Cluster {
-	var cl sia.Cluster
+func (c fleetConfig) cluster(rng *rand.Rand) []sia.Node {
+	var cl []sia.Node
 	for t := 0; t < c.Types; t++ {
 		name := typeNames[t]
 		sizes := []int{nodeSizes[rng.IntN(len(nodeSizes))]}
@@ -52,7 +52,7 @@ func (c fleetConfig) cluster(rng *rand.Rand) sia.Cluster {
 		left := c.GPUs / c.Types
 		for k := 0; left > 0; k++ {
 			g := sizes[k%len(sizes)]
-			cl.Nodes = append(cl.Nodes, sia.Node{ID: fmt.Sprintf("%s-%d", name, k), Type: name, GPUs: g})
+			cl = append(cl, sia.Node{ID: fmt.Sprintf("%s-%d", name, k), Type: name, GPUs: g})
 			left -= g
 		}
 	}
@@ -123,7 +123,7 @@ func (c fleetConfig) snapshot(setup time.Duration) (sia.Snapshot, error) {
 	rng := rand.New(rand.NewPCG(c.Seed, 11))
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	jobs := c.jobs(rng, c.Jobs*6/5, now)
-	snap := sia.Snapshot{Now: now, Cluster: c.cluster(rng), Jobs: jobs[:len(jobs)/2]}
+	snap := sia.Snapshot{Now: now, Nodes: c.cluster(rng), Jobs: jobs[:len(jobs)/2]}
 	s, err := sia.New(nil)
 	if err != nil {
 		return snap, err

@@ -78,10 +78,10 @@ func main() {
 				running++
 			}
 		}
-		for _, n := range snap.Cluster.Nodes {
+		for _, n := range snap.Nodes {
 			gpus += n.GPUs
 		}
-		fmt.Printf("%s: %d jobs (%d running), %d GPUs on %d nodes\n", c.name(), len(snap.Jobs), running, gpus, len(snap.Cluster.Nodes))
+		fmt.Printf("%s: %d jobs (%d running), %d GPUs on %d nodes\n", c.name(), len(snap.Jobs), running, gpus, len(snap.Nodes))
 		snaps = append(snaps, snap)
 		names = append(names, c.name())
 	}
