@@ -90,8 +90,8 @@ func (s *Snapshot) Advance(p *Plan, next time.Time) {
 // failed or left, before the round (which otherwise rejects such a
 // snapshot).
 func (s *Snapshot) DropDepartedNodes() []string {
-	nodes := make(map[string]Node, len(s.Cluster.Nodes))
-	for _, n := range s.Cluster.Nodes {
+	nodes := make(map[string]Node, len(s.Nodes))
+	for _, n := range s.Nodes {
 		nodes[n.ID] = n
 	}
 	var dropped []string

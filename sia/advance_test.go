@@ -62,7 +62,7 @@ func TestAdvance(t *testing.T) {
 func TestAdvanceRounds(t *testing.T) {
 	// j runs on A; once B is free and far better, it migrates (a restart).
 	tab := siatest.Table{"A": {1: 1, 2: 2}, "B": {1: 5, 2: 10, 4: 20}}
-	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: twoTypes(), Jobs: []Job{
+	snap := Snapshot{Now: t0.Add(time.Hour), Nodes: twoTypes(), Jobs: []Job{
 		{ID: "j", Submitted: t0, Models: tab, State: JobState{RestartCost: 5 * time.Minute, PeakReplicas: 2,
 			Current: Allocation{Type: "A", Nodes: 1, GPUs: 2, Placement: []GPU{{"a0", 0}, {"a0", 1}}}}},
 	}}
@@ -94,7 +94,7 @@ func TestAdvanceRounds(t *testing.T) {
 
 	// Preempted (its GPUs taken away by a host that drops the node), then
 	// started again: the Start is a restart.
-	snap.Cluster = Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}}}
+	snap.Nodes = []Node{{ID: "a0", Type: "A", GPUs: 4}}
 	assert.Equal(t, []string{"j"}, snap.DropDepartedNodes())
 	assert.False(t, snap.Jobs[0].State.Current.Running())
 	p, err = s.Round(context.Background(), snap)
@@ -108,7 +108,7 @@ func TestAdvanceRounds(t *testing.T) {
 // TestDropDepartedNodes: only the jobs on nodes that left (or GPUs beyond a
 // node's count, or a node of another type) are queued.
 func TestDropDepartedNodes(t *testing.T) {
-	snap := Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{
+	snap := Snapshot{Now: t0, Nodes: twoTypes(), Jobs: []Job{
 		{ID: "stays", State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 1, Placement: []GPU{{"a0", 3}}}}},
 		{ID: "gone", State: JobState{Restoring: true, Current: Allocation{Type: "A", Nodes: 1, GPUs: 1, Placement: []GPU{{"a1", 0}}}}},
 		{ID: "beyond", State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 1, Placement: []GPU{{"a0", 4}}}}},

@@ -30,7 +30,7 @@ func TestTrackerThroughRounds(t *testing.T) {
 	for _, ty := range []string{"A", "B"} {
 		require.NoError(t, tr.Seed(ty, measure(ty, 1, 1, 16), measure(ty, 1, 1, 64), measure(ty, 1, 1, 256)))
 	}
-	snap := Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", Submitted: t0, Models: tr}}}
+	snap := Snapshot{Now: t0, Nodes: twoTypes(), Jobs: []Job{{ID: "j", Submitted: t0, Models: tr}}}
 	s, err := New(nil)
 	require.NoError(t, err)
 	sources := func(m *goodputMatrix) map[string]bootstrap.Source {

@@ -21,7 +21,7 @@ func largeSnapshot(tb testing.TB, k, n int, seed uint64) Snapshot {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	jobs := genJobs(rng, n, now)
-	snap := Snapshot{Now: now, Cluster: heteroCluster(k), Jobs: jobs[:n/2]}
+	snap := Snapshot{Now: now, Nodes: heteroCluster(k), Jobs: jobs[:n/2]}
 	s, err := New(&Options{RoundTimeout: -1})
 	require.NoError(tb, err)
 	p, err := s.Round(context.Background(), snap)

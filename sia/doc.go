@@ -27,7 +27,7 @@
 //     GPUs on them.
 //
 // The names a host learns, in the order it meets them: Scheduler (New,
-// Round) and its Options; the Snapshot (a Cluster of Nodes, the Jobs, each
+// Round) and its Options; the Snapshot (its Nodes, the Jobs, each
 // with its Kind, Models and JobState, whose Current Allocation lists GPUs;
 // optional Quotas); the Plan, one Decision per job (an Action, a
 // QueueReason when it gets no GPUs) and a Status. Errors are an *InputError

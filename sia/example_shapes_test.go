@@ -17,11 +17,11 @@ func ExampleScheduler_Round_nodeShapes() {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	snap := sia.Snapshot{
 		Now: t0.Add(time.Minute),
-		Cluster: sia.Cluster{Nodes: []sia.Node{
+		Nodes: []sia.Node{
 			{ID: "e0", Type: "l40s", GPUs: 8},
 			{ID: "s0", Type: "l40s", GPUs: 6},
 			{ID: "s1", Type: "l40s", GPUs: 6},
-		}},
+		},
 		Jobs: []sia.Job{
 			{ID: "r12", Kind: sia.Rigid, GPUs: 12, Submitted: t0, Models: siatest.Table{"l40s": {12: 12}}},
 			{ID: "r8", Kind: sia.Rigid, GPUs: 8, Submitted: t0, Models: siatest.Table{"l40s": {8: 8}}},

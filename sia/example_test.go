@@ -19,10 +19,10 @@ func Example() {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	snap := sia.Snapshot{
 		Now: t0.Add(time.Minute),
-		Cluster: sia.Cluster{Nodes: []sia.Node{
+		Nodes: []sia.Node{
 			{ID: "a0", Type: "A", GPUs: 2},
 			{ID: "b0", Type: "B", GPUs: 4},
-		}},
+		},
 		Jobs: []sia.Job{
 			{ID: "J1", Submitted: t0, Models: siatest.Table{"A": {1: 1, 2: 1.8}, "B": {1: 1.5, 2: 2.8, 4: 5}}},
 			{ID: "J2", Submitted: t0, Models: siatest.Table{"A": {1: 1.6, 2: 3}, "B": {1: 1, 2: 1.9, 4: 3.4}}},
@@ -63,7 +63,7 @@ func ExampleScheduler_Round() {
 		goodput.Observation{Nodes: 1, Replicas: 1, LocalBatch: 1024, StepTime: 0.110, SyncTime: 0.0002})
 	job := sia.Job{ID: "cifar", Submitted: t0, Models: tr}
 	s, _ := sia.New(nil)
-	snap := sia.Snapshot{Now: t0, Cluster: sia.Cluster{Nodes: []sia.Node{{ID: "n0", Type: "a100", GPUs: 8}}}, Jobs: []sia.Job{job}}
+	snap := sia.Snapshot{Now: t0, Nodes: []sia.Node{{ID: "n0", Type: "a100", GPUs: 8}}, Jobs: []sia.Job{job}}
 	for round := 0; round < 3; round++ {
 		plan, err := s.Round(context.Background(), snap)
 		if err != nil {
@@ -88,9 +88,9 @@ func ExampleScheduler_Round() {
 func ExampleInputError() {
 	s, _ := sia.New(nil)
 	_, err := s.Round(context.Background(), sia.Snapshot{
-		Now:     time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
-		Cluster: sia.Cluster{Nodes: []sia.Node{{ID: "n0", Type: "X", GPUs: 4}}},
-		Jobs:    []sia.Job{{ID: "j1", MinGPUs: 8, MaxGPUs: 4, Models: siatest.Table{}}},
+		Now:   time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		Nodes: []sia.Node{{ID: "n0", Type: "X", GPUs: 4}},
+		Jobs:  []sia.Job{{ID: "j1", MinGPUs: 8, MaxGPUs: 4, Models: siatest.Table{}}},
 	})
 	var ie *sia.InputError
 	fmt.Println(errors.Is(err, sia.ErrInvalidInput), errors.As(err, &ie), ie.Job, ie.Field)
@@ -117,8 +117,8 @@ func ExampleQueueReason() {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	s, _ := sia.New(nil)
 	plan, err := s.Round(context.Background(), sia.Snapshot{
-		Now:     now,
-		Cluster: sia.Cluster{Nodes: []sia.Node{{ID: "n0", Type: "X", GPUs: 4}}},
+		Now:   now,
+		Nodes: []sia.Node{{ID: "n0", Type: "X", GPUs: 4}},
 		Jobs: []sia.Job{
 			{ID: "small", Submitted: now, Models: siatest.Table{"X": {1: 1, 2: 1.9}}},
 			{ID: "huge", Submitted: now, MinGPUs: 16, Models: siatest.Table{"X": {16: 10}}},

@@ -22,7 +22,7 @@ import (
 func TestExcludedTypesNeverOffered(t *testing.T) {
 	// A has 4 GPUs, B (the type the jobs may not use) 8: a job that wants
 	// more than A has, or finds A busy, would go to B if it were offered.
-	cluster := Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "b0", Type: "B", GPUs: 8}}}
+	cluster := []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "b0", Type: "B", GPUs: 8}}
 	a100 := goodput.Params{AlphaC: 0.01, BetaC: 0.0002, AlphaN: 0.05, BetaN: 0.01, AlphaR: 0.01, BetaR: 0.004, Gamma: 1.3}
 	seed := func(tr *bootstrap.Tracker, ty string) {
 		var rows []goodput.Observation
@@ -77,7 +77,7 @@ func TestExcludedTypesNeverOffered(t *testing.T) {
 			busy := Job{ID: "busy", Submitted: t0, NonPreemptible: true, Models: siatest.Table{"A": {4: 1}}, Kind: Rigid, GPUs: 4,
 				State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 4, Placement: []GPU{{"a0", 0}, {"a0", 1}, {"a0", 2}, {"a0", 3}}}}}
 			for _, jobs := range [][]Job{{j}, {busy, j}} {
-				snap := Snapshot{Now: t0.Add(time.Hour), Cluster: cluster, Jobs: jobs}
+				snap := Snapshot{Now: t0.Add(time.Hour), Nodes: cluster, Jobs: jobs}
 				s, err := New(&c.opts)
 				require.NoError(t, err)
 				p, err := s.Round(context.Background(), snap)
@@ -125,7 +125,7 @@ func TestExcludedSources(t *testing.T) {
 // unpinned one is migrated or preempted.
 func TestExcludedPinned(t *testing.T) {
 	st := JobState{Current: Allocation{Type: "B", Nodes: 1, GPUs: 1, Placement: []GPU{{"b0", 0}}}, PeakReplicas: 1}
-	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: twoTypes(),
+	snap := Snapshot{Now: t0.Add(time.Hour), Nodes: twoTypes(),
 		Jobs: []Job{{ID: "j", Submitted: t0, NonPreemptible: true, Models: siatest.Table{"A": {1: 1}, "B": {}}, State: st}}}
 	s, err := New(nil)
 	require.NoError(t, err)

@@ -36,7 +36,7 @@ func fuzzSnapshot(data []byte) (Snapshot, Options) {
 	types := []string{"A", "B", "C"}
 	snap := Snapshot{Now: t0.Add(time.Duration(next()) * time.Minute)}
 	for i, n := 0, next()%6; i < n; i++ {
-		snap.Cluster.Nodes = append(snap.Cluster.Nodes, Node{ID: fmt.Sprintf("n%d", next()%8), Type: types[next()%3], GPUs: next()%10 - 1})
+		snap.Nodes = append(snap.Nodes, Node{ID: fmt.Sprintf("n%d", next()%8), Type: types[next()%3], GPUs: next()%10 - 1})
 	}
 	if next()%4 == 0 {
 		snap.Reserved = map[string]int{types[next()%3]: next()%6 - 1}
@@ -171,8 +171,8 @@ func fuzzExtremes(snap *Snapshot, opts *Options, next func() int) {
 		opts.P = []float64{-MaxP, MaxP, -1e-300, math.NaN()}[next()%4]
 		opts.Lambda = []float64{MaxLambda, -MaxLambda, 1.0000001, -1e-300}[next()%4]
 	}
-	if n := next(); flags&512 != 0 && len(snap.Cluster.Nodes) > 0 {
-		snap.Cluster.Nodes[n%len(snap.Cluster.Nodes)].GPUs = huge[next()%len(huge)]
+	if n := next(); flags&512 != 0 && len(snap.Nodes) > 0 {
+		snap.Nodes[n%len(snap.Nodes)].GPUs = huge[next()%len(huge)]
 	}
 	if j := pick(); flags&1024 != 0 && j != nil {
 		j.Submitted = []time.Time{snap.Now.Add(time.Nanosecond), time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC), snap.Now}[next()%3]

@@ -35,7 +35,7 @@ func fuzzValidSnapshot(data []byte) (Snapshot, Options, bool) {
 		perNode[t] = sizes[next()%len(sizes)]
 		for n := 0; n < 1+next()%3; n++ {
 			id := fmt.Sprintf("%s%d", t, n)
-			snap.Cluster.Nodes = append(snap.Cluster.Nodes, Node{ID: id, Type: t, GPUs: perNode[t]})
+			snap.Nodes = append(snap.Nodes, Node{ID: id, Type: t, GPUs: perNode[t]})
 			for k := 0; k < perNode[t]; k++ {
 				free[t] = append(free[t], &gpuSlot{g: GPU{id, k}})
 			}

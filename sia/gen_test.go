@@ -81,11 +81,11 @@ func (a benchApp) models(rng *rand.Rand) bootstrap.Static {
 
 // heteroCluster is the paper's heterogeneous cluster (6 × 4 t4, 2 × 8 a100,
 // 3 × 8 rtx = 64 GPUs) scaled k times.
-func heteroCluster(k int) Cluster {
-	var c Cluster
+func heteroCluster(k int) []Node {
+	var c []Node
 	add := func(t string, n, g int) {
 		for i := 0; i < n*k; i++ {
-			c.Nodes = append(c.Nodes, Node{ID: fmt.Sprintf("%s-%d", t, i), Type: t, GPUs: g})
+			c = append(c, Node{ID: fmt.Sprintf("%s-%d", t, i), Type: t, GPUs: g})
 		}
 	}
 	add("t4", 6, 4)
@@ -138,7 +138,7 @@ func applyPlan(snap *Snapshot, p *Plan, round time.Duration) {
 func steadySnapshot(k, n int, seed uint64) (Snapshot, error) {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	snap := Snapshot{Now: now, Cluster: heteroCluster(k), Jobs: genJobs(rng, n, now)}
+	snap := Snapshot{Now: now, Nodes: heteroCluster(k), Jobs: genJobs(rng, n, now)}
 	s, err := New(nil)
 	if err != nil {
 		return Snapshot{}, err

@@ -36,15 +36,15 @@ func randomTable(rng *rand.Rand, types []string) siatest.Table {
 // new ones are queued.
 func randomLambdaRound(t *testing.T, rng *rand.Rand, opts Options) Snapshot {
 	types := []string{"A", "B", "C"}[:1+rng.IntN(3)]
-	var cl Cluster
+	var cl []Node
 	for _, ty := range types {
 		per := []int{1, 2, 4, 8}[rng.IntN(4)]
 		for n := 1 + rng.IntN(2); n > 0; n-- {
-			cl.Nodes = append(cl.Nodes, Node{ID: fmt.Sprintf("%s%d", ty, n), Type: ty, GPUs: per})
+			cl = append(cl, Node{ID: fmt.Sprintf("%s%d", ty, n), Type: ty, GPUs: per})
 		}
 	}
 	now := t0.Add(time.Hour)
-	snap := Snapshot{Now: now, Cluster: cl}
+	snap := Snapshot{Now: now, Nodes: cl}
 	add := func(n int) {
 		for ; n > 0; n-- {
 			j := Job{ID: fmt.Sprintf("j%d", len(snap.Jobs)), Submitted: now.Add(-time.Duration(rng.IntN(3600)) * time.Second), Models: randomTable(rng, types)}
@@ -144,7 +144,7 @@ func TestLambdaGuarantee(t *testing.T) {
 // waits (2 + 2 + 0 beats 2 + 1 + 1); with |λ| above the number of jobs every
 // job gets a GPU.
 func TestLambdaNoEveryJobGuarantee(t *testing.T) {
-	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}}}}
+	snap := Snapshot{Now: t0.Add(time.Hour), Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}}}
 	for _, id := range []string{"a", "b", "c"} {
 		snap.Jobs = append(snap.Jobs, Job{ID: id, Submitted: t0, Models: linear})
 	}
@@ -173,7 +173,7 @@ func TestLambdaAboveJobs(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(seed), 13))
 		gpus := 1 + rng.IntN(8)
 		n := 1 + rng.IntN(gpus)
-		snap := Snapshot{Now: t0.Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: gpus}}}}
+		snap := Snapshot{Now: t0.Add(time.Hour), Nodes: []Node{{ID: "a0", Type: "A", GPUs: gpus}}}
 		for i := 0; i < n; i++ {
 			tab := siatest.Table{"A": {}}
 			g := 0.5 + rng.Float64()

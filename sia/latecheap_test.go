@@ -39,7 +39,7 @@ func TestLateCheapRows(t *testing.T) {
 // minCheapRows of them.
 func TestRoundOutOfTimeStartsFreeGPUs(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 64}}}}
+	snap := Snapshot{Now: t0.Add(time.Hour), Nodes: []Node{{ID: "a0", Type: "A", GPUs: 64}}}
 	for i := range 60 {
 		snap.Jobs = append(snap.Jobs, Job{ID: fmt.Sprintf("j%02d", i), Models: linear, Submitted: t0})
 	}

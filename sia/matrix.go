@@ -189,15 +189,15 @@ type cluster struct {
 
 // newCluster groups the nodes into pools (one per type and node size,
 // package configset) and lists their configurations.
-func newCluster(c Cluster, maxGPUs int) (*cluster, error) {
+func newCluster(nodes []Node, maxGPUs int) (*cluster, error) {
 	type key struct {
 		t string
 		r int
 	}
 	var groups []configset.NodeGroup
 	idx := map[key]int{}
-	nodeGPUs := make(map[string]int, len(c.Nodes))
-	for _, n := range c.Nodes {
+	nodeGPUs := make(map[string]int, len(nodes))
+	for _, n := range nodes {
 		nodeGPUs[n.ID] = n.GPUs
 		k := key{n.Type, n.GPUs}
 		if i, ok := idx[k]; ok {
@@ -209,7 +209,7 @@ func newCluster(c Cluster, maxGPUs int) (*cluster, error) {
 	}
 	set, err := configset.New(groups, &configset.Options{MaxGPUs: maxGPUs})
 	if err != nil {
-		return nil, &InputError{Field: "Cluster", Reason: err.Error(), Err: err}
+		return nil, &InputError{Field: "Nodes", Reason: err.Error(), Err: err}
 	}
 	cl := &cluster{set: set, types: set.Types(), capacity: map[string]int{}, byType: map[string][]configset.Config{},
 		pools: map[string][]string{}, poolCap: map[string]int{}, nodeGPUs: nodeGPUs}

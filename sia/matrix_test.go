@@ -19,8 +19,8 @@ import (
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // twoTypes is a cluster with one 4-GPU node of type A and one 8-GPU node of B.
-func twoTypes() Cluster {
-	return Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "b0", Type: "B", GPUs: 8}}}
+func twoTypes() []Node {
+	return []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "b0", Type: "B", GPUs: 8}}
 }
 
 func entryFor(r matrixRow, ty string, gpus int) (matrixEntry, bool) {
@@ -44,7 +44,7 @@ func TestNormalisationAndPower(t *testing.T) {
 		{"p=-1 lambda=2", Options{P: -1, Lambda: 2, NoScaleUpCap: true}, ilp.Minimize},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			snap := &Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", MinGPUs: 2, Submitted: t0, Models: tab}}}
+			snap := &Snapshot{Now: t0, Nodes: twoTypes(), Jobs: []Job{{ID: "j", MinGPUs: 2, Submitted: t0, Models: tab}}}
 			m, err := newMatrix(snap, &c.opts)
 			require.NoError(t, err)
 			o := c.opts.WithDefaults()
@@ -67,7 +67,7 @@ func TestNormalisationAndPower(t *testing.T) {
 
 func TestRestartFactor(t *testing.T) {
 	tab := siatest.Table{"A": {1: 1, 2: 2, 4: 4}}
-	cl := Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}}}
+	cl := []Node{{ID: "a0", Type: "A", GPUs: 4}}
 	for _, c := range []struct {
 		name     string
 		age      time.Duration
@@ -86,7 +86,7 @@ func TestRestartFactor(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			j := Job{ID: "imagenet-1", Application: "imagenet", Submitted: t0, Models: tab}
 			j.State = JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 2}, Restarts: c.restarts, RestartCost: c.cost, PeakReplicas: 2}
-			snap := &Snapshot{Now: t0.Add(c.age), Cluster: cl, Jobs: []Job{j}}
+			snap := &Snapshot{Now: t0.Add(c.age), Nodes: cl, Jobs: []Job{j}}
 			m, err := newMatrix(snap, &Options{Artifact: &c.knobs, NoScaleUpCap: true})
 			require.NoError(t, err)
 			row := m.Rows[0]
@@ -109,7 +109,7 @@ func TestRestartFactor(t *testing.T) {
 func TestArtifactKnobs(t *testing.T) {
 	tab := siatest.Table{"A": {1: 3, 2: 5}, "B": {1: 1, 2: 1.9, 4: 3.7}} // B:8 invalid
 	j := Job{ID: "j", Submitted: t0, Models: tab, State: JobState{PeakReplicas: 2}}
-	snap := &Snapshot{Now: t0.Add(time.Hour), Cluster: twoTypes(), Jobs: []Job{j}}
+	snap := &Snapshot{Now: t0.Add(time.Hour), Nodes: twoTypes(), Jobs: []Job{j}}
 	m, err := newMatrix(snap, &Options{Artifact: PublishedArtifact()})
 	require.NoError(t, err)
 	assert.Equal(t, artifactGrid, m.Grid)
@@ -152,7 +152,7 @@ func TestBlindFirstAndNoModel(t *testing.T) {
 		InitBatch: 32, MaxBatch: 1024, Limits: goodput.Limits{MinLocalBatch: 8, MaxLocalBatch: 256},
 	}}
 	j := Job{ID: "j", Submitted: t0, Models: models}
-	snap := &Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{j}}
+	snap := &Snapshot{Now: t0, Nodes: twoTypes(), Jobs: []Job{j}}
 	m, err := newMatrix(snap, &Options{NoScaleUpCap: true})
 	require.NoError(t, err)
 	row := m.Rows[0]
@@ -183,8 +183,8 @@ func TestBlindFirstAndNoModel(t *testing.T) {
 
 func TestScaleUpCapAndKinds(t *testing.T) {
 	tab := siatest.Table{"A": {1: 1, 2: 2, 4: 4}, "B": {1: 1, 2: 2, 4: 4, 8: 8, 12: 11, 16: 14}}
-	cl := Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "b0", Type: "B", GPUs: 8}, {ID: "b1", Type: "B", GPUs: 8}}}
-	snap := &Snapshot{Now: t0, Cluster: cl, Jobs: []Job{
+	cl := []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "b0", Type: "B", GPUs: 8}, {ID: "b1", Type: "B", GPUs: 8}}
+	snap := &Snapshot{Now: t0, Nodes: cl, Jobs: []Job{
 		{ID: "new", Submitted: t0, Models: tab},
 		{ID: "grown", Submitted: t0, Models: tab, State: JobState{PeakReplicas: 2}},
 		{ID: "strong", Kind: StrongScaling, Submitted: t0, Models: tab},
@@ -218,7 +218,7 @@ func TestScaleUpCapAndKinds(t *testing.T) {
 func TestPins(t *testing.T) {
 	tab := siatest.Table{"A": {1: 1, 2: 2, 4: 4}, "B": {1: 1, 2: 2, 4: 4, 8: 8}}
 	cur := Allocation{Type: "A", Nodes: 1, GPUs: 2, Placement: []GPU{{"a0", 2}, {"a0", 3}}}
-	snap := &Snapshot{Now: t0.Add(time.Hour), Cluster: twoTypes(), Jobs: []Job{
+	snap := &Snapshot{Now: t0.Add(time.Hour), Nodes: twoTypes(), Jobs: []Job{
 		{ID: "restoring", Submitted: t0, Models: tab, State: JobState{Current: cur, Restoring: true, PeakReplicas: 2}},
 		{ID: "np-running", Submitted: t0, NonPreemptible: true, Models: tab,
 			State: JobState{Current: Allocation{Type: "B", Nodes: 1, GPUs: 1, Placement: []GPU{{"b0", 7}}}, PeakReplicas: 1}},
@@ -242,7 +242,7 @@ func TestPins(t *testing.T) {
 
 	// Pins that cannot hold together are ErrInfeasible, an
 	// *InfeasibleError, and the empty plan's zero Status is not optimal.
-	bad := &Snapshot{Now: t0, Cluster: twoTypes(), Reserved: map[string]int{"A": 3}, Jobs: snap.Jobs[:1]}
+	bad := &Snapshot{Now: t0, Nodes: twoTypes(), Reserved: map[string]int{"A": 3}, Jobs: snap.Jobs[:1]}
 	p, err = s.Round(context.Background(), *bad)
 	require.ErrorIs(t, err, ErrInfeasible)
 	var fe *InfeasibleError
@@ -262,7 +262,7 @@ func TestStatusZeroIsUnknown(t *testing.T) {
 	var events []Event
 	s, err := New(&Options{Observer: func(e Event) { events = append(events, e) }})
 	require.NoError(t, err)
-	p, err := s.Round(context.Background(), Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", Models: linear}}})
+	p, err := s.Round(context.Background(), Snapshot{Now: t0, Nodes: twoTypes(), Jobs: []Job{{ID: "j", Models: linear}}})
 	require.NoError(t, err)
 	assert.Equal(t, StatusOptimal, p.Status)
 	require.Len(t, events, 3)
@@ -276,7 +276,7 @@ func TestStrongScalingFixedBatch(t *testing.T) {
 		Grad:      goodput.GradStats{Sqr: 1, Var: 10},
 		InitBatch: 32, MaxBatch: 512, Limits: goodput.Limits{MinLocalBatch: 8, MaxLocalBatch: 128},
 	}
-	snap := &Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{
+	snap := &Snapshot{Now: t0, Nodes: twoTypes(), Jobs: []Job{
 		{ID: "strong", Kind: StrongScaling, Submitted: t0, Models: bootstrap.Static{"A": model, "B": model}},
 	}}
 	m, err := newMatrix(snap, nil)
@@ -305,16 +305,16 @@ func TestStrongScalingFixedBatch(t *testing.T) {
 func TestInvalidSnapshots(t *testing.T) {
 	tab := siatest.Table{"A": {1: 1}}
 	good := func() Snapshot {
-		return Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", Submitted: t0, Models: tab}}}
+		return Snapshot{Now: t0, Nodes: twoTypes(), Jobs: []Job{{ID: "j", Submitted: t0, Models: tab}}}
 	}
 	cases := map[string]struct {
 		mut   func(s *Snapshot)
 		field string
 	}{
-		"empty node id":      {func(s *Snapshot) { s.Cluster.Nodes[0].ID = "" }, "Cluster.Nodes[0].ID"},
-		"duplicate node":     {func(s *Snapshot) { s.Cluster.Nodes[1].ID = "a0" }, "Cluster.Nodes[1].ID"},
-		"empty type":         {func(s *Snapshot) { s.Cluster.Nodes[0].Type = "" }, "Cluster.Nodes[0].Type"},
-		"zero gpus":          {func(s *Snapshot) { s.Cluster.Nodes[0].GPUs = 0 }, "Cluster.Nodes[0].GPUs"},
+		"empty node id":      {func(s *Snapshot) { s.Nodes[0].ID = "" }, "Nodes[0].ID"},
+		"duplicate node":     {func(s *Snapshot) { s.Nodes[1].ID = "a0" }, "Nodes[1].ID"},
+		"empty type":         {func(s *Snapshot) { s.Nodes[0].Type = "" }, "Nodes[0].Type"},
+		"zero gpus":          {func(s *Snapshot) { s.Nodes[0].GPUs = 0 }, "Nodes[0].GPUs"},
 		"empty job id":       {func(s *Snapshot) { s.Jobs[0].ID = "" }, "Jobs[0].ID"},
 		"duplicate job":      {func(s *Snapshot) { s.Jobs = append(s.Jobs, s.Jobs[0]) }, "Jobs[1].ID"},
 		"bad kind":           {func(s *Snapshot) { s.Jobs[0].Kind = 9 }, "Jobs[0].Kind"},
@@ -379,7 +379,7 @@ func TestInvalidSnapshots(t *testing.T) {
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			s := good()
-			s.Cluster.Nodes = append([]Node(nil), s.Cluster.Nodes...)
+			s.Nodes = append([]Node(nil), s.Nodes...)
 			c.mut(&s)
 			_, err := sched.Round(context.Background(), s)
 			require.ErrorIs(t, err, ErrInvalidInput)
@@ -389,14 +389,14 @@ func TestInvalidSnapshots(t *testing.T) {
 		})
 	}
 	// A valid snapshot with no jobs, or no nodes, is fine.
-	p, err := sched.Round(context.Background(), Snapshot{Now: t0, Cluster: twoTypes()})
+	p, err := sched.Round(context.Background(), Snapshot{Now: t0, Nodes: twoTypes()})
 	require.NoError(t, err)
 	assert.Empty(t, p.Decisions)
 	p, err = sched.Round(context.Background(), Snapshot{Now: t0, Jobs: []Job{{ID: "j", Models: tab}}})
 	require.NoError(t, err)
 	assert.Equal(t, Queue, p.Decisions[0].Action)
 	// A job larger than the whole cluster stays queued.
-	p, err = sched.Round(context.Background(), Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "big", MinGPUs: 100, Models: tab}}})
+	p, err = sched.Round(context.Background(), Snapshot{Now: t0, Nodes: twoTypes(), Jobs: []Job{{ID: "big", MinGPUs: 100, Models: tab}}})
 	require.NoError(t, err)
 	assert.Equal(t, Queue, p.Decisions[0].Action)
 }
@@ -454,7 +454,7 @@ func TestObserverAndDeadline(t *testing.T) {
 
 func TestQuotas(t *testing.T) {
 	tab := siatest.Table{"A": {1: 1, 2: 2, 4: 4}, "B": {1: 1, 2: 2, 4: 4, 8: 8}}
-	snap := Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{
+	snap := Snapshot{Now: t0, Nodes: twoTypes(), Jobs: []Job{
 		{ID: "q1", Submitted: t0, Models: tab, State: JobState{PeakReplicas: 8}},
 		{ID: "q2", Submitted: t0, Models: tab, State: JobState{PeakReplicas: 8}},
 		{ID: "other", Submitted: t0, Models: tab},
@@ -488,7 +488,7 @@ func TestQuotas(t *testing.T) {
 // is offered whole pipelines, and only on the types its models list.
 func TestHybridReplicaSizeFromStages(t *testing.T) {
 	m := goodput.Model{Params: goodput.Params{AlphaC: 0.1, BetaC: 0.01, Gamma: 1}, InitBatch: 48, MaxBatch: 384, Stages: 4, MicroBatches: 48}
-	snap := &Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{
+	snap := &Snapshot{Now: t0, Nodes: twoTypes(), Jobs: []Job{
 		{ID: "pipe", Submitted: t0, Models: bootstrap.Static{"B": m}, State: JobState{PeakReplicas: 2}},
 	}}
 	mat, err := newMatrix(snap, nil)
@@ -514,7 +514,7 @@ func TestLogger(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s, err := New(&Options{Logger: logger})
 	require.NoError(t, err)
-	_, err = s.Round(context.Background(), Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", Models: siatest.Table{"A": {1: 1}}}}})
+	_, err = s.Round(context.Background(), Snapshot{Now: t0, Nodes: twoTypes(), Jobs: []Job{{ID: "j", Models: siatest.Table{"A": {1: 1}}}}})
 	require.NoError(t, err)
 	assert.Contains(t, buf.String(), "sia round")
 	assert.Contains(t, buf.String(), "jobs=1")
@@ -542,7 +542,7 @@ func (badEvaluator) Evaluate(_ string, _, replicas int) (goodput.Choice, bool) {
 // TestBadEvaluator: NaN, infinite and non-positive goodputs from a host's
 // Evaluator mark configurations invalid; bad batch sizes are replaced.
 func TestBadEvaluator(t *testing.T) {
-	snap := Snapshot{Now: t0, Cluster: twoTypes(), Jobs: []Job{{ID: "j", Submitted: t0, Models: badEvaluator{}}}}
+	snap := Snapshot{Now: t0, Nodes: twoTypes(), Jobs: []Job{{ID: "j", Submitted: t0, Models: badEvaluator{}}}}
 	s, err := New(&Options{NoScaleUpCap: true})
 	require.NoError(t, err)
 	p, err := s.Round(context.Background(), snap)

@@ -192,10 +192,10 @@ func placeSolution(snap *Snapshot, m *goodputMatrix, sol solution) (layout, erro
 }
 
 func place(snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
-	nodes := make([]placement.Node, len(snap.Cluster.Nodes))
+	nodes := make([]placement.Node, len(snap.Nodes))
 	pools := map[configset.Config]int{} // {Type, NodeGPUs} -> nodes, also {Type, 0} -> all nodes of the type
 	sizes := map[string]int{}           // type -> largest node
-	for i, n := range snap.Cluster.Nodes {
+	for i, n := range snap.Nodes {
 		nodes[i] = placement.Node{ID: n.ID, Type: n.Type, GPUs: n.GPUs}
 		sizes[n.Type] = max(sizes[n.Type], n.GPUs)
 		pools[configset.Config{Type: n.Type, NodeGPUs: n.GPUs}]++

@@ -19,11 +19,11 @@ import (
 
 // randomCluster returns a small heterogeneous cluster; with odd = true it
 // includes a type with 6-GPU nodes (virtual 4 + 2).
-func randomCluster(rng *rand.Rand, odd bool) Cluster {
-	var c Cluster
+func randomCluster(rng *rand.Rand, odd bool) []Node {
+	var c []Node
 	add := func(t string, n, g int) {
 		for i := 0; i < n; i++ {
-			c.Nodes = append(c.Nodes, Node{ID: fmt.Sprintf("%s-%d", t, i), Type: t, GPUs: g})
+			c = append(c, Node{ID: fmt.Sprintf("%s-%d", t, i), Type: t, GPUs: g})
 		}
 	}
 	add("t4", 1+rng.IntN(4), 4)
@@ -47,7 +47,7 @@ type scenarioGen struct {
 func newScenarioGen(seed uint64, odd bool) *scenarioGen {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	return &scenarioGen{rng: rng, snap: Snapshot{Now: now, Cluster: randomCluster(rng, odd)}}
+	return &scenarioGen{rng: rng, snap: Snapshot{Now: now, Nodes: randomCluster(rng, odd)}}
 }
 
 // step removes and adds jobs and sets restore/non-preemptible flags.
@@ -87,7 +87,7 @@ func checkPlan(t *testing.T, snap *Snapshot, p *Plan) {
 	require.Len(t, p.Decisions, len(snap.Jobs))
 	nodes := map[string]Node{}
 	capacity := map[string]int{}
-	for _, n := range snap.Cluster.Nodes {
+	for _, n := range snap.Nodes {
 		nodes[n.ID] = n
 		capacity[n.Type] += n.GPUs
 	}
@@ -212,7 +212,7 @@ func TestRoundProperties(t *testing.T) {
 		require.NoError(t, err)
 		for round := 0; round < 12; round++ {
 			g.step()
-			if seed%4 == 1 && len(g.snap.Cluster.Nodes) > 0 {
+			if seed%4 == 1 && len(g.snap.Nodes) > 0 {
 				g.snap.Reserved = map[string]int{"t4": 1}
 			} else {
 				g.snap.Reserved = nil

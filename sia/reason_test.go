@@ -19,7 +19,7 @@ var linear = siatest.Table{"A": {1: 1, 2: 2, 4: 4, 8: 8}}
 // TestQueueReasons: every job that gets no GPUs says why, one case per
 // reason.
 func TestQueueReasons(t *testing.T) {
-	oneType := Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}}}
+	oneType := []Node{{ID: "a0", Type: "A", GPUs: 4}}
 	tracker := func(types ...string) *bootstrap.Tracker {
 		spec := bootstrap.Spec{InitBatch: 32, MaxBatch: 256, Limits: map[string]goodput.Limits{}}
 		for _, ty := range types {
@@ -46,56 +46,56 @@ func TestQueueReasons(t *testing.T) {
 		want   QueueReason
 	}{
 		{name: "larger than the cluster", job: "j", want: ReasonTooLarge,
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", MinGPUs: 8, Models: linear}}}},
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{{ID: "j", MinGPUs: 8, Models: linear}}}},
 		{name: "rigid larger than every type", job: "j", want: ReasonTooLarge,
-			snap: Snapshot{Cluster: twoTypes(), Jobs: []Job{{ID: "j", Kind: Rigid, GPUs: 9, Models: siatest.Table{"A": {9: 1}, "B": {9: 1}}}}}},
+			snap: Snapshot{Nodes: twoTypes(), Jobs: []Job{{ID: "j", Kind: Rigid, GPUs: 9, Models: siatest.Table{"A": {9: 1}, "B": {9: 1}}}}}},
 		{name: "larger than MaxGPUsPerJob", job: "j", want: ReasonTooLarge, opts: Options{MaxGPUsPerJob: 2},
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", MinGPUs: 4, Models: linear}}}},
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{{ID: "j", MinGPUs: 4, Models: linear}}}},
 		{name: "hybrid replica larger than the type", job: "j", want: ReasonTooLarge,
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Models: pipelined{linear, map[string]int{"A": 8}}}}}},
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{{ID: "j", Models: pipelined{linear, map[string]int{"A": 8}}}}}},
 		{name: "Types allow no type of the cluster", job: "j", want: ReasonNoAdmissibleType,
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Types: []string{"Z"}, Models: linear}}}},
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{{ID: "j", Types: []string{"Z"}, Models: linear}}}},
 		{name: "tracker excludes every type", job: "j", want: ReasonNoAdmissibleType,
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Models: tracker("Z")}}}},
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{{ID: "j", Models: tracker("Z")}}}},
 		{name: "table excludes every type", job: "j", want: ReasonNoAdmissibleType,
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Models: siatest.Table{"A": {}}}}}},
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{{ID: "j", Models: siatest.Table{"A": {}}}}}},
 		{name: "pipeline stages on no type of the cluster", job: "j", want: ReasonNoAdmissibleType,
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Models: pipelined{linear, map[string]int{"Z": 1}}}}}},
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{{ID: "j", Models: pipelined{linear, map[string]int{"Z": 1}}}}}},
 		{name: "no valid configuration", job: "j", want: ReasonNoAdmissibleType,
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", MinGPUs: 3, Models: siatest.Table{"A": {1: 1}}}}}},
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{{ID: "j", MinGPUs: 3, Models: siatest.Table{"A": {1: 1}}}}}},
 		{name: "quota of zero", job: "j", want: ReasonQuota,
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Models: linear}}, Quotas: []Quota{{Name: "q", Jobs: []string{"j"}, Limit: 0}}}},
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{{ID: "j", Models: linear}}, Quotas: []Quota{{Name: "q", Jobs: []string{"j"}, Limit: 0}}}},
 		{name: "quota used by others", job: "j", want: ReasonQuota,
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{
 				{ID: "p", NonPreemptible: true, Models: linear, State: held(0, 1)},
 				{ID: "j", Models: linear}}, Quotas: []Quota{{Name: "q", Jobs: []string{"p", "j"}, Type: "A", Limit: 2}}}},
 		{name: "only reserved GPUs", job: "j", want: ReasonReserved,
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Models: linear}}, Reserved: map[string]int{"A": 4}}},
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{{ID: "j", Models: linear}}, Reserved: map[string]int{"A": 4}}},
 		{name: "only reserved GPUs left", job: "j", want: ReasonReserved,
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{
 				{ID: "p", NonPreemptible: true, Models: linear, State: held(0, 1)},
 				{ID: "j", MinGPUs: 2, Models: linear}}, Reserved: map[string]int{"A": 2}}},
 		{name: "valued less than others", want: ReasonLostOptimisation, opts: Options{NoScaleUpCap: true},
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "a", Models: linear}, {ID: "b", Models: linear}, {ID: "c", Models: linear}}}},
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{{ID: "a", Models: linear}, {ID: "b", Models: linear}, {ID: "c", Models: linear}}}},
 		{name: "waiting valued more", job: "j", want: ReasonLostOptimisation, opts: Options{Lambda: 0.1},
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Models: linear}}}},
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{{ID: "j", Models: linear}}}},
 		// more queued jobs than free GPUs: the last gets no row in time
 		{name: "out of time", job: "j79", want: ReasonDeadline,
 			ctx: func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 0) },
 			snap: func() Snapshot {
-				s := Snapshot{Cluster: Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 64}}}}
+				s := Snapshot{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 64}}}
 				for i := 0; i <= 79; i++ {
 					s.Jobs = append(s.Jobs, Job{ID: "j" + string(rune('0'+i/10)) + string(rune('0'+i%10)), Models: linear})
 				}
 				return s
 			}()},
 		{name: "unplaceable", job: "j", want: ReasonUnplaceable,
-			snap: Snapshot{Cluster: Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}}}, Jobs: []Job{
+			snap: Snapshot{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}}, Jobs: []Job{
 				{ID: "p", NonPreemptible: true, Models: linear, State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 2, Placement: []GPU{{"a0", 0}, {"a0", 1}}}}},
 				{ID: "q", NonPreemptible: true, Models: linear, State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 2, Placement: []GPU{{"a1", 0}, {"a1", 1}}}}},
 				{ID: "j", Kind: Rigid, GPUs: 4, Models: siatest.Table{"A": {4: 4}}}}}},
 		{name: "running job on a type it may no longer use", job: "j", action: Preempt, want: ReasonNoAdmissibleType,
-			snap: Snapshot{Cluster: oneType, Jobs: []Job{{ID: "j", Types: []string{"B"}, Models: linear, State: held(0)}}}},
+			snap: Snapshot{Nodes: oneType, Jobs: []Job{{ID: "j", Types: []string{"B"}, Models: linear, State: held(0)}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

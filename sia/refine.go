@@ -198,8 +198,8 @@ func assemblePlan(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) (P
 // checkLayout verifies that a layout places the solution on real, distinct
 // GPUs of the right type and count.
 func checkLayout(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) error {
-	nodes := make(map[string]Node, len(snap.Cluster.Nodes))
-	for _, nd := range snap.Cluster.Nodes {
+	nodes := make(map[string]Node, len(snap.Nodes))
+	for _, nd := range snap.Nodes {
 		nodes[nd.ID] = nd
 	}
 	used := map[GPU]string{}

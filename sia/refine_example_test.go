@@ -16,8 +16,8 @@ import (
 func ExampleScheduler_WithGoodputEdit() {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	snap := sia.Snapshot{
-		Now:     t0.Add(time.Hour),
-		Cluster: sia.Cluster{Nodes: []sia.Node{{ID: "b0", Type: "B", GPUs: 4}}},
+		Now:   t0.Add(time.Hour),
+		Nodes: []sia.Node{{ID: "b0", Type: "B", GPUs: 4}},
 		Jobs: []sia.Job{{ID: "J1", Submitted: t0, Models: siatest.Table{"B": {1: 1, 2: 1.9, 4: 2.6}},
 			State: sia.JobState{Current: sia.Allocation{Type: "B", Nodes: 1, GPUs: 2,
 				Placement: []sia.GPU{{Node: "b0", Index: 0}, {Node: "b0", Index: 1}}}}}},

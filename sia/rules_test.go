@@ -14,14 +14,14 @@ import (
 // TestSnapshotRules: snapshots that used to be accepted and then misread
 // are errors naming the job (or node, type) and the field.
 func TestSnapshotRules(t *testing.T) {
-	two := func() Cluster {
-		return Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}, {ID: "b0", Type: "B", GPUs: 8}}}
+	two := func() []Node {
+		return []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}, {ID: "b0", Type: "B", GPUs: 8}}
 	}
 	on := func(ty string, nodes int, gpus ...GPU) Allocation {
 		return Allocation{Type: ty, Nodes: nodes, GPUs: len(gpus), Placement: gpus}
 	}
 	good := func() Snapshot {
-		return Snapshot{Now: t0.Add(time.Hour), Cluster: two(), Jobs: []Job{{ID: "j", Submitted: t0, Models: linear}}}
+		return Snapshot{Now: t0.Add(time.Hour), Nodes: two(), Jobs: []Job{{ID: "j", Submitted: t0, Models: linear}}}
 	}
 	cases := map[string]struct {
 		mut        func(s *Snapshot)
@@ -79,9 +79,9 @@ func TestSnapshotRules(t *testing.T) {
 		"empty type in Types": {mut: func(s *Snapshot) { s.Jobs[0].Types = []string{"A", ""} }, job: "j", field: "Jobs[0].Types[1]"},
 		"type twice in Types": {mut: func(s *Snapshot) { s.Jobs[0].Types = []string{"A", "A"} }, job: "j", field: "Jobs[0].Types[1]"},
 		"node GPUs near MaxInt (sums cannot overflow)": {mut: func(s *Snapshot) {
-			s.Cluster.Nodes = []Node{{ID: "x", Type: "X", GPUs: math.MaxInt/2 + 1}, {ID: "y", Type: "Y", GPUs: math.MaxInt/2 + 1}}
-		}, field: "Cluster.Nodes[0].GPUs"},
-		"node of too many GPUs": {mut: func(s *Snapshot) { s.Cluster.Nodes[1].GPUs = 1 << 40 }, field: "Cluster.Nodes[1].GPUs"},
+			s.Nodes = []Node{{ID: "x", Type: "X", GPUs: math.MaxInt/2 + 1}, {ID: "y", Type: "Y", GPUs: math.MaxInt/2 + 1}}
+		}, field: "Nodes[0].GPUs"},
+		"node of too many GPUs": {mut: func(s *Snapshot) { s.Nodes[1].GPUs = 1 << 40 }, field: "Nodes[1].GPUs"},
 		"reserved beyond type":  {mut: func(s *Snapshot) { s.Reserved = map[string]int{"A": math.MaxInt} }, field: "Reserved"},
 		"negative quota":        {mut: func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Jobs: []string{"j"}, Limit: math.MinInt}} }, field: "Quotas[0].Limit"},
 	}
@@ -115,7 +115,7 @@ func TestSnapshotRules(t *testing.T) {
 // TestMatrixWithoutPlacement: BuildMatrix does not need the GPUs of running
 // jobs, Place does.
 func TestMatrixWithoutPlacement(t *testing.T) {
-	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: twoTypes(), Jobs: []Job{{ID: "j", Submitted: t0, Models: linear,
+	snap := Snapshot{Now: t0.Add(time.Hour), Nodes: twoTypes(), Jobs: []Job{{ID: "j", Submitted: t0, Models: linear,
 		State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 2}, PeakReplicas: 2}}}}
 	m, err := newMatrix(&snap, nil)
 	require.NoError(t, err)
@@ -132,11 +132,11 @@ func TestMatrixWithoutPlacement(t *testing.T) {
 func TestNumbersNearMaxInt(t *testing.T) {
 	s, err := New(nil)
 	require.NoError(t, err)
-	cl := Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}}}
+	cl := []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}}
 	round := func(j Job) Decision {
 		t.Helper()
 		j.ID, j.Submitted = "j", t0
-		p, err := s.Round(context.Background(), Snapshot{Now: t0.Add(time.Hour), Cluster: cl, Jobs: []Job{j}})
+		p, err := s.Round(context.Background(), Snapshot{Now: t0.Add(time.Hour), Nodes: cl, Jobs: []Job{j}})
 		require.NoError(t, err)
 		return p.Decisions[0]
 	}
@@ -152,13 +152,13 @@ func TestNumbersNearMaxInt(t *testing.T) {
 	assert.Equal(t, 8, d.Allocation.GPUs, "a huge peak does not wrap the scale-up cap around to 1")
 	d = round(Job{Models: linear, State: JobState{PeakReplicas: math.MaxInt / 2, Restarts: math.MaxInt, RestartCost: time.Duration(math.MaxInt64)}})
 	assert.Equal(t, Start, d.Action)
-	p, err := s.Round(context.Background(), Snapshot{Now: t0.Add(time.Hour), Cluster: cl,
+	p, err := s.Round(context.Background(), Snapshot{Now: t0.Add(time.Hour), Nodes: cl,
 		Jobs:   []Job{{ID: "j", Submitted: t0, Models: linear}},
 		Quotas: []Quota{{Name: "q", Jobs: []string{"j"}, Limit: math.MaxInt}}})
 	require.NoError(t, err)
 	assert.Equal(t, Start, p.Decisions[0].Action)
 	// Submitted long before Now: the age saturates, the factor stays in [0, 1].
-	p, err = s.Round(context.Background(), Snapshot{Now: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), Cluster: cl,
+	p, err = s.Round(context.Background(), Snapshot{Now: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), Nodes: cl,
 		Jobs: []Job{{ID: "j", Submitted: time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC), Models: linear,
 			State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 1, Placement: []GPU{{"a0", 0}}}, PeakReplicas: 1, Restarts: 3}}}})
 	require.NoError(t, err)
@@ -209,7 +209,7 @@ func TestOptionsValidate(t *testing.T) {
 // TestRoundTimeoutDefault: a round whose ctx has no deadline gets
 // Options.RoundTimeout; a negative one means none.
 func TestRoundTimeoutDefault(t *testing.T) {
-	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: twoTypes(), Jobs: []Job{{ID: "j", Submitted: t0, Models: linear}}}
+	snap := Snapshot{Now: t0.Add(time.Hour), Nodes: twoTypes(), Jobs: []Job{{ID: "j", Submitted: t0, Models: linear}}}
 	for _, c := range []struct {
 		timeout time.Duration
 		want    bool
@@ -240,7 +240,7 @@ func TestRoundTimeoutDefault(t *testing.T) {
 // offered (a pinned one is capped), so the objective stays finite.
 func TestHugeValues(t *testing.T) {
 	tab := siatest.Table{"A": {1: 1e-300, 2: 1, 4: 1e300}}
-	snap := Snapshot{Now: t0.Add(time.Hour), Cluster: Cluster{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}}},
+	snap := Snapshot{Now: t0.Add(time.Hour), Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}},
 		Jobs: []Job{
 			{ID: "j", Submitted: t0, Models: tab},
 			{ID: "k", Submitted: t0, Models: tab, NonPreemptible: true, State: JobState{PeakReplicas: 4,

@@ -383,7 +383,7 @@ func (sc *scenario) run(ctx context.Context) (string, []Plan, error) {
 			jobs = append(jobs, jb)
 		}
 		active = keep
-		snap := Snapshot{Now: epoch.Add(rd.now), Cluster: Cluster{Nodes: sc.nodes}, Jobs: jobs}
+		snap := Snapshot{Now: epoch.Add(rd.now), Nodes: sc.nodes, Jobs: jobs}
 		plan, err := s.Round(ctx, snap)
 		fmt.Fprintf(&out, "round %d (line %d) now=%gs\n", ri+1, rd.line, rd.now.Seconds())
 		if err != nil {

@@ -62,7 +62,7 @@ func nodesOf(prefix, typ string, n, gpus int) []sia.Node {
 func checkShapes(t *testing.T, snap sia.Snapshot, plan sia.Plan) {
 	t.Helper()
 	size := map[string]int{}
-	for _, n := range snap.Cluster.Nodes {
+	for _, n := range snap.Nodes {
 		size[n.ID] = n.GPUs
 	}
 	used := map[sia.GPU]string{}
@@ -154,7 +154,7 @@ func TestRoundAnyNodeShape(t *testing.T) {
 		{"mixed sizes fill the type", append(nodesOf("e", "x", 1, 8), nodesOf("s", "x", 2, 6)...), []sia.Job{adaptive("a", 0.9), adaptive("b", 0.9), adaptive("c", 0.9)}, nil, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			snap := sia.Snapshot{Now: shapesT0.Add(time.Minute), Cluster: sia.Cluster{Nodes: tc.nodes}, Jobs: tc.jobs}
+			snap := sia.Snapshot{Now: shapesT0.Add(time.Minute), Nodes: tc.nodes, Jobs: tc.jobs}
 			plan := round(t, snap, &sia.Options{NoScaleUpCap: true})
 			assert.Empty(t, unplacedOf(&plan))
 			for _, w := range tc.want {
@@ -183,7 +183,7 @@ func TestRoundMixedPoolsReservedAndQuota(t *testing.T) {
 	for k := 0; k < 6; k++ {
 		jobs = append(jobs, sia.Job{ID: fmt.Sprintf("j%d", k), Submitted: shapesT0, Models: shapeModel{speed: map[string]float64{"x": 1}, gain: 0.95, cross: 0.95}})
 	}
-	snap := sia.Snapshot{Now: shapesT0.Add(time.Minute), Cluster: sia.Cluster{Nodes: nodes}, Jobs: jobs, Reserved: map[string]int{"x": 7}}
+	snap := sia.Snapshot{Now: shapesT0.Add(time.Minute), Nodes: nodes, Jobs: jobs, Reserved: map[string]int{"x": 7}}
 	plan := round(t, snap, &sia.Options{NoScaleUpCap: true})
 	total := 0
 	for _, d := range plan.Decisions {
@@ -237,7 +237,7 @@ func TestRoundShapesProperty(t *testing.T) {
 			}
 			jobs = append(jobs, j)
 		}
-		snap := sia.Snapshot{Cluster: sia.Cluster{Nodes: nodes}, Jobs: jobs}
+		snap := sia.Snapshot{Nodes: nodes, Jobs: jobs}
 		for r := 0; r < 4; r++ {
 			snap.Now = shapesT0.Add(time.Duration(r+1) * time.Hour)
 			plan, err := s.Round(context.Background(), snap)
@@ -266,7 +266,7 @@ func TestRoundKeepsJobWhoseResizeCannotBePlaced(t *testing.T) {
 	}
 	grow := sia.Job{ID: "grow", Submitted: shapesT0, Models: lin, MaxGPUs: 4,
 		State: sia.JobState{PeakReplicas: 2, Current: sia.Allocation{Type: "x", Nodes: 1, GPUs: 2, Placement: []sia.GPU{{Node: "n0", Index: 2}, {Node: "n0", Index: 3}}}}}
-	snap := sia.Snapshot{Now: shapesT0.Add(time.Hour), Cluster: sia.Cluster{Nodes: nodesOf("n", "x", 2, 4)},
+	snap := sia.Snapshot{Now: shapesT0.Add(time.Hour), Nodes: nodesOf("n", "x", 2, 4),
 		Jobs: []sia.Job{pinned("p0", "n0"), pinned("p1", "n1"), grow}}
 	plan := round(t, snap, &sia.Options{NoScaleUpCap: true})
 	d, ok := plan.Decision("grow")
@@ -333,7 +333,7 @@ func TestRoundShapesPinnedBruteForce(t *testing.T) {
 				Models: shapeModel{speed: map[string]float64{"x": 1}, gain: 1, cross: 1},
 				State:  sia.JobState{Restoring: true, Current: sia.Allocation{Type: "x", Nodes: 1, GPUs: g, Placement: pl}}})
 		}
-		snap := sia.Snapshot{Cluster: sia.Cluster{Nodes: nodes}, Jobs: jobs}
+		snap := sia.Snapshot{Nodes: nodes, Jobs: jobs}
 		for r := 0; r < 3; r++ {
 			snap.Now = shapesT0.Add(time.Duration(r+1) * time.Hour)
 			for i := range snap.Jobs {
@@ -380,11 +380,11 @@ func TestRoundShapesPinnedBruteForce(t *testing.T) {
 // GPUs, others anywhere (exhaustive search).
 func packable(snap sia.Snapshot, m *sia.Matrix, sol sia.Solution) bool {
 	size := map[string]int{}
-	for _, n := range snap.Cluster.Nodes {
+	for _, n := range snap.Nodes {
 		size[n.ID] = n.GPUs
 	}
 	free := map[string]int{}
-	for _, n := range snap.Cluster.Nodes {
+	for _, n := range snap.Nodes {
 		free[n.ID] = n.GPUs
 	}
 	type job struct {
@@ -406,7 +406,7 @@ func packable(snap sia.Snapshot, m *sia.Matrix, sol sia.Solution) bool {
 		}
 		r := e.Config.NodeGPUs
 		if r == 0 {
-			for _, n := range snap.Cluster.Nodes {
+			for _, n := range snap.Nodes {
 				if n.Type == e.Config.Type {
 					r = n.GPUs
 				}
@@ -421,8 +421,8 @@ func packable(snap sia.Snapshot, m *sia.Matrix, sol sia.Solution) bool {
 		}
 		movable = append(movable, job{parts, r})
 	}
-	ids := make([]string, 0, len(snap.Cluster.Nodes))
-	for _, n := range snap.Cluster.Nodes {
+	ids := make([]string, 0, len(snap.Nodes))
+	for _, n := range snap.Nodes {
 		ids = append(ids, n.ID)
 	}
 	var rec func(j, p int, used map[string]bool) bool
@@ -475,7 +475,7 @@ func countKept(t *testing.T, snap sia.Snapshot, o *sia.Options) int {
 }
 
 func TestMatrixTypeCapacity(t *testing.T) {
-	snap := sia.Snapshot{Now: shapesT0, Cluster: sia.Cluster{Nodes: append(append(nodesOf("e", "x", 1, 8), nodesOf("s", "x", 2, 6)...), nodesOf("t", "y", 2, 4)...)}}
+	snap := sia.Snapshot{Now: shapesT0, Nodes: append(append(nodesOf("e", "x", 1, 8), nodesOf("s", "x", 2, 6)...), nodesOf("t", "y", 2, 4)...)}
 	m, err := sia.BuildMatrix(&snap, nil)
 	require.NoError(t, err)
 	assert.Equal(t, 20, m.TypeCapacity("x"))
@@ -500,8 +500,8 @@ func unplacedOf(p *sia.Plan) []string {
 func TestStepsOneByOne(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	snap := &sia.Snapshot{
-		Now:     t0,
-		Cluster: sia.Cluster{Nodes: []sia.Node{{ID: "n0", Type: "X", GPUs: 4}}},
+		Now:   t0,
+		Nodes: []sia.Node{{ID: "n0", Type: "X", GPUs: 4}},
 		Jobs: []sia.Job{
 			{ID: "small", Submitted: t0, MaxGPUs: 2, Models: siatest.Table{"X": {1: 10, 2: 18}}},
 			{ID: "rigid", Submitted: t0, Kind: sia.Rigid, GPUs: 2, Models: siatest.Table{"X": {2: 50}}},

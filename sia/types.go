@@ -110,18 +110,12 @@ type Node struct {
 	GPUs int
 }
 
-// Cluster is the inventory the scheduler may allocate: its nodes. The order
-// of first appearance of the types fixes the column order of the goodput
-// matrix.
-type Cluster struct {
-	Nodes []Node
-}
-
-// Types returns the GPU types of the cluster in order of first appearance.
-func (c Cluster) Types() []string {
+// Types returns the GPU types of the snapshot's nodes in order of first
+// appearance (the column order of the goodput matrix).
+func (s *Snapshot) Types() []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, n := range c.Nodes {
+	for _, n := range s.Nodes {
 		if !seen[n.Type] {
 			seen[n.Type] = true
 			out = append(out, n.Type)
@@ -298,8 +292,9 @@ func replicaSize(j *Job, t string, m goodput.Model) (int, error) {
 type Snapshot struct {
 	// Now is the time of the round; it must not be the zero time.
 	Now time.Time
-	// Cluster is the inventory.
-	Cluster Cluster
+	// Nodes are the inventory the scheduler may allocate; the order of first
+	// appearance of the types fixes the column order of the goodput matrix.
+	Nodes []Node
 	// Jobs are the active jobs (queued and running).
 	Jobs []Job
 	// Reserved withholds a number of GPUs per type from this round (may be

@@ -45,12 +45,12 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if s.Now.IsZero() {
 		return nil, &InputError{Field: "Snapshot.Now", Reason: "zero time: the round needs the current time (job ages enter the restart factor)"}
 	}
-	nodes := make(map[string]*Node, len(s.Cluster.Nodes))
+	nodes := make(map[string]*Node, len(s.Nodes))
 	sizes := map[string][]int{}
 	total := 0
-	for i := range s.Cluster.Nodes {
-		n := &s.Cluster.Nodes[i]
-		field := "Cluster.Nodes[" + strconv.Itoa(i) + "]"
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		field := "Nodes[" + strconv.Itoa(i) + "]"
 		switch {
 		case n.ID == "":
 			return nil, &InputError{Type: n.Type, Field: field + ".ID", Reason: "empty node ID"}
@@ -68,7 +68,7 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 		}
 		total += n.GPUs
 	}
-	cl, err := newCluster(s.Cluster, o.MaxGPUsPerJob)
+	cl, err := newCluster(s.Nodes, o.MaxGPUsPerJob)
 	if err != nil {
 		return nil, err
 	}

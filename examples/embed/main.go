@@ -72,12 +72,12 @@ var apps = []app{
 }
 
 // cluster is a small heterogeneous cluster: 2 × 4 T4, 1 × 8 A100, 1 × 8 RTX.
-func cluster() sia.Cluster {
-	return sia.Cluster{Nodes: []sia.Node{
+func cluster() []sia.Node {
+	return []sia.Node{
 		{ID: "t4-0", Type: "t4", GPUs: 4}, {ID: "t4-1", Type: "t4", GPUs: 4},
 		{ID: "a100-0", Type: "a100", GPUs: 8},
 		{ID: "rtx-0", Type: "rtx", GPUs: 8},
-	}}
+	}
 }
 
 // job is the host's record of one job: the sia.Job it submits every round
@@ -178,7 +178,7 @@ func run(args []string, out io.Writer) error {
 			fmt.Fprintf(out, "%5s submit  %s\n", clock(now.Sub(t0)), id)
 		}
 		// 1. Snapshot of the active jobs.
-		snap := sia.Snapshot{Now: now, Cluster: cluster()}
+		snap := sia.Snapshot{Now: now, Nodes: cluster()}
 		var active []*job
 		for _, j := range jobs {
 			if j.done.IsZero() {

@@ -48,10 +48,10 @@ type SnapshotResult struct {
 // options (nil = defaults) used to validate.
 func BuildSnapshot(now time.Time, nodes []GPUNode, jobs []*JobInput) SnapshotResult {
 	res := SnapshotResult{Rejected: map[string]error{}, Cleared: map[string]string{}}
-	cluster := sia.Cluster{Nodes: make([]sia.Node, len(nodes))}
+	siaNodes := make([]sia.Node, len(nodes))
 	byName := make(map[string]*GPUNode, len(nodes))
 	for i := range nodes {
-		cluster.Nodes[i] = sia.Node{ID: nodes[i].Name, Type: nodes[i].Type, GPUs: nodes[i].GPUs}
+		siaNodes[i] = sia.Node{ID: nodes[i].Name, Type: nodes[i].Type, GPUs: nodes[i].GPUs}
 		byName[nodes[i].Name] = &nodes[i]
 	}
 	sorted := append([]*JobInput(nil), jobs...)
@@ -76,7 +76,7 @@ func BuildSnapshot(now time.Time, nodes []GPUNode, jobs []*JobInput) SnapshotRes
 	}
 	for i, j := range sorted {
 		sj := siaJob(now, j, current[i])
-		one := sia.Snapshot{Now: now, Cluster: cluster, Jobs: []sia.Job{sj}}
+		one := sia.Snapshot{Now: now, Nodes: siaNodes, Jobs: []sia.Job{sj}}
 		err := one.Validate()
 		if err != nil && sj.State.Current.Running() {
 			res.Cleared[j.ID] = err.Error()
@@ -92,7 +92,7 @@ func BuildSnapshot(now time.Time, nodes []GPUNode, jobs []*JobInput) SnapshotRes
 		res.Jobs = append(res.Jobs, j)
 	}
 	res.Snapshot.Now = now
-	res.Snapshot.Cluster = cluster
+	res.Snapshot.Nodes = siaNodes
 	return res
 }
 

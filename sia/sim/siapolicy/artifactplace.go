@@ -22,7 +22,7 @@ func (p *Policy) placeArtifact(plan *sia.Plan) (map[string]sim.Alloc, error) {
 		}
 	}
 	nodes := map[string]int{}
-	for _, g := range p.cluster.Nodes {
+	for _, g := range p.nodes {
 		nodes[g.Type]++
 	}
 	out := map[string]sim.Alloc{}

@@ -95,7 +95,7 @@ func (f RounderFunc) Round(ctx context.Context, snap sia.Snapshot) (sia.Plan, er
 type Policy struct {
 	opt     Options
 	truth   sim.Truth
-	cluster sia.Cluster
+	nodes   []sia.Node
 	types   []string
 	perNode map[string]int
 	sched   Rounder
@@ -139,7 +139,7 @@ func New(c sim.Cluster, truth sim.Truth, opt Options) (*Policy, error) {
 	for _, g := range c.Groups {
 		p.perNode[g.Type] = g.GPUsPerNode
 		for k := 0; k < g.Nodes; k++ {
-			p.cluster.Nodes = append(p.cluster.Nodes, sia.Node{ID: nodeID(g.Type, k), Type: g.Type, GPUs: g.GPUsPerNode})
+			p.nodes = append(p.nodes, sia.Node{ID: nodeID(g.Type, k), Type: g.Type, GPUs: g.GPUsPerNode})
 		}
 	}
 	p.name = "sia"
@@ -302,7 +302,7 @@ func (p *Policy) feed(j *sim.Job, st *jobState) error {
 
 // Schedule implements sim.Policy.
 func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.Alloc, error) {
-	snap := sia.Snapshot{Now: Epoch.Add(time.Duration(s.Now * float64(time.Second))), Cluster: p.cluster}
+	snap := sia.Snapshot{Now: Epoch.Add(time.Duration(s.Now * float64(time.Second))), Nodes: p.nodes}
 	active := map[string]bool{}
 	allocs := make([]sim.Alloc, 0, len(s.Jobs))
 	for _, j := range s.Jobs {
