@@ -112,7 +112,7 @@ type Plan struct {
 	entries []int
 }
 
-// Entry returns the matrix entry decision i (of Decisions) was placed
+// entry returns the matrix entry decision i (of Decisions) was placed
 // with, or nil when the job got no GPUs or the plan has no Matrix.
 func (p *Plan) entry(i int) *matrixEntry {
 	if p.matrix == nil || i < 0 || i >= len(p.entries) || p.entries[i] < 0 {
@@ -131,7 +131,7 @@ func (p *Plan) Decision(job string) (Decision, bool) {
 	return Decision{}, false
 }
 
-// Layout is the outcome of the placement step.
+// layout is the outcome of the placement step.
 type layout struct {
 	// GPUs has one element per job of the snapshot: its GPUs, or nil.
 	GPUs [][]GPU
@@ -156,7 +156,7 @@ func (l *layout) choice(i int, sol solution) int {
 	return sol.Choice[i]
 }
 
-// Place places the solution's allocations onto the snapshot's nodes
+// place places the solution's allocations onto the snapshot's nodes
 // (package placement, paper §3.4): jobs that keep type and count keep their
 // GPUs, multi-node jobs take whole nodes, single-node jobs go best-fit, and on
 // fragmentation the fewest and smallest jobs are evicted and re-placed. Every
@@ -165,32 +165,9 @@ func (l *layout) choice(i int, sol solution) int {
 // their current GPUs. A running job whose new allocation cannot be placed
 // keeps its current allocation and GPUs when its current entry is in its row
 // (not Dropped), its GPUs are still free and keeping them breaks no
-// reservation or quota (Layout.Kept); any other job that cannot be placed is
+// reservation or quota (layout.Kept); any other job that cannot be placed is
 // listed in Unplaced and gets no GPUs. Every running job of the snapshot
 // must list its GPUs (JobState.Current.Placement).
-func placeSolution(snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
-	if snap == nil || m == nil {
-		return layout{}, &InputError{Field: "Place", Reason: "nil snapshot or matrix"}
-	}
-	if len(m.Rows) != len(snap.Jobs) || len(sol.Choice) != len(m.Rows) {
-		return layout{}, &InputError{Field: "Place", Reason: fmt.Sprintf("snapshot has %d jobs, matrix %d rows, solution %d choices", len(snap.Jobs), len(m.Rows), len(sol.Choice))}
-	}
-	for i, c := range sol.Choice {
-		if c < -1 || c >= len(m.Rows[i].Entries) {
-			return layout{}, &InputError{Job: m.Rows[i].Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
-		}
-	}
-	for i := range snap.Jobs {
-		// Placement must know the GPUs running jobs hold, or it would give
-		// them to others.
-		if cur := snap.Jobs[i].State.Current; cur.Running() && len(cur.Placement) != cur.GPUs {
-			return layout{}, &InputError{Job: snap.Jobs[i].ID, Field: fmt.Sprintf("Jobs[%d].State.Current.Placement", i),
-				Reason: fmt.Sprintf("%d GPUs listed for a running allocation of %d", len(cur.Placement), cur.GPUs)}
-		}
-	}
-	return place(snap, m, sol)
-}
-
 func place(snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
 	nodes := make([]placement.Node, len(snap.Nodes))
 	pools := map[configset.Config]int{} // {Type, NodeGPUs} -> nodes, also {Type, 0} -> all nodes of the type

@@ -7,8 +7,8 @@ import (
 	"github.com/sia-sched/sia/ilp"
 )
 
-// Edited says which numbers of a goodput matrix a caller changed, so that
-// Refinish knows what to recompute.
+// editKind says which numbers of a goodput matrix a caller changed, so that
+// refinish knows what to recompute.
 type editKind int
 
 const (
@@ -20,8 +20,8 @@ const (
 	editedValue
 )
 
-// Refinish re-applies a variant's finishing steps to a matrix whose entries a
-// caller edited, so that it is again what BuildMatrix would have produced for
+// refinish re-applies a variant's finishing steps to a matrix whose entries a
+// caller edited, so that it is again what newMatrix would have produced for
 // those numbers: each Value is recomputed (EditedNormalized) or kept
 // (EditedValue), then clipped at artifactClip and rounded to artifactGrid when
 // the variant does (Knobs.Clip, Knobs.Round; also each row's Unallocated);
@@ -104,9 +104,9 @@ func refinishRow(row *matrixRow, p float64, k *ArtifactKnobs, sense ilp.Sense, e
 	markDominated(row, sense)
 }
 
-// MatrixEdit changes a round's goodput matrix before it is solved (for
+// matrixEdit changes a round's goodput matrix before it is solved (for
 // example a stickiness bonus); it returns which numbers it changed, and the
-// round then calls Refinish with them. It must not add or remove rows or
+// round then calls refinish with them. It must not add or remove rows or
 // entries. snap is the round's validated snapshot (read only).
 type matrixEdit func(snap *Snapshot, m *goodputMatrix) (editKind, error)
 
@@ -168,74 +168,6 @@ func (s *Scheduler) applyEdit(snap *Snapshot, m *goodputMatrix) error {
 		}
 	}
 	return refinish(m, &s.opts, edited)
-}
-
-// AssemblePlan builds the plan of a round from its steps: the snapshot, the
-// matrix it was solved on, the solution and the layout that placed it (the
-// last step of Round, for a caller that runs BuildMatrix, Solve and Place
-// itself, possibly editing in between). It checks that the pieces fit
-// together: one row, choice and layout element per job, chosen entries in
-// range, each placed job holding exactly its entry's GPU count of its
-// entry's type on GPUs of the snapshot's nodes, and no GPU given twice.
-// Errors wrap ErrInvalidInput.
-func assemblePlan(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) (Plan, error) {
-	if snap == nil || m == nil {
-		return Plan{}, &InputError{Field: "AssemblePlan", Reason: "nil snapshot or matrix"}
-	}
-	n := len(snap.Jobs)
-	if len(m.Rows) != n || len(sol.Choice) != n || len(lay.GPUs) != n {
-		return Plan{}, &InputError{Field: "AssemblePlan", Reason: fmt.Sprintf("snapshot has %d jobs, matrix %d rows, solution %d choices, layout %d jobs", n, len(m.Rows), len(sol.Choice), len(lay.GPUs))}
-	}
-	if err := checkLayout(snap, m, sol, lay); err != nil {
-		return Plan{}, err
-	}
-	var plan Plan
-	o := (*Options)(nil).WithDefaults()
-	assemble(&plan, snap, m, sol, lay, &o)
-	return plan, nil
-}
-
-// checkLayout verifies that a layout places the solution on real, distinct
-// GPUs of the right type and count.
-func checkLayout(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) error {
-	nodes := make(map[string]Node, len(snap.Nodes))
-	for _, nd := range snap.Nodes {
-		nodes[nd.ID] = nd
-	}
-	used := map[GPU]string{}
-	for i, c := range sol.Choice {
-		row := &m.Rows[i]
-		if c < -1 || c >= len(row.Entries) {
-			return &InputError{Job: row.Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
-		}
-		gs := lay.GPUs[i]
-		if c < 0 || gs == nil {
-			if c < 0 && gs != nil {
-				return &InputError{Job: row.Job, Field: "Layout.GPUs", Reason: "GPUs for a job the solution leaves without"}
-			}
-			continue
-		}
-		e := &row.Entries[c]
-		if len(gs) != e.Config.GPUs {
-			return &InputError{Job: row.Job, Field: "Layout.GPUs", Reason: fmt.Sprintf("%d GPUs, the chosen entry has %d", len(gs), e.Config.GPUs)}
-		}
-		for _, g := range gs {
-			nd, ok := nodes[g.Node]
-			switch {
-			case !ok:
-				return &InputError{Job: row.Job, Node: g.Node, Field: "Layout.GPUs", Reason: "unknown node"}
-			case nd.Type != e.Config.Type:
-				return &InputError{Job: row.Job, Node: g.Node, Field: "Layout.GPUs", Reason: fmt.Sprintf("node of type %q, entry of type %q", nd.Type, e.Config.Type)}
-			case g.Index < 0 || g.Index >= nd.GPUs:
-				return &InputError{Job: row.Job, Node: g.Node, Field: "Layout.GPUs", Reason: fmt.Sprintf("GPU index %d, node has %d GPUs", g.Index, nd.GPUs)}
-			}
-			if other, dup := used[g]; dup {
-				return &InputError{Job: row.Job, Node: g.Node, Field: "Layout.GPUs", Reason: fmt.Sprintf("GPU %d also given to job %q", g.Index, other)}
-			}
-			used[g] = row.Job
-		}
-	}
-	return nil
 }
 
 // assemble fills a plan's decisions and solver and placement outcomes. A
