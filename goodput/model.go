@@ -56,7 +56,8 @@ type Model struct {
 	InitBatch int
 	// MaxBatch is the largest global batch size an adaptive job may use
 	// (the batch search's upper end; for a hybrid-parallel job the bound of
-	// MicroBatches × replicas). Ignored when FixedBatch is set.
+	// MicroBatches × replicas). Ignored for a data-parallel job with a
+	// FixedBatch.
 	MaxBatch int
 	// Limits are the per-GPU batch bounds on this GPU type.
 	Limits Limits
