@@ -56,7 +56,8 @@ type Model struct {
 	InitBatch int
 	// MaxBatch is the largest global batch size an adaptive job may use
 	// (the batch search's upper end; for a hybrid-parallel job the bound of
-	// MicroBatches × replicas). Ignored when FixedBatch is set.
+	// MicroBatches × replicas). Ignored for a data-parallel job with a
+	// FixedBatch.
 	MaxBatch int
 	// Limits are the per-GPU batch bounds on this GPU type.
 	Limits Limits
@@ -179,8 +180,8 @@ func (m Model) Evaluate(nodes, replicas, localBatch, accumSteps int) Choice {
 //
 // Data-parallel search (the published artifact's GoodputFunction.optimize):
 // candidate global batches are a 50-point geometric grid from
-// max(InitBatch, MinLocalBatch·replicas) to MaxBatch (only MaxBatch when
-// FixedBatch). For a candidate M with local = M/replicas:
+// max(InitBatch, MinLocalBatch·replicas) to MaxBatch (only FixedBatch when
+// it is set). For a candidate M with local = M/replicas:
 //
 //	s = ceil(local/MaxLocalBatch − 1e-8) − 1, and s ≥ 1 when replicas = 1 and local > M0
 //	b = ceil(local/(s+1) − 1e-8)
@@ -188,8 +189,8 @@ func (m Model) Evaluate(nodes, replicas, localBatch, accumSteps int) Choice {
 // so that a single GPU accumulates at least two micro-batches (needed to
 // measure gradient statistics). Candidates with b outside the limits are
 // rejected; the first candidate with the highest goodput wins. Because b is
-// rounded up, GlobalBatch may exceed MaxBatch by less than replicas·(s+1)
-// samples, exactly as in the artifact.
+// rounded up, GlobalBatch may exceed MaxBatch (or FixedBatch) by less than
+// replicas·(s+1) samples, exactly as in the artifact.
 //
 // Hybrid-parallel jobs (Stages = k, MicroBatches = m): T = 3((k−1)+m)·T_acc(1)
 // + T_net(nodes, replicas), throughput m·replicas/T, global batch

@@ -2,7 +2,7 @@ package sia
 
 import "testing"
 
-// BenchmarkMatrix measures BuildMatrix alone at 2048 GPUs and 1500 jobs.
+// BenchmarkMatrix measures newMatrix alone at 2048 GPUs and 1500 jobs.
 func BenchmarkMatrix(b *testing.B) {
 	snap, err := steadySnapshot(32, 1500, 1)
 	if err != nil {

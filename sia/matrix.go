@@ -14,7 +14,7 @@ import (
 	"github.com/sia-sched/sia/ilp"
 )
 
-// Entry is one cell of the goodput matrix: a configuration a job may take.
+// matrixEntry is one cell of the goodput matrix: a configuration a job may take.
 type matrixEntry struct {
 	// Config is the configuration (type, nodes, GPUs).
 	Config configset.Config
@@ -66,7 +66,7 @@ type matrixEntry struct {
 	unvalued bool
 }
 
-// Row is the goodput-matrix row of one job.
+// matrixRow is the goodput-matrix row of one job.
 type matrixRow struct {
 	// Job is the job's ID and Index its position in Snapshot.Jobs.
 	Job   string
@@ -96,7 +96,7 @@ type matrixRow struct {
 	spill map[string]int
 }
 
-// Matrix is the restart-discounted goodput matrix of a snapshot (paper
+// goodputMatrix is the restart-discounted goodput matrix of a snapshot (paper
 // §3.3), in sparse form: one Row per job listing only the configurations the job
 // may take. It carries what the allocation problem needs.
 type goodputMatrix struct {
@@ -260,7 +260,11 @@ func (cl *cluster) holds(c configset.Config) bool {
 	return ok && c.Nodes >= 1 && c.Nodes <= p.Nodes && c.Nodes <= c.GPUs && c.GPUs <= c.Nodes*p.GPUsPerNode
 }
 
-// BuildMatrix builds the restart-discounted goodput matrix of a snapshot
+// ctxCheckJobs is how many jobs pass between checks of the context while the
+// matrix is built.
+const ctxCheckJobs = 8
+
+// buildMatrix builds the restart-discounted goodput matrix of a snapshot
 // (paper §3.3; the published artifact where noted):
 //
 //   - one entry per configuration the job may take: adaptive and
@@ -293,26 +297,9 @@ func (cl *cluster) holds(c configset.Config) bool {
 //     no entry at all (not even the one-GPU entry of a type without a
 //     model, nor an artifact filler).
 //
-// The snapshot is validated first (see Snapshot.Validate; the GPUs of
-// running jobs are not needed here).
-func newMatrix(snap *Snapshot, opts *Options) (*goodputMatrix, error) {
-	if err := opts.Validate(); err != nil {
-		return nil, err
-	}
-	o := opts.WithDefaults()
-	cl, err := validateSnapshot(snap, &o, false)
-	if err != nil {
-		return nil, err
-	}
-	return buildMatrix(context.Background(), snap, &o, cl, false)
-}
-
-// ctxCheckJobs is how many jobs pass between checks of the context while the
-// matrix is built.
-const ctxCheckJobs = 8
-
-// buildMatrix builds the matrix under ctx; phased builds it by priority
-// (see buildRows), for deadlines too close for the whole matrix.
+// The snapshot must have been validated (validateSnapshot, which gives cl;
+// the GPUs of running jobs are not needed here). It builds under ctx; phased builds it by priority (see buildRows), for
+// deadlines too close for the whole matrix.
 func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, phased bool) (*goodputMatrix, error) {
 	k := o.knobs()
 	m := &goodputMatrix{

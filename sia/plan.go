@@ -117,7 +117,7 @@ type Plan struct {
 	entries []int
 }
 
-// Entry returns the matrix entry decision i (of Decisions) was placed
+// entry returns the matrix entry decision i (of Decisions) was placed
 // with, or nil when the job got no GPUs or the plan has no Matrix.
 func (p *Plan) entry(i int) *matrixEntry {
 	if p.matrix == nil || i < 0 || i >= len(p.entries) || p.entries[i] < 0 {
@@ -136,7 +136,7 @@ func (p *Plan) Decision(job string) (Decision, bool) {
 	return Decision{}, false
 }
 
-// Layout is the outcome of the placement step.
+// layout is the outcome of the placement step.
 type layout struct {
 	// GPUs has one element per job of the snapshot: its GPUs, or nil.
 	GPUs [][]GPU
@@ -162,44 +162,6 @@ func (l *layout) choice(i int, sol solution) int {
 		return l.Choice[i]
 	}
 	return sol.Choice[i]
-}
-
-// Place places the solution's allocations onto the snapshot's nodes
-// (package placement, paper §3.4): jobs that keep type and count keep their
-// GPUs, multi-node jobs take whole nodes, single-node jobs go best-fit, and on
-// fragmentation the fewest and smallest jobs are evicted and re-placed. Every
-// job is placed in the pool and on the node count of its entry (the shape
-// its goodput was predicted for). Jobs pinned in the matrix always keep
-// their current GPUs. A running job whose new allocation cannot be placed
-// keeps its current allocation and GPUs when its current entry is in its row
-// (not Dropped), its GPUs are still free and keeping them breaks no
-// reservation or quota (Layout.Kept); any other job that cannot be placed is
-// listed in Unplaced and gets no GPUs. Every running job of the snapshot
-// must list its GPUs (JobState.Current.Placement).
-func placeSolution(snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
-	if snap == nil || m == nil {
-		return layout{}, &InputError{Field: "Place", Reason: "nil snapshot or matrix"}
-	}
-	if len(m.Rows) != len(snap.Jobs) || len(sol.Choice) != len(m.Rows) {
-		return layout{}, &InputError{Field: "Place", Reason: fmt.Sprintf("snapshot has %d jobs, matrix %d rows, solution %d choices", len(snap.Jobs), len(m.Rows), len(sol.Choice))}
-	}
-	for i, c := range sol.Choice {
-		if c < -1 || c >= len(m.Rows[i].Entries) {
-			return layout{}, &InputError{Job: m.Rows[i].Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
-		}
-		if id := snap.Jobs[i].ID; m.Rows[i].Job != id {
-			return layout{}, &InputError{Job: id, Field: fmt.Sprintf("Matrix.Rows[%d].Job", i), Reason: fmt.Sprintf("row of job %q, but the snapshot's job %d is %q", m.Rows[i].Job, i, id)}
-		}
-	}
-	for i := range snap.Jobs {
-		// Placement must know the GPUs running jobs hold, or it would give
-		// them to others.
-		if cur := snap.Jobs[i].State.Current; cur.Running() && len(cur.Placement) != cur.GPUs {
-			return layout{}, &InputError{Job: snap.Jobs[i].ID, Field: fmt.Sprintf("Jobs[%d].State.Current.Placement", i),
-				Reason: fmt.Sprintf("%d GPUs listed for a running allocation of %d", len(cur.Placement), cur.GPUs)}
-		}
-	}
-	return place(context.Background(), snap, m, sol)
 }
 
 // place places the solution under ctx (placement.PlaceContext: once ctx

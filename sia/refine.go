@@ -9,8 +9,8 @@ import (
 	"github.com/sia-sched/sia/ilp"
 )
 
-// Edited says which numbers of a goodput matrix a caller changed, so that
-// Refinish knows what to recompute.
+// editKind says which numbers of a goodput matrix a caller changed, so that
+// refinish knows what to recompute.
 type editKind int
 
 const (
@@ -22,8 +22,8 @@ const (
 	editedValue
 )
 
-// Refinish re-applies a variant's finishing steps to a matrix whose entries a
-// caller edited, so that it is again what BuildMatrix would have produced for
+// refinish re-applies a variant's finishing steps to a matrix whose entries a
+// caller edited, so that it is again what newMatrix would have produced for
 // those numbers: each Value is recomputed (EditedNormalized) or kept
 // (EditedValue), then clipped at artifactClip and rounded to artifactGrid when
 // the variant does (Knobs.Clip, Knobs.Round; also each row's Unallocated);
@@ -106,7 +106,7 @@ func refinishRow(row *matrixRow, p float64, k *ArtifactKnobs, sense ilp.Sense, e
 	markDominated(row, sense)
 }
 
-// MatrixEdit changes a round's goodput matrix before it is solved (for
+// matrixEdit changes a round's goodput matrix before it is solved (for
 // example a stickiness bonus); it returns which numbers it changed, and the
 // round then calls Refinish with them. It may change only numbers
 // (Normalized, Restart, Value, Unallocated): an edit that adds or removes
@@ -204,152 +204,6 @@ func shapeOf(r *matrixRow) rowShape {
 
 func (a rowShape) same(b rowShape) bool {
 	return a.job == b.job && a.index == b.index && a.current == b.current && a.pin == b.pin && slices.Equal(a.entries, b.entries)
-}
-
-// AssemblePlan builds the plan of a round from its steps: the snapshot, the
-// matrix it was solved on, the solution and the layout that placed it (the
-// last step of Round, for a caller that runs BuildMatrix, Solve and Place
-// itself, possibly editing in between). It checks that the pieces fit
-// together: one row, choice and layout element per job, chosen entries in
-// range, each placed job holding exactly its entry's GPU count of its
-// entry's type on GPUs of the snapshot's nodes, and no GPU given twice.
-// Errors wrap ErrInvalidInput.
-func assemblePlan(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) (Plan, error) {
-	if snap == nil || m == nil {
-		return Plan{}, &InputError{Field: "AssemblePlan", Reason: "nil snapshot or matrix"}
-	}
-	n := len(snap.Jobs)
-	if len(m.Rows) != n || len(sol.Choice) != n || len(lay.GPUs) != n {
-		return Plan{}, &InputError{Field: "AssemblePlan", Reason: fmt.Sprintf("snapshot has %d jobs, matrix %d rows, solution %d choices, layout %d jobs", n, len(m.Rows), len(sol.Choice), len(lay.GPUs))}
-	}
-	o := (*Options)(nil).WithDefaults()
-	if _, err := validateSnapshot(snap, &o, true); err != nil {
-		return Plan{}, err
-	}
-	if err := checkLayout(snap, m, sol, lay); err != nil {
-		return Plan{}, err
-	}
-	if err := checkSnapshotRules(snap, m, sol, lay); err != nil {
-		return Plan{}, err
-	}
-	var plan Plan
-	assemble(&plan, snap, m, sol, lay, &o)
-	if plan.Status == StatusOptimal && !sameObjective(m, sol, lay) {
-		// the choice was edited after the solve: not the proven optimum
-		plan.Status = StatusFeasible
-	}
-	return plan, nil
-}
-
-// checkSnapshotRules verifies that the placed allocations keep the
-// snapshot's own constraints, which a matrix built from another snapshot (or
-// an edited solution) need not: the matrix rows are the snapshot's jobs,
-// each type's allocations fit its capacity less Reserved, every quota holds,
-// and a pinned job keeps its current allocation and GPUs.
-func checkSnapshotRules(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) error {
-	capacity := map[string]int{}
-	for _, n := range snap.Nodes {
-		capacity[n.Type] += n.GPUs
-	}
-	used := map[string]int{}
-	held := make(map[string]Allocation, len(snap.Jobs))
-	for i := range snap.Jobs {
-		j := &snap.Jobs[i]
-		if m.Rows[i].Job != j.ID {
-			return &InputError{Job: j.ID, Field: fmt.Sprintf("Matrix.Rows[%d].Job", i), Reason: fmt.Sprintf("row of job %q, but the snapshot's job %d is %q", m.Rows[i].Job, i, j.ID)}
-		}
-		var a Allocation
-		if c := lay.choice(i, sol); c >= 0 && lay.GPUs[i] != nil {
-			e := &m.Rows[i].Entries[c]
-			a = Allocation{Type: e.Config.Type, GPUs: e.Config.GPUs, Placement: lay.GPUs[i]}
-			used[a.Type] += a.GPUs // each at most the type's capacity: checkLayout
-		}
-		held[j.ID] = a
-		if cur := j.State.Current; pinned(j, snap.Now) && (a.Type != cur.Type || a.GPUs != cur.GPUs || !sameGPUs(a.Placement, cur.Placement)) {
-			return &InputError{Job: j.ID, Type: cur.Type, Field: "Layout.GPUs", Reason: "the job is pinned (Restoring or NonPreemptible), but the layout does not keep its current GPUs"}
-		}
-	}
-	for t, u := range used {
-		if u > capacity[t]-snap.Reserved[t] {
-			return &InputError{Type: t, Field: "Solution.Choice", Reason: fmt.Sprintf("%d GPUs allocated, the type offers %d (capacity less Reserved)", u, capacity[t]-snap.Reserved[t])}
-		}
-	}
-	for qi, q := range snap.Quotas {
-		u := 0
-		for _, id := range q.Jobs {
-			if a := held[id]; a.GPUs > 0 && (q.Type == "" || q.Type == a.Type) {
-				u += a.GPUs
-			}
-		}
-		if u > q.Limit {
-			return &InputError{Type: q.Type, Field: fmt.Sprintf("Quotas[%d]", qi), Reason: fmt.Sprintf("quota %q: %d GPUs allocated, limit %d", q.Name, u, q.Limit)}
-		}
-	}
-	return nil
-}
-
-// sameObjective reports whether the placed choices are worth the
-// solution's Objective (up to rounding): false when a caller edited the
-// choice after the solve, or placement changed it.
-func sameObjective(m *goodputMatrix, sol solution, lay layout) bool {
-	obj := 0.0
-	for i := range m.Rows {
-		if c := lay.choice(i, sol); c >= 0 {
-			obj += m.Rows[i].Entries[c].Value
-		} else {
-			obj += m.Rows[i].Unallocated
-		}
-	}
-	return math.Abs(obj-sol.Objective) <= 1e-9*math.Max(1, math.Abs(obj))
-}
-
-// checkLayout verifies that a layout places the solution on real, distinct
-// GPUs of the right type and count.
-func checkLayout(snap *Snapshot, m *goodputMatrix, sol solution, lay layout) error {
-	nodes := make(map[string]Node, len(snap.Nodes))
-	for _, nd := range snap.Nodes {
-		nodes[nd.ID] = nd
-	}
-	used := map[GPU]string{}
-	if lay.Choice != nil && len(lay.Choice) != len(sol.Choice) {
-		return &InputError{Field: "Layout.Choice", Reason: fmt.Sprintf("%d choices for %d jobs", len(lay.Choice), len(sol.Choice))}
-	}
-	for i, c := range sol.Choice {
-		row := &m.Rows[i]
-		if c < -1 || c >= len(row.Entries) {
-			return &InputError{Job: row.Job, Field: "Solution.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
-		}
-		if c = lay.choice(i, sol); c < -1 || c >= len(row.Entries) {
-			return &InputError{Job: row.Job, Field: "Layout.Choice", Reason: fmt.Sprintf("entry %d out of range", c)}
-		}
-		gs := lay.GPUs[i]
-		if c < 0 || gs == nil {
-			if c < 0 && gs != nil {
-				return &InputError{Job: row.Job, Field: "Layout.GPUs", Reason: "GPUs for a job the solution leaves without"}
-			}
-			continue
-		}
-		e := &row.Entries[c]
-		if len(gs) != e.Config.GPUs {
-			return &InputError{Job: row.Job, Field: "Layout.GPUs", Reason: fmt.Sprintf("%d GPUs, the chosen entry has %d", len(gs), e.Config.GPUs)}
-		}
-		for _, g := range gs {
-			nd, ok := nodes[g.Node]
-			switch {
-			case !ok:
-				return &InputError{Job: row.Job, Node: g.Node, Field: "Layout.GPUs", Reason: "unknown node"}
-			case nd.Type != e.Config.Type:
-				return &InputError{Job: row.Job, Node: g.Node, Field: "Layout.GPUs", Reason: fmt.Sprintf("node of type %q, entry of type %q", nd.Type, e.Config.Type)}
-			case g.Index < 0 || g.Index >= nd.GPUs:
-				return &InputError{Job: row.Job, Node: g.Node, Field: "Layout.GPUs", Reason: fmt.Sprintf("GPU index %d, node has %d GPUs", g.Index, nd.GPUs)}
-			}
-			if other, dup := used[g]; dup {
-				return &InputError{Job: row.Job, Node: g.Node, Field: "Layout.GPUs", Reason: fmt.Sprintf("GPU %d also given to job %q", g.Index, other)}
-			}
-			used[g] = row.Job
-		}
-	}
-	return nil
 }
 
 // assemble fills a plan's decisions and solver and placement outcomes. A

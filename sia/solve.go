@@ -11,7 +11,7 @@ import (
 	"github.com/sia-sched/sia/ilp"
 )
 
-// Solution is the outcome of the allocation step: at most one matrix entry
+// solution is the outcome of the allocation step: at most one matrix entry
 // per job.
 type solution struct {
 	// Choice has one element per matrix row: the index of the chosen entry
@@ -141,7 +141,7 @@ func (m *goodputMatrix) Problem() *ilp.Problem {
 	return p
 }
 
-// Solve solves the allocation problem of the matrix exactly (ilp.Solve) under
+// solve solves the allocation problem of the matrix exactly (ilp.Solve) under
 // ctx and Options.SolverDeadline. Jobs' current configurations are offered as
 // a warm start. With Options.Seed ≠ 0 the jobs are presented to the solver in
 // a seeded order (tie-breaking). On a deadline the better of the solver's
@@ -149,17 +149,6 @@ func (m *goodputMatrix) Problem() *ilp.Problem {
 // waiting jobs on free GPUs, smallest first) is returned with Status
 // StatusFeasible; a ctx already expired skips the solver. Pins that cannot hold together give an
 // error wrapping ErrInfeasible that names the type.
-func solveMatrix(ctx context.Context, m *goodputMatrix, opts *Options) (solution, error) {
-	if err := opts.Validate(); err != nil {
-		return solution{}, err
-	}
-	o := opts.WithDefaults()
-	if m == nil {
-		return solution{}, &InputError{Field: "Matrix", Reason: "nil matrix"}
-	}
-	return solve(ctx, m, &o)
-}
-
 func solve(ctx context.Context, m *goodputMatrix, o *Options) (solution, error) {
 	if ctx == nil {
 		ctx = context.Background()

@@ -28,7 +28,7 @@ const (
 )
 
 // User annotations: the job's description, read every round (the model
-// annotations AnnInitBatch, AnnMaxBatch, AnnLimits and AnnProfile only when
+// annotations AnnInitBatch, AnnMaxBatch, AnnBatch, AnnLimits and AnnProfile only when
 // the job's tracker is created, on first sight).
 const (
 	// AnnKind is adaptive (default), strong-scaling or rigid.
@@ -42,11 +42,15 @@ const (
 	AnnNonPreemptible = Prefix + "non-preemptible"
 	// AnnApplication optionally names the model (cifar10, bert, …).
 	AnnApplication = Prefix + "application"
-	// AnnInitBatch and AnnMaxBatch are the initial and largest global batch
-	// size; a strong-scaling or rigid job runs at exactly AnnMaxBatch (its
-	// bootstrap.Spec.FixedBatch).
+	// AnnInitBatch is the initial global batch size and AnnMaxBatch the
+	// largest an adaptive job may use.
 	AnnInitBatch = Prefix + "init-batch"
 	AnnMaxBatch  = Prefix + "max-batch"
+	// AnnBatch is the fixed global batch size of a strong-scaling or rigid
+	// job (bootstrap.Spec.FixedBatch), refused for adaptive jobs. Default:
+	// AnnMaxBatch when given (manifests written before AnnBatch), else
+	// AnnInitBatch.
+	AnnBatch = Prefix + "batch"
 	// AnnLimits lists the GPU types the job can run on with their per-GPU
 	// batch bounds: "TYPE=MIN-MAX,TYPE=MIN-MAX".
 	AnnLimits = Prefix + "local-batch-limits"
@@ -185,7 +189,7 @@ func ParseJobSpec(ann map[string]string) (JobSpec, error) {
 		}
 	}
 	for _, k := range []string{AnnKind, AnnMinGPUs, AnnMaxGPUs, AnnGPUs, AnnNonPreemptible, AnnApplication,
-		AnnInitBatch, AnnMaxBatch, AnnLimits, AnnRestartCost, AnnRestoreDelay, AnnPodGPUs} {
+		AnnInitBatch, AnnMaxBatch, AnnBatch, AnnLimits, AnnRestartCost, AnnRestoreDelay, AnnPodGPUs} {
 		if v, ok := ann[k]; ok && len(v) > MaxAnnotationBytes {
 			return s, annErr(k, v, "longer than %d bytes", MaxAnnotationBytes)
 		}
@@ -237,8 +241,13 @@ func ParseJobSpec(ann map[string]string) (JobSpec, error) {
 	if _, ok := ann[AnnMaxBatch]; !ok {
 		s.Model.MaxBatch = s.Model.InitBatch
 	}
-	if s.Kind != sia.Adaptive {
-		s.Model.FixedBatch = s.Model.MaxBatch
+	s.Model.FixedBatch, err = intAnn(ann, AnnBatch, 1, bootstrap.MaxCount)
+	add(err)
+	switch _, ok := ann[AnnBatch]; {
+	case ok && s.Kind == sia.Adaptive:
+		add(annErr(AnnBatch, ann[AnnBatch], "only strong-scaling and rigid jobs have a fixed batch (an adaptive job's bound is %s)", AnnMaxBatch))
+	case !ok && s.Kind != sia.Adaptive:
+		s.Model.FixedBatch = s.Model.MaxBatch // max-batch, else init-batch
 	}
 	s.Model.Limits, err = parseLimits(ann[AnnLimits])
 	add(err)

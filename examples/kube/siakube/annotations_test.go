@@ -54,7 +54,14 @@ func TestParseJobSpecValid(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, sia.Rigid, r.Kind)
 	assert.Equal(t, 12, r.GPUs)
-	assert.Equal(t, r.Model.MaxBatch, r.Model.FixedBatch, "rigid: the batch is fixed at max-batch")
+	assert.Equal(t, r.Model.MaxBatch, r.Model.FixedBatch, "rigid without batch: fixed at max-batch")
+
+	r, err = ParseJobSpec(with(validAnn(), AnnKind, "strong-scaling", AnnBatch, "512"))
+	require.NoError(t, err)
+	assert.Equal(t, 512, r.Model.FixedBatch, "the batch annotation is the fixed batch")
+	assert.Equal(t, 4096, r.Model.MaxBatch)
+	_, err = ParseJobSpec(with(validAnn(), AnnBatch, "512"))
+	assert.ErrorIs(t, err, ErrAnnotation, "an adaptive job has no fixed batch")
 
 	tr, err := NewTracker(&s)
 	require.NoError(t, err)

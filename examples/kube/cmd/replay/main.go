@@ -356,10 +356,10 @@ func (p *kubePolicy) submit(ctx context.Context, j *sim.Job) error {
 	switch j.Spec.Category {
 	case sim.CategoryRigid:
 		ann[siakube.AnnKind], ann[siakube.AnnGPUs] = "rigid", strconv.Itoa(j.Spec.Replicas)
-		ann[siakube.AnnMaxBatch] = strconv.Itoa(max(j.Spec.Batch, app.InitBatch))
+		ann[siakube.AnnBatch] = strconv.Itoa(max(j.Spec.Batch, app.InitBatch))
 	case sim.CategoryStrongScaled:
 		ann[siakube.AnnKind], ann[siakube.AnnMaxGPUs] = "strong-scaling", strconv.Itoa(j.Spec.Replicas)
-		ann[siakube.AnnMaxBatch] = strconv.Itoa(max(j.Spec.Batch, app.InitBatch))
+		ann[siakube.AnnBatch] = strconv.Itoa(max(j.Spec.Batch, app.InitBatch))
 	default:
 		ann[siakube.AnnKind] = "adaptive"
 	}
