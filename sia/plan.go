@@ -192,8 +192,10 @@ func place(ctx context.Context, snap *Snapshot, m *goodputMatrix, sol solution) 
 				r.Parts = append(r.Parts, placement.Part{NodeGPUs: pt.NodeGPUs, Nodes: pt.Nodes, GPUs: pt.GPUs})
 			}
 			// A job pinned to its current configuration is never evicted
-			// to make room for others.
-			r.Pinned = c == m.Rows[i].Pin
+			// to make room for others; nor is one kept without a prediction
+			// (a round past its deadline): moving it would restart it with
+			// no batch size to give it.
+			r.Pinned = c == m.Rows[i].Pin || e.unvalued
 			if r.Pinned && len(m.Rows[i].spill) > 0 {
 				r.NodeGPUs = 0 // its GPUs span pools: it keeps them on any node of the type
 			}
