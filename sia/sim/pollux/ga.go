@@ -1,6 +1,7 @@
 package pollux
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 	"runtime"
@@ -71,10 +72,11 @@ type worker struct {
 	perm  []int
 	taken []bool
 	used  []int
+	t12   []uint64
 }
 
 func newWorker(V int) *worker {
-	return &worker{free: make([]int, V), open: make([]int, 0, V), perm: make([]int, V), taken: make([]bool, V), used: make([]int, V)}
+	return &worker{free: make([]int, V), open: make([]int, 0, V), perm: make([]int, V), taken: make([]bool, V), used: make([]int, V), t12: make([]uint64, V+1)}
 }
 
 // indiv is one allocation of the population: x holds replicas per (job,
@@ -114,9 +116,6 @@ func (g *gaState) run(init [][]int8) (best []int8, pop [][]int8, front [][]int8)
 	n := g.p.opt.Population
 	var cur []*indiv
 	nw := min(runtime.GOMAXPROCS(0), 4)
-	if g.J*g.V < 64 {
-		nw = 1
-	}
 	for k := 0; k < nw; k++ {
 		g.workers = append(g.workers, newWorker(g.V))
 	}
@@ -227,7 +226,7 @@ func (g *gaState) mutateRepair(cand []*indiv) {
 	}
 	g.seeds = seeds
 	nw := len(g.workers)
-	if nw <= 1 || len(cand) < 8 {
+	if nw <= 1 || len(cand)*g.J*g.V < 1024 {
 		w := g.workers[0]
 		for i, in := range cand {
 			w.rng.s = seeds[i]
@@ -338,6 +337,7 @@ func (g *gaState) mutate(w *worker, x []int8) {
 	}
 	p1 := 1.0 / float64(k)
 	t1 := threshold(p1)
+	clear(w.t12[:k+1]) // thresholds for k2 = 1..k nodes of the job among the k
 	for j := 0; j < J; j++ {
 		row := x[j*V : (j+1)*V]
 		k2 := 0
@@ -348,8 +348,12 @@ func (g *gaState) mutate(w *worker, x []int8) {
 		}
 		t12 := t1
 		if k2 > 0 {
-			p2 := 1.0 / float64(k2)
-			t12 = threshold(p1 + p2 - p1*p2)
+			t12 = w.t12[k2]
+			if t12 == 0 {
+				p2 := 1.0 / float64(k2)
+				t12 = threshold(p1 + p2 - p1*p2)
+				w.t12[k2] = t12
+			}
 		}
 		for _, v := range open {
 			t := t1
@@ -421,9 +425,17 @@ func (g *gaState) repair(w *worker, in *indiv) {
 	}
 }
 
-// rowSums returns a row's replicas and the number of its nodes in use.
+// rowSums returns a row's replicas and the number of its nodes in use. It
+// reads eight cells at a time, which relies on every cell being in [0, 7]
+// (states hold 0..cap replicas per vnode, cap ≤ 4).
 func rowSums(row []int8) (tot, nz int) {
-	for _, c := range row {
+	b := int8Bytes(row)
+	for ; len(b) >= 8; b = b[8:] {
+		w := binary.LittleEndian.Uint64(b)
+		tot += int((w * ones8) >> 56) // byte sums ≤ 56: no carries
+		nz += bits.OnesCount64((w | w>>1 | w>>2) & ones8)
+	}
+	for _, c := range b {
 		if c > 0 {
 			tot += int(c)
 			nz++
@@ -431,6 +443,8 @@ func rowSums(row []int8) (tot, nz int) {
 	}
 	return tot, nz
 }
+
+const ones8 = 0x0101010101010101
 
 // capReplicas keeps at most maxR replicas on at most 16 nodes of a row,
 // visiting its nodes in random order.

@@ -75,13 +75,14 @@ func BenchmarkPolluxRound(b *testing.B) {
 	_, err = sim.Run(context.Background(), sim.Config{Cluster: c, Truth: m, MaxTime: 60}, wl, grab)
 	require.NoError(b, err)
 	require.NotNil(b, state)
-	b.ResetTimer()
+	cpu := startCPU(b)
 	for i := 0; i < b.N; i++ {
 		p := New(c, m, Options{Seed: 1})
 		if _, err := p.Schedule(context.Background(), state); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu.report(b)
 }
 
 type policyFunc func(*sim.State)
