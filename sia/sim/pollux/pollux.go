@@ -62,6 +62,9 @@ type Policy struct {
 	// previous population, by job name
 	prevPop  [][]int8
 	prevJobs []string
+	// search answers the round's batch-size searches (Model.Best) of valid
+	// models, with caches
+	search *goodput.Searcher
 }
 
 // New returns a Pollux policy for a cluster and ground truth.
@@ -139,7 +142,7 @@ func (p *Policy) speedup(j *jobInfo, n, r int) float64 {
 		}
 	}
 	v := 0.0
-	if c, ok := j.model.Best(n, r); ok && j.baseGood > 0 {
+	if c, ok := p.search.Best(&j.model, n, r); ok && j.baseGood > 0 {
 		v = c.Goodput / j.baseGood
 	}
 	if k >= 0 {
@@ -159,6 +162,7 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 		return jobs[a].Spec.Submit < jobs[b].Spec.Submit
 	})
 	J := len(jobs)
+	p.search = &goodput.Searcher{} // its caches last one round
 	out := map[string]sim.Alloc{}
 	if J == 0 || V == 0 {
 		return out, nil
@@ -183,9 +187,11 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 			if g, ok := j.Grad(); ok {
 				ji.model = goodput.Model{Params: par, Grad: g, InitBatch: j.App.InitBatch, MaxBatch: j.App.MaxBatch,
 					Limits: goodput.Limits{MinLocalBatch: max(minL, 1), MaxLocalBatch: max(maxL, minL, 1)}}
-				if c, ok := ji.model.Best(1, fairRepl); ok && c.Goodput > 0 {
-					ji.baseGood = c.Goodput
-					ji.hasModel = true
+				if ji.model.Validate() == nil {
+					if c, ok := p.search.Best(&ji.model, 1, fairRepl); ok && c.Goodput > 0 {
+						ji.baseGood = c.Goodput
+						ji.hasModel = true
+					}
 				}
 			}
 		}
