@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/sia-sched/sia/goodput"
 )
 
 // wyrand is a small, fast, seedable generator (wyhash's PRNG); the search
@@ -53,7 +55,6 @@ type gaState struct {
 	total   float64
 
 	// scratch, reused across generations
-	spd   []float64
 	seen  dedup
 	spare []*indiv // individuals not in the population, their buffers reusable
 	off   []*indiv
@@ -73,6 +74,9 @@ type worker struct {
 	taken []bool
 	used  []int
 	t12   []uint64
+	// evaluation: batch-size searches (not safe to share) and speedups
+	search goodput.Searcher
+	spd    []float64
 }
 
 func newWorker(V int) *worker {
@@ -131,14 +135,11 @@ func (g *gaState) run(init [][]int8) (best []int8, pop [][]int8, front [][]int8)
 		cur = append(cur, in)
 	}
 	for _, in := range cur {
-		g.evaluate(in)
+		g.evaluate(w0, in)
 	}
 	cur = g.survive(cur, len(cur))
 	for gen := 1; gen < g.p.opt.Generations; gen++ {
 		off := g.mate(cur, n)
-		for _, in := range off {
-			g.evaluate(in)
-		}
 		g.comb = append(append(g.comb[:0], cur...), off...)
 		cur = g.survive(g.comb, n)
 		g.recycle(cur)
@@ -216,7 +217,8 @@ func (g *gaState) mate(pop []*indiv, n int) []*indiv {
 	return off
 }
 
-// mutateRepair mutates and repairs candidates, split over the workers. Each
+// mutateRepair mutates, repairs and evaluates candidates, split over the
+// workers. Each
 // candidate gets its own generator state drawn from the round's generator in
 // order, so the result does not depend on the number of workers.
 func (g *gaState) mutateRepair(cand []*indiv) {
@@ -232,6 +234,7 @@ func (g *gaState) mutateRepair(cand []*indiv) {
 			w.rng.s = seeds[i]
 			g.mutate(w, in.x)
 			g.repair(w, in)
+			g.evaluate(w, in)
 		}
 		return
 	}
@@ -244,6 +247,7 @@ func (g *gaState) mutateRepair(cand []*indiv) {
 				w.rng.s = seeds[i]
 				g.mutate(w, cand[i].x)
 				g.repair(w, cand[i])
+				g.evaluate(w, cand[i])
 			}
 		}(g.workers[k], k)
 	}
@@ -478,17 +482,18 @@ func (g *gaState) capReplicas(w *worker, row []int8, maxR int) {
 // evaluate computes the two objectives (both minimised): minus the power
 // mean of the jobs' speedups over their fair share, each discounted by the
 // re-allocation factor when its allocation changes, and minus the cluster's
-// utilisation over the vnodes in use.
-func (g *gaState) evaluate(in *indiv) {
+// utilisation over the vnodes in use. It reads only the repair's summary and
+// the round's read-only data, so the workers run it.
+func (g *gaState) evaluate(w *worker, in *indiv) {
 	J, V := g.J, g.V
 	sumP := 0.0
 	p := g.p.opt.P
-	if g.spd == nil {
-		g.spd = make([]float64, J)
+	if len(w.spd) < J {
+		w.spd = make([]float64, J)
 	}
 	for j, st := range in.st {
-		spd := g.p.speedup(g.jobs[j], st.n, st.r)
-		g.spd[j] = spd
+		spd := g.jobs[j].speedup(&w.search, st.n, st.r)
+		w.spd[j] = spd
 		scaled := spd / g.total * float64(V)
 		if st.diff {
 			scaled *= g.jobs[j].factor
@@ -504,7 +509,7 @@ func (g *gaState) evaluate(in *indiv) {
 	if totalActive > 0 {
 		for j, st := range in.st {
 			if r := st.r; r > 0 {
-				util += g.spd[j] / float64(r) * (float64(r) / totalActive)
+				util += w.spd[j] / float64(r) * (float64(r) / totalActive)
 			}
 		}
 	}
