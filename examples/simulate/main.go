@@ -3,7 +3,7 @@
 // paper's evaluation.
 //
 // With no flags it runs on built-in defaults (the built-in "model" ground
-// truth, a generated 2-hour Helios-like workload at 20 jobs/h, the 64-GPU
+// truth, a generated 1.5-hour Helios-like workload at 20 jobs/h, the 64-GPU
 // heterogeneous cluster), simulates the policies at the same time and prints
 // a table with a short guide to its columns; progress goes to stderr.
 //

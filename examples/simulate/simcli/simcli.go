@@ -25,7 +25,7 @@
 //	-p P, -lambda L     Sia's fairness exponent p and λ (0 = the library's defaults)
 //	-variant V          Sia's variant: artifact (default, the published simulator's) or paper
 //	-seed N             seed of the generated workload and of Pollux's search
-//	-hours H, -rate R   length and arrival rate of the generated workload (default 2, 20)
+//	-hours H, -rate R   length and arrival rate of the generated workload (default 1.5, 20)
 //	-json               one JSON object per policy per line instead of the table
 //	-jobs-csv FILE      per-job results (arrival, start, finish, JCT, GPU-hours, restarts) as CSV
 //	-jobs-json FILE     the same as a JSON array
@@ -108,10 +108,11 @@ type config struct {
 
 const defaultPolicies = "sia,sia-rigid,pollux,gavel"
 
-// defaultHours is the length of the generated workload: two hours at 20
-// jobs/h (41 jobs with seed 1) keep the first run of examples/simulate
-// within seconds while the cluster is still contended.
-const defaultHours = 2
+// defaultHours is the length of the generated workload: an hour and a half
+// at 20 jobs/h (33 jobs with seed 1) keeps the first run of
+// examples/simulate within a few seconds on two cores (Pollux's search is
+// its longest part) while the cluster is still contended.
+const defaultHours = 1.5
 
 func (r *Registry) parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)

@@ -1,12 +1,14 @@
 package pollux
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
+
+	"github.com/sia-sched/sia/goodput"
 )
 
 // wyrand is a small, fast, seedable generator (wyhash's PRNG); the search
@@ -52,10 +54,14 @@ type gaState struct {
 	base    []int8
 	total   float64
 
-	// scratch buffers
-	active []bool
-	rs     []int
-	spd    []float64
+	// scratch, reused across generations
+	seen  dedup
+	spare []*indiv // individuals not in the population, their buffers reusable
+	off   []*indiv
+	cand  []*indiv
+	seeds []uint64
+	comb  []*indiv // the population and its offspring, input of survive
+	sv    survival
 }
 
 // worker holds one goroutine's generator and scratch buffers for mutation
@@ -63,65 +69,80 @@ type gaState struct {
 type worker struct {
 	rng   wyrand
 	free  []int
+	open  []int // nodes with free capacity (mutation step 3)
 	perm  []int
 	taken []bool
+	used  []int
+	t12   []uint64
+	// evaluation: batch-size searches (not safe to share) and speedups
+	search goodput.Searcher
+	spd    []float64
 }
 
 func newWorker(V int) *worker {
-	return &worker{free: make([]int, V), perm: make([]int, V), taken: make([]bool, V)}
+	return &worker{free: make([]int, V), open: make([]int, 0, V), perm: make([]int, V), taken: make([]bool, V), used: make([]int, V), t12: make([]uint64, V+1)}
 }
 
+// indiv is one allocation of the population: x holds replicas per (job,
+// vnode), row-major by job. The repair fills st and nActive, which is all the
+// evaluation needs.
 type indiv struct {
-	x     []int8
-	f     [2]float64
-	rank  int
-	crowd float64
+	x       []int8
+	st      []rowStat
+	nActive int // vnodes with at least one replica
+	f       [2]float64
+	rank    int
+	crowd   float64
+	keep    bool // survivor mark, used only inside run
 }
 
-// hashOf is a 64-bit FNV-1a hash of a state, for duplicate elimination.
-func hashOf(x []int8) uint64 {
-	h := uint64(14695981039346656037)
-	for _, v := range x {
-		h ^= uint64(uint8(v))
-		h *= 1099511628211
+// rowStat summarises one job's row after the repair.
+type rowStat struct {
+	n, r int  // vnodes used, replicas
+	diff bool // differs from the job's current allocation
+}
+
+// newIndiv returns an individual with buffers for the round's size, reusing a
+// spare one when available (the crossover overwrites every element of x and
+// the repair every element of st).
+func (g *gaState) newIndiv() *indiv {
+	if k := len(g.spare); k > 0 {
+		in := g.spare[k-1]
+		g.spare = g.spare[:k-1]
+		return in
 	}
-	return h
+	return &indiv{x: make([]int8, g.J*g.V), st: make([]rowStat, g.J)}
 }
 
 // run evolves the population from init and returns the chosen allocation,
 // the final population and its non-dominated front (in population order).
 func (g *gaState) run(init [][]int8) (best []int8, pop [][]int8, front [][]int8) {
 	n := g.p.opt.Population
-	seen := map[uint64]bool{}
 	var cur []*indiv
 	nw := min(runtime.GOMAXPROCS(0), 4)
-	if g.J*g.V < 64 {
-		nw = 1
-	}
 	for k := 0; k < nw; k++ {
 		g.workers = append(g.workers, newWorker(g.V))
 	}
 	w0 := g.workers[0]
 	w0.rng.s = g.rng.next()
+	g.seen.reset(len(init))
 	for _, x := range init {
-		g.repair(w0, x)
-		k := hashOf(x)
-		if seen[k] {
+		in := &indiv{x: x, st: make([]rowStat, g.J)}
+		g.repair(w0, in)
+		if !g.seen.add(x) {
 			continue
 		}
-		seen[k] = true
-		cur = append(cur, &indiv{x: x})
+		cur = append(cur, in)
 	}
 	for _, in := range cur {
-		g.evaluate(in)
+		g.evaluate(w0, in)
 	}
 	cur = g.survive(cur, len(cur))
 	for gen := 1; gen < g.p.opt.Generations; gen++ {
 		off := g.mate(cur, n)
-		for _, in := range off {
-			g.evaluate(in)
-		}
-		cur = g.survive(append(cur, off...), n)
+		g.comb = append(append(g.comb[:0], cur...), off...)
+		cur = g.survive(g.comb, n)
+		g.recycle(cur)
 	}
 	// Non-dominated front, best power mean (first on ties).
 	bi := -1
@@ -143,70 +164,77 @@ func (g *gaState) run(init [][]int8) (best []int8, pop [][]int8, front [][]int8)
 	return cur[bi].x, out, front
 }
 
+// recycle moves the individuals of g.comb that did not survive into cur to
+// the spare list.
+func (g *gaState) recycle(cur []*indiv) {
+	for _, in := range cur {
+		in.keep = true
+	}
+	for _, in := range g.comb {
+		if !in.keep {
+			g.spare = append(g.spare, in)
+		}
+	}
+	for _, in := range cur {
+		in.keep = false
+	}
+}
+
 func (g *gaState) mate(pop []*indiv, n int) []*indiv {
 	rng := g.rng
-	off := make([]*indiv, 0, n)
-	var spare [][]int8 // buffers of rejected duplicates, reused
-	seen := make(map[uint64]bool, len(pop)+n)
+	off := g.off[:0]
+	g.seen.reset(len(pop) + n)
 	for _, in := range pop {
-		seen[hashOf(in.x)] = true
+		g.seen.add(in.x)
 	}
 	for iter := 0; len(off) < n && iter < 100; iter++ {
 		need := n - len(off)
 		matings := (need + 1) / 2
-		cand := make([][]int8, 0, 2*matings)
+		cand := g.cand[:0]
 		for m := 0; m < matings; m++ {
 			a := g.tournament(pop)
 			b := g.tournament(pop)
 			point := rng.intN(g.J)
-			c1, c2 := g.buffer(&spare), g.buffer(&spare)
+			c1, c2 := g.newIndiv(), g.newIndiv()
 			cut := point * g.V
-			copy(c1[:cut], b.x[:cut])
-			copy(c1[cut:], a.x[cut:])
-			copy(c2[:cut], a.x[:cut])
-			copy(c2[cut:], b.x[cut:])
+			copy(c1.x[:cut], b.x[:cut])
+			copy(c1.x[cut:], a.x[cut:])
+			copy(c2.x[:cut], a.x[:cut])
+			copy(c2.x[cut:], b.x[cut:])
 			cand = append(cand, c1, c2)
 		}
 		g.mutateRepair(cand)
-		for _, x := range cand {
-			k := hashOf(x)
-			if seen[k] || len(off) == n {
-				spare = append(spare, x)
+		for _, c := range cand {
+			if len(off) == n || !g.seen.add(c.x) {
+				g.spare = append(g.spare, c)
 				continue
 			}
-			seen[k] = true
-			off = append(off, &indiv{x: x})
+			off = append(off, c)
 		}
+		g.cand = cand
 	}
+	g.off = off
 	return off
 }
 
-// buffer returns a state buffer, reusing a spare one when available (every
-// element is overwritten by the crossover).
-func (g *gaState) buffer(spare *[][]int8) []int8 {
-	if k := len(*spare); k > 0 {
-		b := (*spare)[k-1]
-		*spare = (*spare)[:k-1]
-		return b
-	}
-	return make([]int8, g.J*g.V)
-}
-
-// mutateRepair mutates and repairs candidates, split over the workers. Each
+// mutateRepair mutates, repairs and evaluates candidates, split over the
+// workers. Each
 // candidate gets its own generator state drawn from the round's generator in
 // order, so the result does not depend on the number of workers.
-func (g *gaState) mutateRepair(cand [][]int8) {
-	seeds := make([]uint64, len(cand))
-	for i := range seeds {
-		seeds[i] = g.rng.next()
+func (g *gaState) mutateRepair(cand []*indiv) {
+	seeds := g.seeds[:0]
+	for range cand {
+		seeds = append(seeds, g.rng.next())
 	}
+	g.seeds = seeds
 	nw := len(g.workers)
-	if nw <= 1 || len(cand) < 8 {
+	if nw <= 1 || len(cand)*g.J*g.V < 1024 {
 		w := g.workers[0]
-		for i, x := range cand {
+		for i, in := range cand {
 			w.rng.s = seeds[i]
-			g.mutate(w, x)
-			g.repair(w, x)
+			g.mutate(w, in.x)
+			g.repair(w, in)
+			g.evaluate(w, in)
 		}
 		return
 	}
@@ -217,8 +245,9 @@ func (g *gaState) mutateRepair(cand [][]int8) {
 			defer wg.Done()
 			for i := k; i < len(cand); i += nw {
 				w.rng.s = seeds[i]
-				g.mutate(w, cand[i])
+				g.mutate(w, cand[i].x)
 				g.repair(w, cand[i])
+				g.evaluate(w, cand[i])
 			}
 		}(g.workers[k], k)
 	}
@@ -287,44 +316,50 @@ func (g *gaState) mutate(w *worker, x []int8) {
 			}
 		}
 	}
-	// (3) random increases on nodes with free capacity.
+	// (3) random increases on nodes with free capacity (measured once,
+	// before the increases).
 	free := w.free
-	for v := 0; v < V; v++ {
+	for v := range free {
 		free[v] = g.cap
 	}
 	for j := 0; j < J; j++ {
-		for v := 0; v < V; v++ {
-			free[v] -= int(x[j*V+v])
+		row := x[j*V : (j+1)*V]
+		for v, c := range row {
+			free[v] -= int(c)
 		}
 	}
-	k := 0
-	for v := 0; v < V; v++ {
-		if free[v] >= 1 {
-			k++
+	open := w.open[:0]
+	for v, f := range free {
+		if f >= 1 {
+			open = append(open, v)
 		}
 	}
+	w.open = open
+	k := len(open)
 	if k == 0 {
 		return
 	}
 	p1 := 1.0 / float64(k)
 	t1 := threshold(p1)
+	clear(w.t12[:k+1]) // thresholds for k2 = 1..k nodes of the job among the k
 	for j := 0; j < J; j++ {
 		row := x[j*V : (j+1)*V]
 		k2 := 0
-		for v := 0; v < V; v++ {
-			if row[v] > 0 && free[v] >= 1 {
+		for _, v := range open {
+			if row[v] > 0 {
 				k2++
 			}
 		}
 		t12 := t1
 		if k2 > 0 {
-			p2 := 1.0 / float64(k2)
-			t12 = threshold(p1 + p2 - p1*p2)
-		}
-		for v := 0; v < V; v++ {
-			if free[v] < 1 {
-				continue
+			t12 = w.t12[k2]
+			if t12 == 0 {
+				p2 := 1.0 / float64(k2)
+				t12 = threshold(p1 + p2 - p1*p2)
+				w.t12[k2] = t12
 			}
+		}
+		for _, v := range open {
 			t := t1
 			if row[v] > 0 {
 				t = t12
@@ -339,122 +374,128 @@ func (g *gaState) mutate(w *worker, x []int8) {
 	}
 }
 
-func (g *gaState) repair(w *worker, x []int8) {
-	rng := &w.rng
+// repair makes x feasible, job by job in order, and records each row's
+// summary for the evaluation. Per job: (1) at most one distributed job per
+// node, the first in job order keeps it; (2) in random node order, at most
+// the job's replicas and 16 nodes; (3) node capacity, earlier jobs first.
+// Each step of a job depends only on the earlier jobs' rows, so doing all
+// three per job equals doing each over all jobs.
+func (g *gaState) repair(w *worker, in *indiv) {
 	J, V := g.J, g.V
-	// (1) at most one distributed job per node, first in job order keeps it.
-	taken := w.taken
-	for v := range taken {
-		taken[v] = false
-	}
+	x := in.x
+	taken, used := w.taken, w.used
+	clear(taken)
+	clear(used)
 	for j := 0; j < J; j++ {
 		row := x[j*V : (j+1)*V]
-		nz := 0
-		for _, c := range row {
-			if c > 0 {
-				nz++
-			}
-		}
-		if nz <= 1 {
-			continue
-		}
-		for v := 0; v < V; v++ {
-			if row[v] > 0 {
-				if taken[v] {
-					row[v] = 0
-				} else {
+		tot, nz := rowSums(row)
+		if nz > 1 {
+			tot, nz = 0, 0
+			for v, c := range row {
+				if c > 0 {
+					if taken[v] {
+						row[v] = 0
+						continue
+					}
 					taken[v] = true
+					tot += int(c)
+					nz++
 				}
 			}
 		}
-	}
-	// (2) per job, in random node order: cap replicas and at most 16 nodes.
-	perm := w.perm
-	for j := 0; j < J; j++ {
-		row := x[j*V : (j+1)*V]
-		tot := 0
-		for _, c := range row {
-			tot += int(c)
+		if maxR := g.jobs[j].maxRepl; tot > maxR || nz > 16 {
+			g.capReplicas(w, row, maxR)
 		}
-		nz := 0
-		for _, c := range row {
+		n, r := 0, 0
+		for v, c := range row {
+			if c == 0 {
+				continue
+			}
+			c = int8(min(int(c), g.cap-used[v]))
+			row[v] = c
+			used[v] += int(c)
 			if c > 0 {
-				nz++
+				n++
+				r += int(c)
 			}
 		}
-		maxR := g.jobs[j].maxRepl
-		if tot <= maxR && nz <= 16 {
-			continue
-		}
-		for i := range perm {
-			perm[i] = i
-		}
-		for i := V - 1; i > 0; i-- {
-			k := rng.intN(i + 1)
-			perm[i], perm[k] = perm[k], perm[i]
-		}
-		cum, nodes := 0, 0
-		for _, v := range perm {
-			c := int(row[v])
-			if c == 0 {
-				continue
-			}
-			if nodes >= 16 || cum >= maxR {
-				row[v] = 0
-				continue
-			}
-			c = min(c, maxR-cum)
-			row[v] = int8(c)
-			cum += c
-			nodes++
-		}
+		in.st[j] = rowStat{n: n, r: r, diff: !slices.Equal(row, g.base[j*V:(j+1)*V])}
 	}
-	// (3) node capacity, jobs in order.
-	for v := 0; v < V; v++ {
-		used := 0
-		for j := 0; j < J; j++ {
-			c := int(x[j*V+v])
-			if c == 0 {
-				continue
-			}
-			c = min(c, g.cap-used)
-			x[j*V+v] = int8(c)
-			used += c
+	in.nActive = 0
+	for _, u := range used {
+		if u > 0 {
+			in.nActive++
 		}
 	}
 }
 
-func (g *gaState) evaluate(in *indiv) {
+// rowSums returns a row's replicas and the number of its nodes in use. It
+// reads eight cells at a time, which relies on every cell being in [0, 7]
+// (states hold 0..cap replicas per vnode, cap ≤ 4).
+func rowSums(row []int8) (tot, nz int) {
+	b := int8Bytes(row)
+	for ; len(b) >= 8; b = b[8:] {
+		w := binary.LittleEndian.Uint64(b)
+		tot += int((w * ones8) >> 56) // byte sums ≤ 56: no carries
+		nz += bits.OnesCount64((w | w>>1 | w>>2) & ones8)
+	}
+	for _, c := range b {
+		if c > 0 {
+			tot += int(c)
+			nz++
+		}
+	}
+	return tot, nz
+}
+
+const ones8 = 0x0101010101010101
+
+// capReplicas keeps at most maxR replicas on at most 16 nodes of a row,
+// visiting its nodes in random order.
+func (g *gaState) capReplicas(w *worker, row []int8, maxR int) {
+	rng := &w.rng
+	perm := w.perm
+	for i := range perm {
+		perm[i] = i
+	}
+	for i := len(perm) - 1; i > 0; i-- {
+		k := rng.intN(i + 1)
+		perm[i], perm[k] = perm[k], perm[i]
+	}
+	cum, nodes := 0, 0
+	for _, v := range perm {
+		c := int(row[v])
+		if c == 0 {
+			continue
+		}
+		if nodes >= 16 || cum >= maxR {
+			row[v] = 0
+			continue
+		}
+		c = min(c, maxR-cum)
+		row[v] = int8(c)
+		cum += c
+		nodes++
+	}
+}
+
+// evaluate computes the two objectives (both minimised): minus the power
+// mean of the jobs' speedups over their fair share, each discounted by the
+// re-allocation factor when its allocation changes, and minus the cluster's
+// utilisation over the vnodes in use. It reads only the repair's summary and
+// the round's read-only data, so the workers run it.
+func (g *gaState) evaluate(w *worker, in *indiv) {
 	J, V := g.J, g.V
-	x := in.x
 	sumP := 0.0
 	p := g.p.opt.P
-	if g.active == nil {
-		g.active, g.rs, g.spd = make([]bool, V), make([]int, J), make([]float64, J)
+	if len(w.spd) < J {
+		w.spd = make([]float64, J)
 	}
-	active := g.active
-	for v := range active {
-		active[v] = false
-	}
-	util := 0.0
-	for j := 0; j < J; j++ {
-		row := x[j*V : (j+1)*V]
-		n, r := 0, 0
-		diff := false
-		for v, c := range row {
-			if c > 0 {
-				n++
-				r += int(c)
-				active[v] = true
-			}
-			if c != g.jobs[j].base[v] {
-				diff = true
-			}
-		}
-		spd := g.p.speedup(g.jobs[j], n, r)
-		g.rs[j], g.spd[j] = r, spd
+	for j, st := range in.st {
+		spd := g.jobs[j].speedup(&w.search, st.n, st.r)
+		w.spd[j] = spd
 		scaled := spd / g.total * float64(V)
-		if diff {
+		if st.diff {
 			scaled *= g.jobs[j].factor
 		}
 		if p == -1 {
@@ -463,149 +504,15 @@ func (g *gaState) evaluate(in *indiv) {
 			sumP += math.Pow(scaled+1e-3, p)
 		}
 	}
-	nActive := 0
-	for _, a := range active {
-		if a {
-			nActive++
-		}
-	}
-	totalActive := float64(nActive * g.cap)
+	util := 0.0
+	totalActive := float64(in.nActive * g.cap)
 	if totalActive > 0 {
-		for j, r := range g.rs {
-			if r > 0 {
-				util += g.spd[j] / float64(r) * (float64(r) / totalActive)
+		for j, st := range in.st {
+			if r := st.r; r > 0 {
+				util += w.spd[j] / float64(r) * (float64(r) / totalActive)
 			}
 		}
 	}
 	mean := math.Pow(sumP/float64(J), 1/p)
 	in.f = [2]float64{-mean, -util}
-}
-
-// survive keeps n individuals by non-dominated rank and crowding distance.
-func (g *gaState) survive(pop []*indiv, n int) []*indiv {
-	fronts := nonDominated(pop)
-	var out []*indiv
-	for r, front := range fronts {
-		crowding(pop, front)
-		for _, i := range front {
-			pop[i].rank = r
-		}
-		if len(out)+len(front) > n {
-			sorted := append([]int(nil), front...)
-			// descending crowding; random order among equals
-			for i := len(sorted) - 1; i > 0; i-- {
-				k := g.rng.intN(i + 1)
-				sorted[i], sorted[k] = sorted[k], sorted[i]
-			}
-			slices.SortStableFunc(sorted, func(a, b int) int {
-				ca, cb := pop[a].crowd, pop[b].crowd
-				switch {
-				case ca > cb:
-					return -1
-				case ca < cb:
-					return 1
-				}
-				return 0
-			})
-			for _, i := range sorted[:n-len(out)] {
-				out = append(out, pop[i])
-			}
-			break
-		}
-		for _, i := range front {
-			out = append(out, pop[i])
-		}
-	}
-	return out
-}
-
-func nonDominated(pop []*indiv) [][]int {
-	// Two objectives: sort lexicographically; a point can only be dominated
-	// by points before it, and the members of a front have non-increasing f1,
-	// so the last member of a front decides unless it ties on f1.
-	idx := make([]int, len(pop))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		fa, fb := pop[a].f, pop[b].f
-		switch {
-		case fa[0] < fb[0]:
-			return -1
-		case fa[0] > fb[0]:
-			return 1
-		case fa[1] < fb[1]:
-			return -1
-		case fa[1] > fb[1]:
-			return 1
-		}
-		return a - b // ties in index order (a stable sort)
-	})
-	// Per front: the smallest f1 so far and the f0 of its first member with
-	// that f1 (members are added in ascending f0). A front dominates p iff
-	// minF1 < p.f1, or minF1 == p.f1 with a strictly smaller f0. Domination is
-	// monotone over fronts, so a binary search finds p's front (ENS-BS).
-	var fronts [][]int
-	var minF1, f0At []float64
-	for _, i := range idx {
-		f := pop[i].f
-		k := sort.Search(len(fronts), func(k int) bool {
-			return !(minF1[k] < f[1] || (minF1[k] == f[1] && f0At[k] < f[0]))
-		})
-		if k == len(fronts) {
-			fronts = append(fronts, nil)
-			minF1 = append(minF1, math.Inf(1))
-			f0At = append(f0At, 0)
-		}
-		fronts[k] = append(fronts[k], i)
-		if f[1] < minF1[k] {
-			minF1[k], f0At[k] = f[1], f[0]
-		}
-	}
-	for _, fr := range fronts {
-		sort.Ints(fr)
-	}
-	return fronts
-}
-
-func crowding(pop []*indiv, front []int) {
-	for _, i := range front {
-		pop[i].crowd = 0
-	}
-	if len(front) <= 2 {
-		for _, i := range front {
-			pop[i].crowd = math.Inf(1)
-		}
-		return
-	}
-	idx := append([]int(nil), front...)
-	for k := 0; k < 2; k++ {
-		// Equivalent to stable sorts by f0, then by f1, of the front (which
-		// is in index order): ties broken by the other objective, then index.
-		slices.SortFunc(idx, func(a, b int) int {
-			fa, fb := pop[a].f, pop[b].f
-			if fa[k] != fb[k] {
-				if fa[k] < fb[k] {
-					return -1
-				}
-				return 1
-			}
-			if k == 1 && fa[0] != fb[0] {
-				if fa[0] < fb[0] {
-					return -1
-				}
-				return 1
-			}
-			return a - b
-		})
-		lo, hi := pop[idx[0]].f[k], pop[idx[len(idx)-1]].f[k]
-		pop[idx[0]].crowd = math.Inf(1)
-		pop[idx[len(idx)-1]].crowd = math.Inf(1)
-		if hi == lo {
-			continue
-		}
-		for m := 1; m < len(idx)-1; m++ {
-			pop[idx[m]].crowd += (pop[idx[m+1]].f[k] - pop[idx[m-1]].f[k]) / (hi - lo)
-		}
-	}
 }

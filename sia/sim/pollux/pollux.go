@@ -14,6 +14,7 @@ import (
 	"context"
 	"math"
 	"sort"
+	"sync/atomic"
 
 	"github.com/sia-sched/sia/goodput"
 	"github.com/sia-sched/sia/sia/sim"
@@ -119,12 +120,20 @@ type jobInfo struct {
 	hasModel bool
 	factor   float64
 	base     []int8
-	speed    []float64 // (n, r) → speedup, NaN = not computed; index n*(maxRepl+1)+r
+	speed    []uint64 // (n, r) → speedup's bits, notComputed if not yet; index n*(maxRepl+1)+r
 	baseGood float64
 	fairRepl int
 }
 
-func (p *Policy) speedup(j *jobInfo, n, r int) float64 {
+// notComputed marks an entry of jobInfo.speed not yet computed (NaN bits).
+var notComputed = math.Float64bits(math.NaN())
+
+// speedup returns job j's goodput on r replicas over n vnodes relative to
+// its fair share, caching it per (n, r). The search's workers call it at the
+// same time: entries are read and written atomically, and a value computed
+// twice is the same (Model.Best is deterministic), so the cache's state never
+// changes an answer. s is the calling goroutine's own searcher.
+func (j *jobInfo) speedup(s *goodput.Searcher, n, r int) float64 {
 	if r == 0 {
 		return 0
 	}
@@ -134,16 +143,16 @@ func (p *Policy) speedup(j *jobInfo, n, r int) float64 {
 	k := -1
 	if n <= 16 && r <= j.maxRepl {
 		k = n*(j.maxRepl+1) + r
-		if v := j.speed[k]; !math.IsNaN(v) {
-			return v
+		if b := atomic.LoadUint64(&j.speed[k]); b != notComputed {
+			return math.Float64frombits(b)
 		}
 	}
 	v := 0.0
-	if c, ok := j.model.Best(n, r); ok && j.baseGood > 0 {
+	if c, ok := s.Best(&j.model, n, r); ok && j.baseGood > 0 {
 		v = c.Goodput / j.baseGood
 	}
 	if k >= 0 {
-		j.speed[k] = v
+		atomic.StoreUint64(&j.speed[k], math.Float64bits(v))
 	}
 	return v
 }
@@ -159,6 +168,7 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 		return jobs[a].Spec.Submit < jobs[b].Spec.Submit
 	})
 	J := len(jobs)
+	var search goodput.Searcher // the fair-share searches; its caches last one round
 	out := map[string]sim.Alloc{}
 	if J == 0 || V == 0 {
 		return out, nil
@@ -175,17 +185,19 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 			ji.maxRepl = min(ji.maxRepl, j.App.MaxBatch/minL)
 		}
 		ji.maxRepl = max(ji.maxRepl, 1)
-		ji.speed = make([]float64, 17*(ji.maxRepl+1))
+		ji.speed = make([]uint64, 17*(ji.maxRepl+1))
 		for k := range ji.speed {
-			ji.speed[k] = math.NaN()
+			ji.speed[k] = notComputed
 		}
 		if par, ok := j.Params(""); ok {
 			if g, ok := j.Grad(); ok {
 				ji.model = goodput.Model{Params: par, Grad: g, InitBatch: j.App.InitBatch, MaxBatch: j.App.MaxBatch,
 					Limits: goodput.Limits{MinLocalBatch: max(minL, 1), MaxLocalBatch: max(maxL, minL, 1)}}
-				if c, ok := ji.model.Best(1, fairRepl); ok && c.Goodput > 0 {
-					ji.baseGood = c.Goodput
-					ji.hasModel = true
+				if ji.model.Validate() == nil {
+					if c, ok := search.Best(&ji.model, 1, fairRepl); ok && c.Goodput > 0 {
+						ji.baseGood = c.Goodput
+						ji.hasModel = true
+					}
 				}
 			}
 		}

@@ -19,43 +19,6 @@ func TestPickType(t *testing.T) {
 	assert.Equal(t, "x", pickType(map[string]int{"y": 2, "x": 2}))
 }
 
-// TestNonDominatedMatchesBruteForce compares the two-objective sort with the
-// definition on random populations with many ties.
-func TestNonDominatedMatchesBruteForce(t *testing.T) {
-	r := &wyrand{s: 42}
-	for trial := 0; trial < 200; trial++ {
-		n := 1 + r.intN(60)
-		pop := make([]*indiv, n)
-		for i := range pop {
-			pop[i] = &indiv{f: [2]float64{float64(r.intN(6)), float64(r.intN(6))}}
-		}
-		fronts := nonDominated(pop)
-		rank := make([]int, n)
-		count := 0
-		for k, fr := range fronts {
-			for _, i := range fr {
-				rank[i] = k
-				count++
-			}
-		}
-		require.Equal(t, n, count)
-		// Brute force: rank = length of the longest dominating chain above.
-		brute := make([]int, n)
-		for changed := true; changed; {
-			changed = false
-			for i := range pop {
-				for k := range pop {
-					if dominates(pop[k].f, pop[i].f) == 1 && brute[i] < brute[k]+1 {
-						brute[i] = brute[k] + 1
-						changed = true
-					}
-				}
-			}
-		}
-		assert.Equal(t, brute, rank, "trial %d", trial)
-	}
-}
-
 func TestThreshold(t *testing.T) {
 	assert.Equal(t, uint64(0), threshold(0))
 	assert.Equal(t, uint64(math.MaxUint64), threshold(1))
@@ -112,13 +75,14 @@ func BenchmarkPolluxRound(b *testing.B) {
 	_, err = sim.Run(context.Background(), sim.Config{Cluster: c, Truth: m, MaxTime: 60}, wl, grab)
 	require.NoError(b, err)
 	require.NotNil(b, state)
-	b.ResetTimer()
+	cpu := startCPU(b)
 	for i := 0; i < b.N; i++ {
 		p := New(c, m, Options{Seed: 1})
 		if _, err := p.Schedule(context.Background(), state); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu.report(b)
 }
 
 type policyFunc func(*sim.State)
@@ -166,12 +130,4 @@ func TestCarryOverFront(t *testing.T) {
 	for _, x := range front.prevPop {
 		assert.True(t, members[string(int8Bytes(x))], "the front is part of the same final population")
 	}
-}
-
-func int8Bytes(x []int8) []byte {
-	b := make([]byte, len(x))
-	for i, v := range x {
-		b[i] = byte(v)
-	}
-	return b
 }
