@@ -667,11 +667,12 @@ func (n *bbNode) bound() bool {
 		// the first evaluation gives the bound: only the essential time's
 		// end interrupts it (the bound is then that of λ = 0)
 		first = sr.clk.essentialOver
-		if !sr.clk.deadline.IsZero() {
-			// under a deadline the dual starts from the aggregate price,
-			// which reaches a good bound in a fraction of the evaluations
-			// (without one it starts from 0, as it always has: exact
-			// solves keep their answers)
+		if sr.tightDeadline(n.free) {
+			// under a deadline that is short for the problem the dual
+			// starts from the aggregate price, which reaches a good bound
+			// in a fraction of the evaluations (otherwise it starts from
+			// 0, as it always has: solves with time to spare keep their
+			// answers)
 			work := 0
 			n.lam0 = m.aggregatePrice(n.free, n.capv, func(w int) bool {
 				if work += w; work < tickWork {
@@ -1117,6 +1118,23 @@ func (sr *search) optionCount(free []int32) int {
 		n += len(sr.m.jobs[i].opts)
 	}
 	return n
+}
+
+// tightGreedies is the number of greedy passes over the options below
+// which a deadline counts as tight (tightDeadline).
+const tightGreedies = 500
+
+// tightDeadline reports whether the solve has a deadline that leaves,
+// from the solve's start, time for fewer than tightGreedies greedy passes
+// over the free jobs' options: a round of a few thousand jobs under a
+// deadline of 100 ms or 1 s, not a simulated round of a few hundred jobs
+// under the 5 s default, whose answers stay those of a solve without a
+// deadline.
+func (sr *search) tightDeadline(free []int32) bool {
+	if sr.clk.deadline.IsZero() {
+		return false
+	}
+	return sr.clk.deadline.Sub(sr.clk.started) < time.Duration(tightGreedies*greedyNanos*float64(sr.optionCount(free)))
 }
 
 // quickGreedy is the incumbent of last resort, linear in the options but
