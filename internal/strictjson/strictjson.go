@@ -43,6 +43,18 @@ const maxDepth = 32
 // struct, keys that match a field's JSON name only case-insensitively.
 // Malformed JSON is left to the decoder (CheckKeys returns nil).
 func CheckKeys(data []byte, t reflect.Type) error {
+	if err := checkKeys(data, t); !errors.Is(err, errMalformed) {
+		return err
+	}
+	return nil
+}
+
+// errMalformed stops CheckKeys's walk at the first token the decoder cannot
+// read: the decoder does not move past it, so a walk that went on would
+// loop on it for ever.
+var errMalformed = errors.New("malformed JSON")
+
+func checkKeys(data []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var walk func(t reflect.Type, depth int) error
 	walk = func(t reflect.Type, depth int) error {
@@ -50,7 +62,10 @@ func CheckKeys(data []byte, t reflect.Type) error {
 			t = t.Elem()
 		}
 		tok, err := dec.Token()
-		if err != nil || depth > maxDepth {
+		if err != nil {
+			return errMalformed
+		}
+		if depth > maxDepth {
 			return nil
 		}
 		var elem reflect.Type
@@ -71,7 +86,7 @@ func CheckKeys(data []byte, t reflect.Type) error {
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
-					return nil
+					return errMalformed
 				}
 				k, _ := kt.(string)
 				if seen[k] {
