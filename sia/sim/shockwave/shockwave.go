@@ -15,10 +15,12 @@
 // (log 0 taken as log 1e-6), rem_j the remaining time not covered by the
 // plan, and the finish-time-fairness constraints
 // L·(round + R) − submit_j + rem_j/share ≤ ρ_max·FT_j, where share =
-// min(1, GPUs/J) and FT_j is a momentum-0.9 average of the job's estimated
-// finish times. When those constraints cannot hold, they are dropped and the
-// utility of each job whose projected ratio exceeds ρ_max is multiplied by
-// ratio^λ (ratio^100 when it could finish within a round); the rounds of the
+// min(1, GPUs/J) and FT_j is the momentum-0.9 average of the job's estimated
+// finish times (round·L − submit_j + remaining_j)/share, one per round: 0.9 ×
+// the mean of the earlier estimates plus 0.1 × the newest. When those
+// constraints cannot hold, they are dropped and the utility of each job
+// whose projected ratio exceeds ρ_max is multiplied by ratio^λ (ratio^100
+// when it could finish within a round); the rounds of the
 // plan are then re-ranked so that jobs of higher weight run earlier. The
 // first round of the plan runs; GPUs it leaves free go to the other jobs in
 // descending remaining time. Constants: R = 5, k = 1e-9, λ = 12, ρ_max = 1.
@@ -72,7 +74,7 @@ type Policy struct {
 	vsize int
 	// vnodes are the virtual nodes in cluster order.
 	vnodes []vnode
-	ft     map[string]float64
+	ft     map[string]*ftSeries
 	// Stats counts the rounds planned, those that fell back, and those
 	// whose plan was not proven within the gap.
 	Stats Stats
@@ -90,7 +92,7 @@ type vnode struct {
 
 // New returns a Shockwave policy for a cluster and ground truth.
 func New(c sim.Cluster, truth sim.Truth, opt *Options) *Policy {
-	p := &Policy{truth: truth, gv: gavel.New(c, truth, DefaultRound), ft: map[string]float64{}}
+	p := &Policy{truth: truth, gv: gavel.New(c, truth, DefaultRound), ft: map[string]*ftSeries{}}
 	if opt != nil {
 		p.opt = *opt
 	}
@@ -182,18 +184,56 @@ func (p *Policy) problem(s *sim.State) (*Problem, []*sim.Job, []float64) {
 		pj := PlanJob{GPUs: max(j.Spec.Replicas, 1), Cur: math.Min(cur, total), Total: total, IterTime: iter, Weight: 1}
 		rem := math.Max(1, total-cur) * iter
 		est := (ptr*L - j.Spec.Submit + rem) / share
-		ft, ok := p.ft[j.Spec.Name]
+		fs, ok := p.ft[j.Spec.Name]
 		if !ok {
-			ft = est
-		} else {
-			ft = 0.9*ft + 0.1*est
+			fs = &ftSeries{}
+			p.ft[j.Spec.Name] = fs
 		}
-		p.ft[j.Spec.Name] = ft
+		fs.add(ptr, est)
+		ft := fs.average()
 		pj.MaxRemaining = share * (p.opt.RhoMax*ft - L*(ptr+float64(R)) + j.Spec.Submit)
 		prob.Jobs = append(prob.Jobs, pj)
 		submit[i] = j.Spec.Submit
 	}
 	return prob, s.Jobs, submit
+}
+
+// ftSeries is a job's series of finish-time estimates, one per planning
+// round, kept as the sums its momentum average needs.
+type ftSeries struct {
+	// sum is Σ_i est_i·(round_{i+1} − round_i) over the estimates before
+	// the latest; span is Σ_i (round_{i+1} − round_i).
+	sum, span float64
+	// last and lastRound are the latest estimate and its round.
+	last, lastRound float64
+	n               int
+}
+
+// add appends the estimate of a round.
+func (f *ftSeries) add(round, est float64) {
+	if f.n > 0 {
+		w := round - f.lastRound
+		f.sum += f.last * w
+		f.span += w
+	}
+	f.last, f.lastRound = est, round
+	f.n++
+}
+
+// momentum weighs the newest estimate against the earlier ones' average.
+const momentum = 0.9
+
+// average is Shockwave's momentum-0.9 running average of the finish-time
+// estimates: 0.9 × the mean of the earlier estimates, each weighted by the
+// rounds until the next one, plus 0.1 × the newest (the newest alone when
+// it is the only one). Unlike an exponential average, it keeps the whole
+// history: a job that waited early carries the lower early estimates
+// until it finishes.
+func (f *ftSeries) average() float64 {
+	if f.span <= 0 {
+		return f.last
+	}
+	return momentum*f.sum/f.span + (1-momentum)*f.last
 }
 
 // iterTime is the job's mean predicted seconds per step over the real types
@@ -225,7 +265,7 @@ func (p *Policy) reweight(s *sim.State, prob *Problem, submit []float64) []float
 	prio := make([]float64, len(prob.Jobs))
 	for i := range prob.Jobs {
 		j := &prob.Jobs[i]
-		ft := p.ft[s.Jobs[i].Spec.Name]
+		ft := p.ft[s.Jobs[i].Spec.Name].average()
 		rem := j.Remaining()
 		ratio := (L*(ptr+float64(prob.Rounds)) - submit[i] + rem/share) / math.Max(ft, 1e-9)
 		w := 1.0

@@ -81,3 +81,27 @@ func TestScheduleRandomStates(t *testing.T) {
 		}
 	}
 }
+
+// TestFTSeriesAverage: the finish-time objective is 0.9 × the mean of the
+// earlier estimates (weighted by the rounds each one held) + 0.1 × the
+// newest, not an exponential average.
+func TestFTSeriesAverage(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rounds []float64
+		ests   []float64
+		want   float64
+	}{
+		{"one estimate", []float64{3}, []float64{100}, 100},
+		{"two", []float64{1, 2}, []float64{100, 200}, 0.9*100 + 0.1*200},
+		{"three", []float64{1, 2, 3}, []float64{100, 200, 300}, 0.9*150 + 0.1*300},
+		// An exponential average would give 0.9·(0.9·100+0.1·200)+0.1·300 = 129.
+		{"windows", []float64{1, 4, 5}, []float64{100, 200, 300}, 0.9*(100*3+200*1)/4 + 0.1*300},
+	} {
+		var f ftSeries
+		for i := range tc.rounds {
+			f.add(tc.rounds[i], tc.ests[i])
+		}
+		assert.InDelta(t, tc.want, f.average(), 1e-9, tc.name)
+	}
+}
