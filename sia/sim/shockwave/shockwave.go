@@ -257,7 +257,10 @@ func (p *Policy) iterTime(j *sim.Job) float64 {
 
 // reweight drops the fairness constraints and weighs the utility of jobs
 // whose projected ratio exceeds ρ_max; it returns the weights as the
-// re-ranking priorities.
+// re-ranking priorities. The projected ratio is the job's finish-time
+// estimate now, round·L − submit_j + remaining_j/share (no plan: the
+// constraints' L·(round + R) and planned time do not enter), over FT_j; the
+// exponent is λ, or 100 when the remaining time is under one round.
 func (p *Policy) reweight(s *sim.State, prob *Problem, submit []float64) []float64 {
 	L := s.Round
 	share := math.Min(1, float64(p.gpus)/float64(len(prob.Jobs)))
@@ -267,11 +270,11 @@ func (p *Policy) reweight(s *sim.State, prob *Problem, submit []float64) []float
 		j := &prob.Jobs[i]
 		ft := p.ft[s.Jobs[i].Spec.Name].average()
 		rem := j.Remaining()
-		ratio := (L*(ptr+float64(prob.Rounds)) - submit[i] + rem/share) / math.Max(ft, 1e-9)
+		ratio := projectedRatio(L*ptr, submit[i], rem, share, ft)
 		w := 1.0
 		if ratio > p.opt.RhoMax {
 			e := p.opt.Lambda
-			if rem <= L {
+			if rem < L {
 				e = 100
 			}
 			w = math.Min(maxWeight, math.Pow(ratio, e))
@@ -281,6 +284,12 @@ func (p *Policy) reweight(s *sim.State, prob *Problem, submit []float64) []float
 		prio[i] = w
 	}
 	return prio
+}
+
+// projectedRatio is the fallback's finish-time ratio of a job at time now:
+// (now − submit + rem/share) / ft.
+func projectedRatio(now, submit, rem, share, ft float64) float64 {
+	return (now - submit + rem/share) / math.Max(ft, 1e-9)
 }
 
 // topUp adds to the first round's jobs the others that fit, in descending
