@@ -20,9 +20,10 @@
 // the mean of the earlier estimates plus 0.1 × the newest. When those
 // constraints cannot hold, they are dropped and the utility of each job
 // whose projected ratio exceeds ρ_max is multiplied by ratio^λ (ratio^100
-// when it could finish within a round); the rounds of the
-// plan are then re-ranked so that jobs of higher weight run earlier. The
-// first round of the plan runs; GPUs it leaves free go to the other jobs in
+// when it could finish within a round; the projected ratio is the estimate
+// now over FT_j); the rounds of the plan are then re-ranked by a second
+// MILP (Rank, exact) that minimises Σ_j weight_j × the mean index of j's
+// rounds, so that jobs of higher weight run earlier. The first round of the plan runs; GPUs it leaves free go to the other jobs in
 // descending remaining time. Constants: R = 5, k = 1e-9, λ = 12, ρ_max = 1.
 //
 // The MILP is solved by Solve (pure Go, see there for why its structure
@@ -80,9 +81,11 @@ type Policy struct {
 	Stats Stats
 }
 
-// Stats are Shockwave's per-run counters.
+// Stats are Shockwave's per-run counters: rounds planned, rounds that fell
+// back from the fairness constraints, plans not proven within the gap, and
+// re-rankings stopped at their node limit.
 type Stats struct {
-	Plans, Fallbacks, NotOptimal int
+	Plans, Fallbacks, NotOptimal, RankNotOptimal int
 }
 
 type vnode struct {
@@ -160,9 +163,21 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 	if !plan.Optimal {
 		p.Stats.NotOptimal++
 	}
-	// Only the first round runs (the plan is re-solved every round).
-	pk := newPacker(prob, prob.Rounds)
-	first := pk.schedule(plan.N, prio, 1)[0]
+	// Only the first round runs (the plan is re-solved every round). In the
+	// fallback the rounds are re-ranked first by the second MILP.
+	var first []int
+	if prio != nil {
+		rk, err := Rank(ctx, prob, plan.N, prio)
+		if err != nil {
+			return nil, err
+		}
+		if !rk.Optimal {
+			p.Stats.RankNotOptimal++
+		}
+		first = rk.Schedule[0]
+	} else {
+		first = newPacker(prob, prob.Rounds).schedule(plan.N, nil, 1)[0]
+	}
 	run := p.topUp(prob, first)
 	return p.place(jobs, prob, run), ctx.Err()
 }
