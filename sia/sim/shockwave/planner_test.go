@@ -231,7 +231,7 @@ func TestRankMatchesBruteForce(t *testing.T) {
 			prio[j] = []float64{1, 1, math.Pow(1+rng.Float64(), 12), rng.Float64() * 10}[rng.IntN(4)]
 		}
 		want := bruteRank(p, plan.N, prio)
-		rk, err := Rank(ctx, p, plan.N, prio)
+		rk, err := Rank(ctx, p, plan.N, prio, &PlanOptions{Gap: -1})
 		require.NoError(t, err)
 		require.True(t, rk.Optimal)
 		c, ok := RankCost(p, plan.N, prio, rk.Schedule)

@@ -2,10 +2,12 @@ package shockwave
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/bits"
 	"slices"
 	"sort"
+	"strconv"
 )
 
 // Ranking is a solution of the fallback's re-ranking MILP.
@@ -15,15 +17,12 @@ type Ranking struct {
 	// Cost is Σ_j prio_j · (Σ_{r ∈ rounds of j} r) / n_j over jobs with
 	// n_j > 0 (rounds numbered from 0).
 	Cost float64
-	// Optimal reports that Cost is the minimum (false: the node limit was
-	// reached and Schedule is the best found).
+	// Optimal reports that Cost is within the gap of the minimum (false:
+	// the node limit was reached and Schedule is the best found).
 	Optimal bool
 	// Nodes counts the branch-and-bound nodes.
 	Nodes int
 }
-
-// rankNodeLimit bounds the re-ranking search.
-const rankNodeLimit = 200000
 
 // RankCost evaluates a schedule of the re-ranking MILP: its cost and
 // whether it realises the counts n within the capacity.
@@ -72,17 +71,38 @@ func RankCost(p *Problem, n []int, prio []float64, sched [][]int) (float64, bool
 // of n_j rounds (cheapest sets first); a node is bounded by the larger of
 // two relaxations of the jobs still to place (each in its earliest n_j
 // rounds ignoring capacity; their GPU-rounds poured into the free capacity
-// in descending priority per GPU, ignoring one-round-per-job). The
+// in descending priority per GPU, ignoring one-round-per-job), and jobs
+// that are interchangeable (same GPUs, n_j and priority) take their sets in
+// the enumeration's order. The
 // incumbent starts from the priority-order greedy of the plan's packer.
-// n must be feasible (a Plan's N); prio must be finite and ≥ 0.
-func Rank(ctx context.Context, p *Problem, n []int, prio []float64) (*Ranking, error) {
+// n must be feasible (a Plan's N); prio must be finite and ≥ 0. opt sets
+// the relative gap and node limit as for Solve (nil: gap 1e-3, 200,000
+// nodes; a negative Gap solves exactly).
+func Rank(ctx context.Context, p *Problem, n []int, prio []float64, opt *PlanOptions) (*Ranking, error) {
+	gap, limit := 1e-3, 200000
+	if opt != nil {
+		if opt.Gap != 0 {
+			gap = math.Max(0, opt.Gap)
+		}
+		if opt.NodeLimit > 0 {
+			limit = opt.NodeLimit
+		}
+	}
 	R := p.Rounds
 	pk := newPacker(p, R)
 	init := pk.schedule(n, prio, 0)
-	best, _ := RankCost(p, n, prio, init)
-	rk := &rankSearch{p: p, n: n, prio: prio, ctx: ctx, best: best, bestS: init}
+	best, ok := RankCost(p, n, prio, init)
+	if !ok {
+		// The greedy's packing searches ran out of budget: start from the
+		// plan's own packing.
+		if init = pk.pack(n); init == nil {
+			return nil, fmt.Errorf("%w: counts %v do not fit the rounds", ErrInvalidPlan, n)
+		}
+		best, _ = RankCost(p, n, prio, init)
+	}
+	rk := &rankSearch{p: p, n: n, prio: prio, ctx: ctx, best: best, bestS: init, gap: gap, limit: limit}
 	rk.prepare()
-	if err := rk.dfs(0, 0); err != nil {
+	if _, err := rk.dfs(0, 0); err != nil {
 		return nil, err
 	}
 	out := &Ranking{Cost: rk.best, Optimal: !rk.stopped, Nodes: rk.nodes, Schedule: rk.bestS}
@@ -100,12 +120,22 @@ type rankSearch struct {
 	// trivial[d] is Σ over order[d:] of c_j·(0+…+n_j−1).
 	trivial []float64
 	// dens is order sorted by descending c_j/GPUs_j; pos the depth of a job.
-	dens  []int
-	pos   []int
-	load  []int
-	cur   []uint
+	dens []int
+	pos  []int
+	load []int
+	cur  []uint
+	// twin[d]: order[d] is interchangeable with order[d−1] (same GPUs, n
+	// and prio), so its set index is at least its twin's (symmetry break).
+	twin []bool
+	at   []int
+	// sizes are the distinct GPU counts of the jobs; dead the states
+	// proven to have no completion.
+	sizes []int
+	dead  map[string]bool
 	nodes int
 
+	gap     float64
+	limit   int
 	stopped bool
 	best    float64
 	bestS   [][]int
@@ -152,6 +182,18 @@ func (s *rankSearch) prepare() {
 	}
 	s.load = make([]int, R)
 	s.cur = make([]uint, len(s.n))
+	s.dead = map[string]bool{}
+	for _, j := range s.order {
+		if !slices.Contains(s.sizes, p.Jobs[j].GPUs) {
+			s.sizes = append(s.sizes, p.Jobs[j].GPUs)
+		}
+	}
+	s.twin = make([]bool, len(s.order))
+	s.at = make([]int, len(s.order))
+	for d := 1; d < len(s.order); d++ {
+		a, b := s.order[d-1], s.order[d]
+		s.twin[d] = p.Jobs[a].GPUs == p.Jobs[b].GPUs && s.n[a] == s.n[b] && s.prio[a] == s.prio[b]
+	}
 }
 
 func idxSum(m uint) int {
@@ -196,30 +238,46 @@ func (s *rankSearch) bound(d int) float64 {
 	return math.Max(b, pour)
 }
 
-func (s *rankSearch) dfs(d int, cost float64) error {
+// dfs places order[d:]; it reports false only when it proved that no
+// completion of the current rounds exists (such states are remembered).
+func (s *rankSearch) dfs(d int, cost float64) (bool, error) {
 	s.nodes++
 	if s.nodes%1024 == 0 {
 		if err := s.ctx.Err(); err != nil {
-			return err
+			return true, err
 		}
 	}
-	if s.nodes > rankNodeLimit {
+	if s.nodes > s.limit {
 		s.stopped = true
-		return nil
+		return true, nil
 	}
 	if d == len(s.order) {
 		if cost < s.best-1e-12*math.Max(1, math.Abs(s.best)) {
 			s.best = cost
 			s.bestS = s.schedule()
 		}
-		return nil
+		return true, nil
 	}
-	if cost+s.bound(d) >= s.best-1e-12*math.Max(1, math.Abs(s.best)) {
-		return nil
+	if !s.fits(d) {
+		return false, nil
+	}
+	if cost+s.bound(d) >= s.best-s.gap*math.Abs(s.best)-1e-12*math.Max(1, math.Abs(s.best)) {
+		return true, nil
 	}
 	j := s.order[d]
 	g := s.p.Jobs[j].GPUs
-	for _, m := range s.sets[s.n[j]] {
+	start := 0
+	if s.twin[d] {
+		start = s.at[d-1]
+	}
+	key := s.key(d, start)
+	if s.dead[key] {
+		return false, nil
+	}
+	any := false
+	for i := start; i < len(s.sets[s.n[j]]); i++ {
+		m := s.sets[s.n[j]][i]
+		s.at[d] = i
 		ok := true
 		for r := 0; r < s.p.Rounds; r++ {
 			if m&(1<<r) != 0 && s.load[r]+g > s.p.GPUs {
@@ -236,18 +294,62 @@ func (s *rankSearch) dfs(d int, cost float64) error {
 			}
 		}
 		s.cur[j] = m
-		err := s.dfs(d+1, cost+s.c[j]*float64(idxSum(m)))
+		f, err := s.dfs(d+1, cost+s.c[j]*float64(idxSum(m)))
+		any = any || f
 		for r := 0; r < s.p.Rounds; r++ {
 			if m&(1<<r) != 0 {
 				s.load[r] -= g
 			}
 		}
 		if err != nil || s.stopped {
-			return err
+			return true, err
 		}
 	}
 	s.cur[j] = 0
-	return nil
+	if !any {
+		s.dead[key] = true
+	}
+	return any, nil
+}
+
+// key names a search state for the infeasibility memo: the depth, the
+// first set index allowed, and the loads (which rounds are which matters
+// to the twin rule, so they are not sorted).
+func (s *rankSearch) key(d, start int) string {
+	b := make([]byte, 0, 4*(len(s.load)+2))
+	for _, v := range append([]int{d, start}, s.load...) {
+		b = strconv.AppendInt(b, int64(v), 10)
+		b = append(b, ',')
+	}
+	return string(b)
+}
+
+// fits checks necessary conditions for placing order[d:] in the free
+// capacity: every job has n_j rounds with room for it, and for every size
+// h, the jobs of at least h GPUs fit in the rounds with at least h free.
+func (s *rankSearch) fits(d int) bool {
+	p := s.p
+	for _, h := range s.sizes {
+		mass, room, rounds := 0, 0, 0
+		for r := range s.load {
+			if f := p.GPUs - s.load[r]; f >= h {
+				room += f
+				rounds++
+			}
+		}
+		for _, j := range s.order[d:] {
+			if g := p.Jobs[j].GPUs; g >= h {
+				mass += g * s.n[j]
+				if g == h && s.n[j] > rounds {
+					return false
+				}
+			}
+		}
+		if mass > room {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *rankSearch) schedule() [][]int {

@@ -167,7 +167,7 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 	// fallback the rounds are re-ranked first by the second MILP.
 	var first []int
 	if prio != nil {
-		rk, err := Rank(ctx, prob, plan.N, prio)
+		rk, err := Rank(ctx, prob, plan.N, prio, p.opt.Plan)
 		if err != nil {
 			return nil, err
 		}
