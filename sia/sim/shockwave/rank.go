@@ -7,7 +7,6 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
-	"strconv"
 )
 
 // Ranking is a solution of the fallback's re-ranking MILP.
@@ -131,7 +130,7 @@ type rankSearch struct {
 	// sizes are the distinct GPU counts of the jobs; dead the states
 	// proven to have no completion.
 	sizes []int
-	dead  map[string]bool
+	dead  map[rankKey]bool
 	nodes int
 
 	gap     float64
@@ -182,7 +181,7 @@ func (s *rankSearch) prepare() {
 	}
 	s.load = make([]int, R)
 	s.cur = make([]uint, len(s.n))
-	s.dead = map[string]bool{}
+	s.dead = map[rankKey]bool{}
 	for _, j := range s.order {
 		if !slices.Contains(s.sizes, p.Jobs[j].GPUs) {
 			s.sizes = append(s.sizes, p.Jobs[j].GPUs)
@@ -312,16 +311,23 @@ func (s *rankSearch) dfs(d int, cost float64) (bool, error) {
 	return any, nil
 }
 
-// key names a search state for the infeasibility memo: the depth, the
+// rankKey names a search state for the infeasibility memo: the depth, the
 // first set index allowed, and the loads (which rounds are which matters
 // to the twin rule, so they are not sorted).
-func (s *rankSearch) key(d, start int) string {
-	b := make([]byte, 0, 4*(len(s.load)+2))
-	for _, v := range append([]int{d, start}, s.load...) {
-		b = strconv.AppendInt(b, int64(v), 10)
-		b = append(b, ',')
+type rankKey struct {
+	d, start int32
+	load     [maxRankRounds]int32
+}
+
+// maxRankRounds is the largest horizon Validate accepts.
+const maxRankRounds = 16
+
+func (s *rankSearch) key(d, start int) rankKey {
+	k := rankKey{d: int32(d), start: int32(start)}
+	for r, l := range s.load {
+		k.load[r] = int32(l)
 	}
-	return string(b)
+	return k
 }
 
 // fits checks necessary conditions for placing order[d:] in the free
