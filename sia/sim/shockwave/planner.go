@@ -238,7 +238,11 @@ func Solve(ctx context.Context, p *Problem, opt *PlanOptions) (*Plan, error) {
 	if !plan.Optimal {
 		plan.Bound = math.Max(s.bestVal, s.rootBound)
 	}
-	plan.Schedule = pk.schedule(plan.N, nil, 0)
+	plan.Schedule = pk.pack(plan.N)
+	if plan.Schedule == nil {
+		// Every accepted plan was packed by the same search.
+		return nil, fmt.Errorf("shockwave: internal error: accepted plan %v has no rounds", plan.N)
+	}
 	return plan, nil
 }
 
@@ -398,9 +402,29 @@ type packer struct {
 	order   []int // jobs in descending size
 	scratch []int
 	idx     []int
+	// record, when set, receives the rounds of every job of a successful
+	// place (tmp is greedy's scratch for it).
+	record, tmp [][]int
 }
 
 func newPacker(p *Problem, R int) *packer { return &packer{p: p, R: R} }
+
+// pack returns rounds realising n in empty rounds (ascending jobs per
+// round), or nil when place finds none.
+func (k *packer) pack(n []int) [][]int {
+	k.record = make([][]int, len(n))
+	defer func() { k.record, k.tmp = nil, nil }()
+	if k.place(n, make([]int, k.R), nil, nil) == nil {
+		return nil
+	}
+	out := make([][]int, k.R)
+	for j, rs := range k.record {
+		for _, r := range rs {
+			out[r] = append(out[r], j)
+		}
+	}
+	return out
+}
 
 // feasible reports whether n fits in empty rounds.
 func (k *packer) feasible(n []int) bool {
@@ -507,6 +531,9 @@ func (k *packer) greedy(need, load []int, busy0 []bool) bool {
 	}
 	k.idx = idx
 	G := k.p.GPUs
+	if k.record != nil {
+		k.tmp = make([][]int, len(need))
+	}
 	for _, j := range k.order {
 		c := need[j]
 		if c == 0 {
@@ -528,12 +555,18 @@ func (k *packer) greedy(need, load []int, busy0 []bool) bool {
 			}
 			l[r] += g
 			c--
+			if k.record != nil {
+				k.tmp[j] = append(k.tmp[j], r)
+			}
 		}
 		if c > 0 {
 			return false
 		}
 	}
 	copy(load, l)
+	if k.record != nil {
+		copy(k.record, k.tmp)
+	}
 	return true
 }
 
@@ -647,6 +680,12 @@ func (k *packer) rec(jobs []int, d int, need, load []int, busy0 []bool) bool {
 				}
 			}
 			ok := k.rec(jobs, d+1, need, load, busy0)
+			if ok && k.record != nil {
+				k.record[j] = k.record[j][:0]
+				for i, t := range take {
+					k.record[j] = append(k.record[j], classes[i][:t]...)
+				}
+			}
 			if !ok {
 				for i, t := range take {
 					for _, r := range classes[i][:t] {

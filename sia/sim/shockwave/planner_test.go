@@ -189,3 +189,60 @@ func FuzzSolve(f *testing.F) {
 		checkPlan(t, p, plan)
 	})
 }
+
+// bruteRank enumerates every s[j,r] of the re-ranking MILP.
+func bruteRank(p *Problem, n []int, prio []float64) float64 {
+	J, R := len(p.Jobs), p.Rounds
+	best := math.Inf(1)
+	for mask := 0; mask < 1<<(J*R); mask++ {
+		sched := make([][]int, R)
+		for b := 0; b < J*R; b++ {
+			if mask&(1<<b) != 0 {
+				sched[b%R] = append(sched[b%R], b/R)
+			}
+		}
+		if c, ok := RankCost(p, n, prio, sched); ok {
+			best = math.Min(best, c)
+		}
+	}
+	return best
+}
+
+// TestRankMatchesBruteForce checks the re-ranking MILP's solver against
+// every binary s[j,r] on small instances whose counts come from a plan.
+func TestRankMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	ctx := context.Background()
+	differs := 0
+	for it := 0; it < 300; it++ {
+		J := 2 + rng.IntN(3)
+		R := 2 + rng.IntN(4)
+		for J*R > 14 {
+			R--
+		}
+		p := randomProblem(rng, J, R)
+		for j := range p.Jobs {
+			p.Jobs[j].MaxRemaining = math.Inf(1)
+		}
+		plan, err := Solve(ctx, p, &PlanOptions{Gap: -1})
+		require.NoError(t, err)
+		prio := make([]float64, J)
+		for j := range prio {
+			prio[j] = []float64{1, 1, math.Pow(1+rng.Float64(), 12), rng.Float64() * 10}[rng.IntN(4)]
+		}
+		want := bruteRank(p, plan.N, prio)
+		rk, err := Rank(ctx, p, plan.N, prio, &PlanOptions{Gap: -1})
+		require.NoError(t, err)
+		require.True(t, rk.Optimal)
+		c, ok := RankCost(p, plan.N, prio, rk.Schedule)
+		require.True(t, ok, "instance %d: ranking breaks a constraint", it)
+		assert.InDelta(t, rk.Cost, c, 1e-9)
+		assert.InDelta(t, want, rk.Cost, 1e-9*math.Max(1, want), "instance %d", it)
+		g, _ := RankCost(p, plan.N, prio, newPacker(p, R).schedule(plan.N, prio, 0))
+		if g > want+1e-9*math.Max(1, want) {
+			differs++
+		}
+	}
+	t.Logf("the priority-order greedy is above the optimum on %d of 300", differs)
+	assert.Positive(t, differs, "some instances need more than the greedy")
+}

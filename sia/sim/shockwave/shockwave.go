@@ -15,12 +15,15 @@
 // (log 0 taken as log 1e-6), rem_j the remaining time not covered by the
 // plan, and the finish-time-fairness constraints
 // L·(round + R) − submit_j + rem_j/share ≤ ρ_max·FT_j, where share =
-// min(1, GPUs/J) and FT_j is a momentum-0.9 average of the job's estimated
-// finish times. When those constraints cannot hold, they are dropped and the
-// utility of each job whose projected ratio exceeds ρ_max is multiplied by
-// ratio^λ (ratio^100 when it could finish within a round); the rounds of the
-// plan are then re-ranked so that jobs of higher weight run earlier. The
-// first round of the plan runs; GPUs it leaves free go to the other jobs in
+// min(1, GPUs/J) and FT_j is the momentum-0.9 average of the job's estimated
+// finish times (round·L − submit_j + remaining_j)/share, one per round: 0.9 ×
+// the mean of the earlier estimates plus 0.1 × the newest. When those
+// constraints cannot hold, they are dropped and the utility of each job
+// whose projected ratio exceeds ρ_max is multiplied by ratio^λ (ratio^100
+// when it could finish within a round; the projected ratio is the estimate
+// now over FT_j); the rounds of the plan are then re-ranked by a second
+// MILP (Rank, exact) that minimises Σ_j weight_j × the mean index of j's
+// rounds, so that jobs of higher weight run earlier. The first round of the plan runs; GPUs it leaves free go to the other jobs in
 // descending remaining time. Constants: R = 5, k = 1e-9, λ = 12, ρ_max = 1.
 //
 // The MILP is solved by Solve (pure Go, see there for why its structure
@@ -72,15 +75,17 @@ type Policy struct {
 	vsize int
 	// vnodes are the virtual nodes in cluster order.
 	vnodes []vnode
-	ft     map[string]float64
+	ft     map[string]*ftSeries
 	// Stats counts the rounds planned, those that fell back, and those
 	// whose plan was not proven within the gap.
 	Stats Stats
 }
 
-// Stats are Shockwave's per-run counters.
+// Stats are Shockwave's per-run counters: rounds planned, rounds that fell
+// back from the fairness constraints, plans not proven within the gap, and
+// re-rankings stopped at their node limit.
 type Stats struct {
-	Plans, Fallbacks, NotOptimal int
+	Plans, Fallbacks, NotOptimal, RankNotOptimal int
 }
 
 type vnode struct {
@@ -90,7 +95,7 @@ type vnode struct {
 
 // New returns a Shockwave policy for a cluster and ground truth.
 func New(c sim.Cluster, truth sim.Truth, opt *Options) *Policy {
-	p := &Policy{truth: truth, gv: gavel.New(c, truth, DefaultRound), ft: map[string]float64{}}
+	p := &Policy{truth: truth, gv: gavel.New(c, truth, DefaultRound), ft: map[string]*ftSeries{}}
 	if opt != nil {
 		p.opt = *opt
 	}
@@ -158,9 +163,21 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 	if !plan.Optimal {
 		p.Stats.NotOptimal++
 	}
-	// Only the first round runs (the plan is re-solved every round).
-	pk := newPacker(prob, prob.Rounds)
-	first := pk.schedule(plan.N, prio, 1)[0]
+	// Only the first round runs (the plan is re-solved every round). In the
+	// fallback the rounds are re-ranked first by the second MILP.
+	var first []int
+	if prio != nil {
+		rk, err := Rank(ctx, prob, plan.N, prio, p.opt.Plan)
+		if err != nil {
+			return nil, err
+		}
+		if !rk.Optimal {
+			p.Stats.RankNotOptimal++
+		}
+		first = rk.Schedule[0]
+	} else {
+		first = newPacker(prob, prob.Rounds).schedule(plan.N, nil, 1)[0]
+	}
 	run := p.topUp(prob, first)
 	return p.place(jobs, prob, run), ctx.Err()
 }
@@ -182,18 +199,56 @@ func (p *Policy) problem(s *sim.State) (*Problem, []*sim.Job, []float64) {
 		pj := PlanJob{GPUs: max(j.Spec.Replicas, 1), Cur: math.Min(cur, total), Total: total, IterTime: iter, Weight: 1}
 		rem := math.Max(1, total-cur) * iter
 		est := (ptr*L - j.Spec.Submit + rem) / share
-		ft, ok := p.ft[j.Spec.Name]
+		fs, ok := p.ft[j.Spec.Name]
 		if !ok {
-			ft = est
-		} else {
-			ft = 0.9*ft + 0.1*est
+			fs = &ftSeries{}
+			p.ft[j.Spec.Name] = fs
 		}
-		p.ft[j.Spec.Name] = ft
+		fs.add(ptr, est)
+		ft := fs.average()
 		pj.MaxRemaining = share * (p.opt.RhoMax*ft - L*(ptr+float64(R)) + j.Spec.Submit)
 		prob.Jobs = append(prob.Jobs, pj)
 		submit[i] = j.Spec.Submit
 	}
 	return prob, s.Jobs, submit
+}
+
+// ftSeries is a job's series of finish-time estimates, one per planning
+// round, kept as the sums its momentum average needs.
+type ftSeries struct {
+	// sum is Σ_i est_i·(round_{i+1} − round_i) over the estimates before
+	// the latest; span is Σ_i (round_{i+1} − round_i).
+	sum, span float64
+	// last and lastRound are the latest estimate and its round.
+	last, lastRound float64
+	n               int
+}
+
+// add appends the estimate of a round.
+func (f *ftSeries) add(round, est float64) {
+	if f.n > 0 {
+		w := round - f.lastRound
+		f.sum += f.last * w
+		f.span += w
+	}
+	f.last, f.lastRound = est, round
+	f.n++
+}
+
+// momentum weighs the newest estimate against the earlier ones' average.
+const momentum = 0.9
+
+// average is Shockwave's momentum-0.9 running average of the finish-time
+// estimates: 0.9 × the mean of the earlier estimates, each weighted by the
+// rounds until the next one, plus 0.1 × the newest (the newest alone when
+// it is the only one). Unlike an exponential average, it keeps the whole
+// history: a job that waited early carries the lower early estimates
+// until it finishes.
+func (f *ftSeries) average() float64 {
+	if f.span <= 0 {
+		return f.last
+	}
+	return momentum*f.sum/f.span + (1-momentum)*f.last
 }
 
 // iterTime is the job's mean predicted seconds per step over the real types
@@ -217,7 +272,10 @@ func (p *Policy) iterTime(j *sim.Job) float64 {
 
 // reweight drops the fairness constraints and weighs the utility of jobs
 // whose projected ratio exceeds ρ_max; it returns the weights as the
-// re-ranking priorities.
+// re-ranking priorities. The projected ratio is the job's finish-time
+// estimate now, round·L − submit_j + remaining_j/share (no plan: the
+// constraints' L·(round + R) and planned time do not enter), over FT_j; the
+// exponent is λ, or 100 when the remaining time is under one round.
 func (p *Policy) reweight(s *sim.State, prob *Problem, submit []float64) []float64 {
 	L := s.Round
 	share := math.Min(1, float64(p.gpus)/float64(len(prob.Jobs)))
@@ -225,13 +283,13 @@ func (p *Policy) reweight(s *sim.State, prob *Problem, submit []float64) []float
 	prio := make([]float64, len(prob.Jobs))
 	for i := range prob.Jobs {
 		j := &prob.Jobs[i]
-		ft := p.ft[s.Jobs[i].Spec.Name]
+		ft := p.ft[s.Jobs[i].Spec.Name].average()
 		rem := j.Remaining()
-		ratio := (L*(ptr+float64(prob.Rounds)) - submit[i] + rem/share) / math.Max(ft, 1e-9)
+		ratio := projectedRatio(L*ptr, submit[i], rem, share, ft)
 		w := 1.0
 		if ratio > p.opt.RhoMax {
 			e := p.opt.Lambda
-			if rem <= L {
+			if rem < L {
 				e = 100
 			}
 			w = math.Min(maxWeight, math.Pow(ratio, e))
@@ -241,6 +299,12 @@ func (p *Policy) reweight(s *sim.State, prob *Problem, submit []float64) []float
 		prio[i] = w
 	}
 	return prio
+}
+
+// projectedRatio is the fallback's finish-time ratio of a job at time now:
+// (now − submit + rem/share) / ft.
+func projectedRatio(now, submit, rem, share, ft float64) float64 {
+	return (now - submit + rem/share) / math.Max(ft, 1e-9)
 }
 
 // topUp adds to the first round's jobs the others that fit, in descending
