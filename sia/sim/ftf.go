@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/sia-sched/sia/fairness"
 )
@@ -16,8 +17,46 @@ import (
 // their requested count, and slower in proportion when their share is
 // smaller; a hybrid-parallel job runs on its share rounded down to whole
 // replicas, and a share below one replica leaves the type out). Isolated
-// runs are memoised by application, request, type and GPUs.
+// runs are memoised by the job's application, category, request and batch,
+// the type and its node size, and the GPUs (for this call
+// only; IsolatedRuns keeps them across calls).
 func FTF(ctx context.Context, c Cluster, truth Truth, wl *Workload, res *Result, rigid bool) ([]fairness.Ratio, error) {
+	return NewIsolatedRuns(truth).FTF(ctx, c, wl, res, rigid)
+}
+
+// IsolatedRuns memoises the isolated runs behind finish-time fairness
+// across FTF calls with one ground truth, so that policies compared on the
+// same cluster and workloads simulate each isolated run once. It is safe
+// for concurrent use: two calls that need the same run at once may both
+// simulate it, with the same (deterministic) result.
+type IsolatedRuns struct {
+	truth Truth
+	mu    sync.Mutex
+	jct   map[string]float64
+}
+
+// NewIsolatedRuns returns an empty memo of isolated runs under truth.
+func NewIsolatedRuns(truth Truth) *IsolatedRuns {
+	return &IsolatedRuns{truth: truth, jct: map[string]float64{}}
+}
+
+func (r *IsolatedRuns) get(key string) (float64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.jct[key]
+	return t, ok
+}
+
+func (r *IsolatedRuns) put(key string, t float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.jct[key] = t
+}
+
+// FTF is the package's FTF with the memo's ground truth, reusing (and
+// adding to) its isolated runs.
+func (memo *IsolatedRuns) FTF(ctx context.Context, c Cluster, wl *Workload, res *Result, rigid bool) ([]fairness.Ratio, error) {
+	truth := memo.truth
 	var types []fairness.TypeGPUs
 	for _, g := range c.Groups {
 		types = append(types, fairness.TypeGPUs{Type: g.Type, GPUs: g.Nodes * g.GPUsPerNode})
@@ -26,7 +65,6 @@ func FTF(ctx context.Context, c Cluster, truth Truth, wl *Workload, res *Result,
 	for _, j := range wl.Jobs {
 		specs[j.Name] = j
 	}
-	memo := map[string]float64{}
 	iso := func(spec JobSpec) fairness.IsolatedFunc {
 		return func(typ string, gpus int) (float64, error) {
 			g, ok := c.Group(typ)
@@ -47,8 +85,8 @@ func FTF(ctx context.Context, c Cluster, truth Truth, wl *Workload, res *Result,
 					return 0, fairness.ErrUnavailable
 				}
 			}
-			key := fmt.Sprint(spec.App, "/", typ, "/", run, "/", isRigid, "/", spec.Batch*boolInt(isRigid))
-			t, ok := memo[key]
+			key := fmt.Sprint(spec.App, "/", spec.Category, "/", spec.Replicas, "/", spec.Batch, "/", typ, "/", g.GPUsPerNode, "/", run, "/", isRigid)
+			t, ok := memo.get(key)
 			if !ok {
 				nodes := (run + g.GPUsPerNode - 1) / g.GPUsPerNode
 				cl := Cluster{Groups: []NodeGroup{{Type: typ, Nodes: nodes, GPUsPerNode: g.GPUsPerNode}}}
@@ -61,7 +99,7 @@ func FTF(ctx context.Context, c Cluster, truth Truth, wl *Workload, res *Result,
 				if t <= 0 {
 					return 0, fairness.ErrUnavailable
 				}
-				memo[key] = t
+				memo.put(key, t)
 			}
 			if isRigid && gpus < run {
 				t *= float64(run) / float64(gpus)
@@ -80,11 +118,4 @@ func FTF(ctx context.Context, c Cluster, truth Truth, wl *Workload, res *Result,
 		return nil, nil
 	}
 	return fairness.Compute(types, jobs, nil)
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

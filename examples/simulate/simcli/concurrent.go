@@ -18,9 +18,10 @@ func (r *Registry) runPolicies(ctx context.Context, c *config, cl sim.Cluster, t
 	outs := make([]outcome, n)
 	errs := make([]error, n)
 	progress := &lockedWriter{w: stderr}
+	iso := sim.NewIsolatedRuns(truth) // the policies' FTF share their isolated runs
 	if c.parallel <= 1 || n <= 1 {
 		for i, name := range c.policies {
-			if outs[i], errs[i] = r.runPolicy(ctx, c, name, cl, truth, wls, progress); errs[i] != nil {
+			if outs[i], errs[i] = r.runPolicy(ctx, c, name, cl, truth, iso, wls, progress); errs[i] != nil {
 				return nil, errs[i]
 			}
 		}
@@ -41,7 +42,7 @@ func (r *Registry) runPolicies(ctx context.Context, c *config, cl sim.Cluster, t
 				return
 			}
 			defer func() { <-slots }()
-			outs[i], errs[i] = r.runPolicy(ctx, c, name, cl, truth, wls, progress)
+			outs[i], errs[i] = r.runPolicy(ctx, c, name, cl, truth, iso, wls, progress)
 			if errs[i] != nil {
 				cancel() // the first failure stops the others
 			}

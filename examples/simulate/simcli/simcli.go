@@ -336,7 +336,9 @@ func (r *Registry) newPolicy(c *config, name string, cl sim.Cluster, truth sim.T
 	return p, cfg, nil
 }
 
-func (r *Registry) runPolicy(ctx context.Context, c *config, name string, cl sim.Cluster, truth sim.Truth, wls []*sim.Workload, stderr io.Writer) (outcome, error) {
+// runPolicy runs one policy on the workloads; iso holds the isolated runs
+// of finish-time fairness, shared by the policies run on cl and truth.
+func (r *Registry) runPolicy(ctx context.Context, c *config, name string, cl sim.Cluster, truth sim.Truth, iso *sim.IsolatedRuns, wls []*sim.Workload, stderr io.Writer) (outcome, error) {
 	o := outcome{policy: name}
 	var rhos []float64
 	for i, wl := range wls {
@@ -354,7 +356,7 @@ func (r *Registry) runPolicy(ctx context.Context, c *config, name string, cl sim
 		s := sim.Summarize([]*sim.Result{res})
 		fmt.Fprintf(stderr, "%-10s %-16s (%d/%d) %4d jobs  avg JCT %.3f h  %.1f s\n", name, wl.Name, i+1, len(wls), s.Jobs, s.AvgJCT/3600, time.Since(t0).Seconds())
 		if !c.noFTF {
-			rs, err := sim.FTF(ctx, cl, truth, wl, res, cfg.Rigid)
+			rs, err := iso.FTF(ctx, cl, wl, res, cfg.Rigid)
 			if err != nil {
 				return o, fmt.Errorf("finish-time fairness of %s on %s: %w", name, wl.Name, err)
 			}

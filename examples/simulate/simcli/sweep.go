@@ -194,6 +194,7 @@ func (r *Registry) Sweep(ctx context.Context, args []string, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
+	iso := sim.NewIsolatedRuns(truth) // every point's FTF shares the isolated runs
 	var fig10, fig11 []SweepPoint
 	for _, tr := range sc.traces {
 		wls, err := sim.LoadWorkloads(tr.path)
@@ -204,7 +205,7 @@ func (r *Registry) Sweep(ctx context.Context, args []string, stdout, stderr io.W
 			wls = wls[:sc.workloads]
 		}
 		run := func(sweep string, value float64, c *config, wls []*sim.Workload) (SweepPoint, error) {
-			o, err := r.runPolicy(ctx, c, sc.policy, cl, truth, wls, stderr)
+			o, err := r.runPolicy(ctx, c, sc.policy, cl, truth, iso, wls, stderr)
 			if err != nil {
 				return SweepPoint{}, err
 			}
