@@ -4,11 +4,13 @@ import (
 	"context"
 	"runtime"
 	"time"
+
+	"github.com/sia-sched/sia/internal/measure"
 )
 
 // This file exports to the package's external tests what they need to
 // measure a solve's work past its deadline on the solving thread's CPU
-// clock (cputime_*_test.go), which does not depend on the machine's load.
+// clock (measure.ThreadCPU), which does not depend on the machine's load.
 
 // StepCPU is one step of a traced solve: its name and the solving
 // thread's CPU time at its end, relative to the deadline (negative:
@@ -20,7 +22,7 @@ type StepCPU struct {
 
 // ThreadCPUClock reports whether TraceSolve can read the solving thread's
 // CPU time on this system.
-const ThreadCPUClock = threadCPUClock
+const ThreadCPUClock = measure.ThreadCPUAvailable
 
 // TraceSolve runs Solve on a locked OS thread whose clock (the solver's
 // now) advances with the thread's CPU time, with a deadline d after the
@@ -33,12 +35,12 @@ const ThreadCPUClock = threadCPUClock
 func TraceSolve(p *Problem, d time.Duration, s *Settings) (time.Duration, []StepCPU, Solution, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	base, cpu0 := time.Now(), threadCPU()
-	clock := func() time.Time { return base.Add(threadCPU() - cpu0) }
+	base, cpu0 := time.Now(), measure.ThreadCPU()
+	clock := func() time.Time { return base.Add(measure.ThreadCPU() - cpu0) }
 	now = clock
 	defer func() { now = time.Now }()
 	var steps []StepCPU
-	traceStep = func(step string) { steps = append(steps, StepCPU{step, threadCPU() - cpu0}) }
+	traceStep = func(step string) { steps = append(steps, StepCPU{step, measure.ThreadCPU() - cpu0}) }
 	defer func() { traceStep = nil }()
 	var ctx context.Context = &cpuContext{deadline: base.Add(d), now: clock}
 	dl := base.Add(d)

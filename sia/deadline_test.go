@@ -9,9 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sia-sched/sia/internal/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// threadCPU is the CPU time of the calling thread (lock it with
+// runtime.LockOSThread): unlike wall time, it does not grow with the
+// machine's load. ok is false where it cannot be read (tests skip).
+func threadCPU() (d time.Duration, ok bool) {
+	return measure.ThreadCPU(), measure.ThreadCPUAvailable
+}
 
 // largeSnapshot returns a snapshot of the heterogeneous cluster scaled k
 // times with about 5n/6 jobs: n/2 were placed by one round, a third of those

@@ -22,17 +22,15 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/sia-sched/sia/ilp"
 	"github.com/sia-sched/sia/ilp/ilptest"
+	"github.com/sia-sched/sia/internal/measure"
 )
 
 func main() {
@@ -92,7 +90,7 @@ func main() {
 	// the solving thread's CPU time against the wall clock says how much
 	// of a core the machine gave the solver
 	runtime.LockOSThread()
-	tid := syscall.Gettid()
+	tid := measure.ThreadID()
 	for _, d := range deadlines {
 		var over []time.Duration
 		var gaps []float64
@@ -104,22 +102,22 @@ func main() {
 			worst := 0.0
 			for r := 0; r < *reps; r++ {
 				runtime.GC()
-				base := heapBytes()
+				base := measure.HeapBytes()
 				stop := make(chan struct{})
 				var pk atomic.Uint64
-				go sampleHeap(stop, &pk)
+				go measure.SampleHeap(stop, &pk)
 				ctx, cancel := context.WithTimeout(context.Background(), d)
 				dl, _ := ctx.Deadline()
-				c0, w0 := threadCPU(), time.Now()
+				c0, w0 := measure.ThreadCPU(), time.Now()
 				atD := make(chan time.Duration, 1)
-				tm := time.AfterFunc(time.Until(dl), func() { atD <- cpuOf(tid) })
+				tm := time.AfterFunc(time.Until(dl), func() { atD <- measure.ThreadCPUOf(tid) })
 				var lateTm *time.Timer
 				if *late {
 					lateTm = time.AfterFunc(time.Until(dl.Add(max(2*time.Millisecond, d/10))), func() { printLate(names[pi], d) })
 				}
 				sol, err := ilp.Solve(ctx, p, nil)
 				end := time.Now()
-				cEnd := cpuOf(tid)
+				cEnd := measure.ThreadCPUOf(tid)
 				if lateTm != nil {
 					lateTm.Stop()
 				}
@@ -129,7 +127,7 @@ func main() {
 				}
 				cpuOver = append(cpuOver, co)
 				if w := end.Sub(w0); w > 0 {
-					shares = append(shares, float64(threadCPU()-c0)/float64(w))
+					shares = append(shares, float64(measure.ThreadCPU()-c0)/float64(w))
 				}
 				cancel()
 				close(stop)
@@ -175,9 +173,9 @@ func main() {
 		slices.Sort(shares)
 		slices.Sort(cpuOver)
 		fmt.Printf("| %v | %v | %v | %v | %s | %.2e | %.2e | %d/%d | %d/%d | %d/%d | %.1f MB | %.0f%% | %v | %v |\n", d,
-			q(over, 0.5), q(over, 0.99), over[len(over)-1].Round(10*time.Microsecond), ok,
+			measure.Quantile(over, 0.5), measure.Quantile(over, 0.99), over[len(over)-1].Round(10*time.Microsecond), ok,
 			gaps[len(gaps)/2], gaps[len(gaps)-1], within, len(gaps), optimal, len(over), fallbacks, len(over), float64(peak)/(1<<20), 100*shares[len(shares)/2],
-			q(cpuOver, 0.5), cpuOver[len(cpuOver)-1].Round(10*time.Microsecond))
+			measure.Quantile(cpuOver, 0.5), cpuOver[len(cpuOver)-1].Round(10*time.Microsecond))
 	}
 }
 
@@ -189,58 +187,6 @@ func printLate(name string, d time.Duration) {
 	for _, g := range strings.Split(string(buf), "\n\n") {
 		if strings.Contains(g, "ilp.Solve(") {
 			fmt.Printf("late: %s %v\n%s\n\n", name, d, g)
-		}
-	}
-}
-
-// q is the nearest-rank quantile of a sorted slice.
-func q(s []time.Duration, f float64) time.Duration {
-	i := int(math.Ceil(f*float64(len(s)))) - 1
-	return s[min(max(i, 0), len(s)-1)].Round(10 * time.Microsecond)
-}
-
-// threadCPU is the CPU time of the calling (locked) thread.
-func threadCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_THREAD, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// cpuOf is the CPU time of thread tid, read from any thread through the
-// thread's CPU-time clock (Linux: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)).
-func cpuOf(tid int) time.Duration {
-	var ts syscall.Timespec
-	id := uintptr(int32(^uint32(tid)<<3 | 6))
-	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, id, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
-		return 0
-	}
-	return time.Duration(ts.Nano())
-}
-
-var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-
-func heapBytes() uint64 {
-	metrics.Read(heapSample)
-	return heapSample[0].Value.Uint64()
-}
-
-// sampleHeap records the largest live-and-unswept heap seen every 250 µs
-// until stop is closed.
-func sampleHeap(stop chan struct{}, peak *atomic.Uint64) {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	t := time.NewTicker(250 * time.Microsecond)
-	defer t.Stop()
-	for {
-		metrics.Read(s)
-		if v := s[0].Value.Uint64(); v > peak.Load() {
-			peak.Store(v)
-		}
-		select {
-		case <-stop:
-			return
-		case <-t.C:
 		}
 	}
 }

@@ -24,15 +24,13 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
-	"unsafe"
 
+	"github.com/sia-sched/sia/internal/measure"
 	"github.com/sia-sched/sia/sia"
 )
 
@@ -124,7 +122,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	runtime.LockOSThread()
-	tid := syscall.Gettid()
+	tid := measure.ThreadID()
 	for _, d := range deadlines {
 		var over, cpuOver []time.Duration
 		var gaps []float64
@@ -134,18 +132,18 @@ func main() {
 		for si := range snaps {
 			for r := 0; r < *reps; r++ {
 				runtime.GC()
-				base := heapBytes()
+				base := measure.HeapBytes()
 				stop := make(chan struct{})
 				var pk atomic.Uint64
-				go sampleHeap(stop, &pk)
+				go measure.SampleHeap(stop, &pk)
 				stages = [4]time.Duration{}
 				ctx, cancel := context.WithTimeout(context.Background(), d)
 				dl, _ := ctx.Deadline()
 				atD := make(chan time.Duration, 1)
-				tm := time.AfterFunc(time.Until(dl), func() { atD <- cpuOf(tid) })
+				tm := time.AfterFunc(time.Until(dl), func() { atD <- measure.ThreadCPUOf(tid) })
 				p, err := s.Round(ctx, snaps[si])
 				end := time.Now()
-				cEnd := cpuOf(tid)
+				cEnd := measure.ThreadCPUOf(tid)
 				co := time.Duration(0)
 				if !tm.Stop() {
 					co = max(0, cEnd-<-atD)
@@ -198,8 +196,8 @@ func main() {
 			ok = fmt.Sprintf("missed (> %v)", contract)
 		}
 		fmt.Printf("| %v | %v | %v | %v | %s | %v | %v | %d | %.2e | %.2e | %d/%d | %.1f MB |\n", d,
-			q(over, 0.5), q(over, 0.99), over[len(over)-1].Round(10*time.Microsecond), ok,
-			q(cpuOver, 0.5), cpuOver[len(cpuOver)-1].Round(10*time.Microsecond), started[len(started)/2],
+			measure.Quantile(over, 0.5), measure.Quantile(over, 0.99), over[len(over)-1].Round(10*time.Microsecond), ok,
+			measure.Quantile(cpuOver, 0.5), cpuOver[len(cpuOver)-1].Round(10*time.Microsecond), started[len(started)/2],
 			gaps[len(gaps)/2], gaps[len(gaps)-1], optimal, len(over), float64(peak)/(1<<20))
 	}
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
@@ -227,47 +225,4 @@ func checkPlan(snap *sia.Snapshot, p *sia.Plan) error {
 		}
 	}
 	return nil
-}
-
-// q is the nearest-rank quantile of a sorted slice.
-func q(s []time.Duration, f float64) time.Duration {
-	i := int(math.Ceil(f*float64(len(s)))) - 1
-	return s[min(max(i, 0), len(s)-1)].Round(10 * time.Microsecond)
-}
-
-// cpuOf is the CPU time of thread tid, read from any thread through the
-// thread's CPU-time clock (Linux: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)).
-func cpuOf(tid int) time.Duration {
-	var ts syscall.Timespec
-	id := uintptr(int32(^uint32(tid)<<3 | 6))
-	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, id, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
-		return 0
-	}
-	return time.Duration(ts.Nano())
-}
-
-var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-
-func heapBytes() uint64 {
-	metrics.Read(heapSample)
-	return heapSample[0].Value.Uint64()
-}
-
-// sampleHeap records the largest heap seen every 250 µs until stop is
-// closed.
-func sampleHeap(stop chan struct{}, peak *atomic.Uint64) {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	t := time.NewTicker(250 * time.Microsecond)
-	defer t.Stop()
-	for {
-		metrics.Read(s)
-		if v := s[0].Value.Uint64(); v > peak.Load() {
-			peak.Store(v)
-		}
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-	}
 }

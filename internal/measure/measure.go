@@ -1,0 +1,51 @@
+// Package measure holds the measurement helpers of the deadline tests and
+// programs (ilp and sia's deadline tests, examples/ilp-deadline,
+// examples/round-deadline): a thread's CPU time, which unlike wall time
+// does not grow with the machine's load, the peak heap during a call, and
+// nearest-rank quantiles.
+package measure
+
+import (
+	"math"
+	"runtime/metrics"
+	"sync/atomic"
+	"time"
+)
+
+// Quantile is the nearest-rank quantile f of the sorted slice s, rounded
+// to 10 µs (0 for an empty slice).
+func Quantile(s []time.Duration, f float64) time.Duration {
+	if len(s) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(f*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)].Round(10 * time.Microsecond)
+}
+
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+// HeapBytes is the heap held by objects now (live and not yet swept).
+func HeapBytes() uint64 {
+	s := []metrics.Sample{{Name: heapMetric}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// SampleHeap records in peak the largest heap (HeapBytes) seen every
+// 250 µs until stop is closed; run it in its own goroutine.
+func SampleHeap(stop <-chan struct{}, peak *atomic.Uint64) {
+	s := []metrics.Sample{{Name: heapMetric}}
+	t := time.NewTicker(250 * time.Microsecond)
+	defer t.Stop()
+	for {
+		metrics.Read(s)
+		if v := s[0].Value.Uint64(); v > peak.Load() {
+			peak.Store(v)
+		}
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
