@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,12 +163,7 @@ func checkWholeReplicas(name string, app *App, a Alloc, perNode int) error {
 // the sync-below-step check: a pipeline profile's step_time is the
 // per-stage micro-batch time, which the all-reduce may exceed.
 func (t *TraceTruth) loadHybrid(dir string, types []string) error {
-	names := make([]string, 0, len(hybridApps))
-	for n := range hybridApps {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(hybridApps)) {
 		h := hybridApps[name]
 		adir := filepath.Join(dir, h.dir)
 		st, err := os.Stat(adir)

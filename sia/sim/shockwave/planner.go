@@ -193,15 +193,7 @@ func Solve(ctx context.Context, p *Problem, opt *PlanOptions) (*Plan, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	gap, limit := 1e-3, 200000
-	if opt != nil {
-		if opt.Gap != 0 {
-			gap = math.Max(0, opt.Gap)
-		}
-		if opt.NodeLimit > 0 {
-			limit = opt.NodeLimit
-		}
-	}
+	gap, limit := opt.limits()
 	J, R := len(p.Jobs), p.Rounds
 	if J == 0 {
 		return &Plan{Schedule: make([][]int, R), Optimal: true}, nil
@@ -717,4 +709,20 @@ func (k *packer) rec(jobs []int, d int, need, load []int, busy0 []bool) bool {
 		k.failed[key] = true
 	}
 	return false
+}
+
+// limits returns the relative MIP gap and the node limit of Solve and Rank:
+// the published settings (gap 1e-3) and 200,000 nodes unless opt sets them
+// (a negative Gap solves exactly).
+func (opt *PlanOptions) limits() (gap float64, nodes int) {
+	gap, nodes = 1e-3, 200000
+	if opt != nil {
+		if opt.Gap != 0 {
+			gap = math.Max(0, opt.Gap)
+		}
+		if opt.NodeLimit > 0 {
+			nodes = opt.NodeLimit
+		}
+	}
+	return gap, nodes
 }

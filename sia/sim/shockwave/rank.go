@@ -78,15 +78,7 @@ func RankCost(p *Problem, n []int, prio []float64, sched [][]int) (float64, bool
 // the relative gap and node limit as for Solve (nil: gap 1e-3, 200,000
 // nodes; a negative Gap solves exactly).
 func Rank(ctx context.Context, p *Problem, n []int, prio []float64, opt *PlanOptions) (*Ranking, error) {
-	gap, limit := 1e-3, 200000
-	if opt != nil {
-		if opt.Gap != 0 {
-			gap = math.Max(0, opt.Gap)
-		}
-		if opt.NodeLimit > 0 {
-			limit = opt.NodeLimit
-		}
-	}
+	gap, limit := opt.limits()
 	R := p.Rounds
 	pk := newPacker(p, R)
 	init := pk.schedule(n, prio, 0)
