@@ -101,9 +101,10 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	work := ctx
 	if dl, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
-		work, cancel = context.WithDeadline(ctx, dl.Add(-placeReserve(len(snap.Jobs))))
+		reserve := placeReserve(&snap, cl)
+		work, cancel = context.WithDeadline(ctx, dl.Add(-reserve))
 		defer cancel()
-		clk.leavePlacement(dl.Add(-placeReserve(len(snap.Jobs))))
+		clk.leavePlacement(dl.Add(-reserve))
 	}
 	mctx, mcancel, phased := matrixPlan(work, &snap, cl, o)
 	m, err := buildMatrix(mctx, &snap, o, cl, phased)
