@@ -107,7 +107,8 @@ func placeContext(ctx context.Context, c *roundClock) (context.Context, context.
 }
 
 // keepCheckJobs is how many running jobs pass between two looks at the
-// clock while their current configurations are valued.
+// clock while their current configurations are valued (the first look is
+// at the first running job, so a round out of time values none).
 const keepCheckJobs = 64
 
 // roundContext returns ctx with Options.RoundTimeout applied when ctx has

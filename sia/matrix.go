@@ -414,7 +414,7 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 	// without a goodput prediction (looked at every keepCheckJobs of them).
 	kept, bare := 0, false
 	keepMode := func() rowMode {
-		if kept++; !bare && kept%keepCheckJobs == 0 {
+		if kept++; !bare && kept%keepCheckJobs == 1 {
 			bare = cl.clk.past(cl.clk.keepEnd)
 		}
 		if bare {
