@@ -1178,7 +1178,18 @@ func (p *problem) pickGPUs(n, size int) []int {
 }
 
 func (p *problem) result() Result {
-	res := Result{Placements: map[string][]GPU{}}
+	// One map sized for the placed jobs and one backing array for their
+	// GPUs (each job's slice capped at its length).
+	placed, total := 0, 0
+	for j := range p.jobs {
+		if jb := &p.jobs[j]; jb.req.GPUs > 0 && jb.placed {
+			placed++
+			total += len(jb.gpus)
+		}
+	}
+	res := Result{Placements: make(map[string][]GPU, placed)}
+	ids := make([]int, 0, total)
+	backing := make([]GPU, 0, total)
 	for j := range p.jobs {
 		jb := &p.jobs[j]
 		if jb.req.GPUs == 0 {
@@ -1191,13 +1202,15 @@ func (p *problem) result() Result {
 			}
 			continue
 		}
-		gs := sortedCopy(jb.gpus)
-		out := make([]GPU, len(gs))
-		for k, g := range gs {
+		start := len(ids)
+		ids = append(ids, jb.gpus...)
+		gs := ids[start:len(ids):len(ids)]
+		slices.Sort(gs)
+		for _, g := range gs {
 			n, i := p.nodeOf(g)
-			out[k] = GPU{Node: p.nodes[n].id, Index: i}
+			backing = append(backing, GPU{Node: p.nodes[n].id, Index: i})
 		}
-		res.Placements[jb.req.Job] = out
+		res.Placements[jb.req.Job] = backing[start:len(backing):len(backing)]
 		if jb.evicted {
 			res.Evicted = append(res.Evicted, jb.req.Job)
 		}

@@ -23,14 +23,21 @@ const (
 	// keepCostPerJob is the time a running job's current-configuration row
 	// takes (built even when the round is out of time).
 	keepCostPerJob = 4 * time.Microsecond
-	// placeCostPerJob and placeCostFixed size the time kept for placement
-	// and the plan (about 1.2 µs of CPU per job measured with the greedy
+	// placeCostPerJob, placeCostPerStart and placeCostFixed size the time
+	// kept for placement and the plan (placeReserve) by the work placement
+	// will do rather than by the job count alone: a job that keeps its GPUs
+	// costs little (about 1 µs of CPU per job measured with the greedy
 	// allocation and the decisions, 2,504 jobs on 2,048 GPUs and 4,166 on
-	// 8,192 alike: BenchmarkRoundFloor); placement past its share of the
-	// deadline stops evicting (roundClock), so an estimate too low costs
-	// the placement's quality, not the contract.
-	placeCostPerJob = 2 * time.Microsecond
-	placeCostFixed  = 500 * time.Microsecond
+	// 8,192 alike: BenchmarkRoundFloor), a request placed anew (a start,
+	// best fit and the evictions it may cause) several times that: at a
+	// 100 ms deadline, rounds starting 1,500 of 2,500 jobs spent 7–17 ms
+	// of CPU past D in placement with a reserve of 2 µs per job
+	// (examples/round-deadline). Placement past its share of the deadline
+	// stops evicting (roundClock), so an estimate too low costs the
+	// placement's quality, not the contract.
+	placeCostPerJob   = 2 * time.Microsecond
+	placeCostPerStart = 5 * time.Microsecond
+	placeCostFixed    = 500 * time.Microsecond
 	// matrixShare is the share of the time left after validation that the
 	// matrix may use when it cannot be built in full: the solver gets the
 	// rest.
@@ -100,7 +107,8 @@ func placeContext(ctx context.Context, c *roundClock) (context.Context, context.
 }
 
 // keepCheckJobs is how many running jobs pass between two looks at the
-// clock while their current configurations are valued.
+// clock while their current configurations are valued (the first look is
+// at the first running job, so a round out of time values none).
 const keepCheckJobs = 64
 
 // roundContext returns ctx with Options.RoundTimeout applied when ctx has
@@ -113,9 +121,28 @@ func roundContext(ctx context.Context, o *Options) (context.Context, context.Can
 }
 
 // placeReserve is the time Round keeps for placement and the plan when ctx
-// has a deadline.
-func placeReserve(jobs int) time.Duration {
-	return placeCostFixed + time.Duration(jobs)*placeCostPerJob
+// has a deadline, sized by the work placement may do: every job's request
+// (placeCostPerJob) and, on top, the requests that may be placed anew
+// (placeCostPerStart): the queued jobs, at most one per free GPU (capacity
+// less Reserved less the running jobs' GPUs; a start takes at least one).
+// The running jobs' requests are charged as kept: most keep their GPUs,
+// and a resize or move places a job the solver took GPUs from, which a
+// start could not have used.
+func placeReserve(snap *Snapshot, cl *cluster) time.Duration {
+	free := 0
+	for t, c := range cl.capacity {
+		free += max(c-snap.Reserved[t], 0)
+	}
+	queued := 0
+	for i := range snap.Jobs {
+		if cur := snap.Jobs[i].State.Current; cur.Running() {
+			free -= cur.GPUs
+		} else {
+			queued++
+		}
+	}
+	starts := min(queued, max(free, 0))
+	return placeCostFixed + time.Duration(len(snap.Jobs))*placeCostPerJob + time.Duration(starts)*placeCostPerStart
 }
 
 // workers is the number of goroutines that build the matrix.

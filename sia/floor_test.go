@@ -57,7 +57,7 @@ func TestRoundPastDeadlineFloor(t *testing.T) {
 	require.NoError(t, err)
 	checkPlan(t, &snap, &p)
 	checkAdmissible(t, &snap, &p)
-	assert.LessOrEqual(t, running.Load(), int64(keepCheckJobs), "goodput predictions for running jobs past D + S/4")
+	assert.Zero(t, running.Load(), "goodput predictions for running jobs past D + S/4 (the clock is read at the first)")
 	assert.Equal(t, StatusFeasible, p.Status)
 	started, unvalued := 0, 0
 	for i, d := range p.Decisions {
@@ -74,7 +74,7 @@ func TestRoundPastDeadlineFloor(t *testing.T) {
 			started++
 		}
 	}
-	assert.Greater(t, unvalued, nRunning-2*keepCheckJobs, "running jobs kept without a prediction")
+	assert.Equal(t, nRunning, unvalued, "running jobs kept without a prediction")
 	assert.Positive(t, started, "queued jobs start on free GPUs")
 
 	// With the real clock and time to spare, the same snapshot gets every
@@ -95,7 +95,10 @@ func TestRoundPastDeadlineFloor(t *testing.T) {
 // clock) allocates a bounded number of objects per job: validation,
 // the kept jobs' rows, the greedy allocation, placement and the decisions
 // use slices per step, not maps or slices per job or GPU. Before the floor
-// was cut it made about 24 allocations per job (59,206 for 2,504 jobs).
+// was cut it made about 24 allocations per job (59,206 for 2,504 jobs);
+// before placement.Result shared one backing array and spannedCurrent
+// skipped its maps for one-size placements, 3.26 (8,152); before the
+// placement requests shared one array for their current GPUs, 2.41.
 func TestRoundFloorAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large snapshot")
@@ -112,7 +115,7 @@ func TestRoundFloorAllocs(t *testing.T) {
 	})
 	perJob := allocs / float64(len(snap.Jobs))
 	t.Logf("%d jobs: %.0f allocations per round, %.2f per job", len(snap.Jobs), allocs, perJob)
-	assert.Less(t, perJob, 5.0, "allocations per job of a round out of time")
+	assert.Less(t, perJob, 2.3, "allocations per job of a round out of time")
 }
 
 // TestRoundPlacementCut: kept jobs fragment three 4-GPU nodes so that a

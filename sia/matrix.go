@@ -414,7 +414,7 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 	// without a goodput prediction (looked at every keepCheckJobs of them).
 	kept, bare := 0, false
 	keepMode := func() rowMode {
-		if kept++; !bare && kept%keepCheckJobs == 0 {
+		if kept++; !bare && kept%keepCheckJobs == 1 {
 			bare = cl.clk.past(cl.clk.keepEnd)
 		}
 		if bare {
@@ -424,7 +424,16 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 	}
 	var err error
 	if phased {
-		backing := make([]matrixEntry, 0, (hi-lo)*2)
+		// A running job's row is its current configuration, a queued
+		// job's cheap row one entry per type, the others empty (append
+		// grows the array should a row hold more).
+		running := 0
+		for i := lo; i < hi; i++ {
+			if snap.Jobs[i].State.Current.Running() {
+				running++
+			}
+		}
+		backing := make([]matrixEntry, 0, running+min(cl.minCheap(), hi-lo-running)*len(cl.types))
 		late := false
 		queued := 0
 		for i := lo; i < hi; i++ {

@@ -178,6 +178,11 @@ func place(ctx context.Context, snap *Snapshot, m *goodputMatrix, sol solution) 
 		pools[configset.Config{Type: n.Type}]++
 	}
 	reqs := make([]placement.Request, 0, len(snap.Jobs))
+	held := 0
+	for i := range snap.Jobs {
+		held += len(snap.Jobs[i].State.Current.Placement)
+	}
+	curs := make([]placement.GPU, 0, held) // the requests' Current, one array
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
 		r := placement.Request{Job: j.ID}
@@ -201,10 +206,11 @@ func place(ctx context.Context, snap *Snapshot, m *goodputMatrix, sol solution) 
 			}
 		}
 		if cur := j.State.Current.Placement; len(cur) > 0 {
-			r.Current = make([]placement.GPU, len(cur))
-			for k, g := range cur {
-				r.Current[k] = placement.GPU{Node: g.Node, Index: g.Index}
+			start := len(curs)
+			for _, g := range cur {
+				curs = append(curs, placement.GPU{Node: g.Node, Index: g.Index})
 			}
+			r.Current = curs[start:len(curs):len(curs)]
 		}
 		if r.GPUs == 0 && len(r.Current) == 0 {
 			continue

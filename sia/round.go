@@ -63,7 +63,8 @@ func (s *Scheduler) Options() Options { return s.opts }
 // row was cut short and that get no GPUs say ReasonDeadline); the
 // matrix gets 60 % of the time then, the solver the rest. The solver stops
 // a tenth of its time before the deadline, placement gets the time it is
-// measured to need. The steps that run past D have shares of S, as
+// measured to need (per job, and more per queued job it may start on a
+// free GPU). The steps that run past D have shares of S, as
 // ilp.Solve's: the running jobs' current configurations are valued (their
 // goodput predicted, every 64 jobs the clock is read) until D + S/4, or
 // until placement must start to end by D when that is earlier, and
@@ -101,9 +102,10 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	work := ctx
 	if dl, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
-		work, cancel = context.WithDeadline(ctx, dl.Add(-placeReserve(len(snap.Jobs))))
+		reserve := placeReserve(&snap, cl)
+		work, cancel = context.WithDeadline(ctx, dl.Add(-reserve))
 		defer cancel()
-		clk.leavePlacement(dl.Add(-placeReserve(len(snap.Jobs))))
+		clk.leavePlacement(dl.Add(-reserve))
 	}
 	mctx, mcancel, phased := matrixPlan(work, &snap, cl, o)
 	m, err := buildMatrix(mctx, &snap, o, cl, phased)

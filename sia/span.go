@@ -56,6 +56,17 @@ func (cl *cluster) spannedCurrent(cur Allocation) (configset.Config, bool) {
 	if len(cur.Placement) == 0 {
 		return configset.Config{}, false
 	}
+	// Most allocations lie on nodes of one size: no maps for them.
+	one := true
+	for _, g := range cur.Placement[1:] {
+		if cl.nodeGPUs[g.Node] != cl.nodeGPUs[cur.Placement[0].Node] {
+			one = false
+			break
+		}
+	}
+	if one {
+		return configset.Config{}, false
+	}
 	type acc struct{ nodes, gpus int }
 	per := map[int]*acc{}
 	seen := map[string]bool{}

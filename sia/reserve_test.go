@@ -1,0 +1,41 @@
+package sia
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPlaceReserveByStarts: the time Round keeps for placement grows with
+// the requests placement will place anew (queued jobs, at most one per free
+// GPU), not with the job count alone: the same jobs on a cluster whose
+// GPUs are all withheld (Snapshot.Reserved: nothing can start) get a
+// reserve smaller by the starts' cost, and a round whose queued jobs can
+// all start gets at least placeCostPerStart for each. Before the reserve
+// was sized by the work (2 µs per job whatever it did), both rounds got
+// the same reserve, and rounds starting 1,500 jobs at a 100 ms deadline
+// spent up to 17 ms of CPU past D in placement.
+func TestPlaceReserveByStarts(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	nodes := heteroCluster(8) // 352 GPUs
+	jobs := genJobs(rand.New(rand.NewPCG(3, 7)), 200, now)
+	o := (&Options{}).WithDefaults()
+	reserve := func(reserved map[string]int) time.Duration {
+		snap := Snapshot{Now: now, Nodes: nodes, Jobs: jobs, Reserved: reserved}
+		cl, err := validateSnapshot(&snap, &o, true)
+		require.NoError(t, err)
+		return placeReserve(&snap, cl)
+	}
+	open := reserve(nil)
+	full := reserve(map[string]int{"t4": 8 * 6 * 4, "a100": 8 * 2 * 8, "rtx": 8 * 3 * 8})
+	assert.GreaterOrEqual(t, open, placeCostFixed+200*(placeCostPerJob+placeCostPerStart), "200 queued jobs, 352 free GPUs: every job may start")
+	assert.Equal(t, placeCostFixed+200*placeCostPerJob, full, "no free GPU: no start")
+	assert.Equal(t, 200*placeCostPerStart, open-full)
+
+	// Fewer free GPUs than queued jobs: one start per free GPU.
+	few := reserve(map[string]int{"t4": 8*6*4 - 10, "a100": 8 * 2 * 8, "rtx": 8 * 3 * 8})
+	assert.Equal(t, 10*placeCostPerStart, few-full)
+}
