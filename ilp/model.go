@@ -187,7 +187,7 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 			continue
 		}
 		if clk != nil {
-			if work += len(j.Options) + 8; work >= validateChunk/4 {
+			if work += len(j.Options) + 8; work >= validateChunk/16 {
 				work = 0
 				if past(clk.buildEnd) {
 					m.stopAt(i, sc)
