@@ -22,7 +22,6 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -42,14 +41,10 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the solves to this file")
 	late := flag.Bool("late", false, "print the solver's stack when a solve is still running at the contract's end (where the overshoot is)")
 	flag.Parse()
-	var deadlines []time.Duration
-	for _, f := range strings.Split(*dls, ",") {
-		d, err := time.ParseDuration(strings.TrimSpace(f))
-		if err != nil || d <= 0 {
-			fmt.Fprintln(os.Stderr, "deadline: bad -deadlines:", f)
-			os.Exit(2)
-		}
-		deadlines = append(deadlines, d)
+	deadlines, err := measure.ParseDeadlines(*dls, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "deadline:", err)
+		os.Exit(2)
 	}
 	if *reps < 1 || *reps > 100 {
 		fmt.Fprintln(os.Stderr, "deadline: -reps must be in [1,100]")
@@ -75,18 +70,12 @@ func main() {
 	fmt.Printf("corpus: %d instances, %d solves per deadline, GOMAXPROCS %d\n\n", len(probs), len(probs)**reps, runtime.GOMAXPROCS(0))
 	fmt.Println("| deadline | overshoot p50 | p99 | max | contract | gap median | gap max | within target | optimal | unbounded | peak heap | CPU share | CPU after D p50 | max |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "deadline:", err)
-			os.Exit(1)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(os.Stderr, "deadline:", err)
-			os.Exit(1)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := measure.StartCPUProfile(*cpuprofile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "deadline:", err)
+		os.Exit(1)
 	}
+	defer stopProfile()
 	// the solving thread's CPU time against the wall clock says how much
 	// of a core the machine gave the solver
 	runtime.LockOSThread()

@@ -24,7 +24,6 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -42,14 +41,10 @@ func main() {
 	verbose := flag.Bool("v", false, "one line per round")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the measured rounds to this file")
 	flag.Parse()
-	var deadlines []time.Duration
-	for _, f := range strings.Split(*dls, ",") {
-		d, err := time.ParseDuration(strings.TrimSpace(f))
-		if err != nil || d <= 0 || d > time.Minute {
-			fmt.Fprintln(os.Stderr, "round-deadline: bad -deadlines (want durations in (0, 1m]):", f)
-			os.Exit(2)
-		}
-		deadlines = append(deadlines, d)
+	deadlines, err := measure.ParseDeadlines(*dls, time.Minute)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "round-deadline:", err)
+		os.Exit(2)
 	}
 	if *reps < 1 || *reps > 100 {
 		fmt.Fprintln(os.Stderr, "round-deadline: -reps must be in [1,100]")
@@ -109,18 +104,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "round-deadline:", err)
 		os.Exit(1)
 	}
-	if *prof != "" {
-		f, err := os.Create(*prof)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "round-deadline:", err)
-			os.Exit(1)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(os.Stderr, "round-deadline:", err)
-			os.Exit(1)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := measure.StartCPUProfile(*prof)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "round-deadline:", err)
+		os.Exit(1)
 	}
+	defer stopProfile()
 	runtime.LockOSThread()
 	tid := measure.ThreadID()
 	for _, d := range deadlines {

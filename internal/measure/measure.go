@@ -1,13 +1,18 @@
 // Package measure holds the measurement helpers of the deadline tests and
 // programs (ilp and sia's deadline tests, examples/ilp-deadline,
 // examples/round-deadline): a thread's CPU time, which unlike wall time
-// does not grow with the machine's load, the peak heap during a call, and
-// nearest-rank quantiles.
+// does not grow with the machine's load, the peak heap during a call,
+// nearest-rank quantiles, and the programs' -deadlines and -cpuprofile
+// flags.
 package measure
 
 import (
+	"fmt"
 	"math"
+	"os"
 	"runtime/metrics"
+	"runtime/pprof"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -48,4 +53,39 @@ func SampleHeap(stop <-chan struct{}, peak *atomic.Uint64) {
 		case <-t.C:
 		}
 	}
+}
+
+// ParseDeadlines reads a comma-separated list of durations (the deadline
+// programs' -deadlines flag), each positive and, when max > 0, at most max.
+func ParseDeadlines(list string, max time.Duration) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, f := range strings.Split(list, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil || d <= 0 || max > 0 && d > max {
+			want := "positive durations"
+			if max > 0 {
+				want = fmt.Sprintf("durations in (0, %v]", max)
+			}
+			return nil, fmt.Errorf("bad -deadlines (want %s): %q", want, f)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// StartCPUProfile writes a CPU profile to path until the returned stop is
+// called; an empty path profiles nothing (stop does nothing).
+func StartCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

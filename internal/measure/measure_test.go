@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestQuantile(t *testing.T) {
@@ -47,4 +48,30 @@ func TestThreadCPU(t *testing.T) {
 	close(stop)
 	<-done
 	runtime.KeepAlive(buf)
+}
+
+func TestParseDeadlines(t *testing.T) {
+	got, err := ParseDeadlines("5ms, 20ms,1s", time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, []time.Duration{5 * time.Millisecond, 20 * time.Millisecond, time.Second}, got)
+	for _, bad := range []string{"", "0s", "-1ms", "x", "5ms,,1s", "2m"} {
+		_, err := ParseDeadlines(bad, time.Minute)
+		assert.Error(t, err, bad)
+	}
+	got, err = ParseDeadlines("2m", 0)
+	require.NoError(t, err)
+	assert.Equal(t, []time.Duration{2 * time.Minute}, got)
+}
+
+func TestStartCPUProfile(t *testing.T) {
+	stop, err := StartCPUProfile("")
+	require.NoError(t, err)
+	stop()
+	path := t.TempDir() + "/cpu.pprof"
+	stop, err = StartCPUProfile(path)
+	require.NoError(t, err)
+	stop()
+	assert.FileExists(t, path)
+	_, err = StartCPUProfile(t.TempDir() + "/no/such/dir/cpu.pprof")
+	assert.Error(t, err)
 }
