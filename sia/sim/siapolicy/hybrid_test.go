@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sia-sched/sia/bootstrap"
-	"github.com/sia-sched/sia/internal/shareddata"
 	"github.com/sia-sched/sia/sia/sim"
 )
 
@@ -18,11 +17,7 @@ import (
 // pipeline replicas in every round (2 A100s or 8 RTXs each), the run is
 // deterministic.
 func TestHybridJobEndToEnd(t *testing.T) {
-	dir := shareddata.Dir(t)
-	c, err := sim.ParseCluster("a100:1x8,rtx:1x8", 1)
-	require.NoError(t, err)
-	tr, err := sim.LoadTrace(dir+"/profiles", c.Types())
-	require.NoError(t, err)
+	_, c, tr := traceCluster(t, "a100:1x8,rtx:1x8")
 	wl := &sim.Workload{Name: "gpt-small", Jobs: []sim.JobSpec{
 		{Name: "gpt-0", App: sim.GPTApp, Submit: 0, Replicas: 1, Batch: 384},
 		{Name: "bert-1", App: "bert", Submit: 600, Replicas: 4, Batch: 48},
@@ -67,11 +62,7 @@ func TestHybridJobEndToEnd(t *testing.T) {
 // TestHybridRefusedWhenRigidOrArtifactPlacement: the adapter's variants
 // that cannot keep whole replicas make sim.Run refuse the GPT job by name.
 func TestHybridRefusedWhenRigidOrArtifactPlacement(t *testing.T) {
-	dir := shareddata.Dir(t)
-	c, err := sim.ParseCluster("a100:1x8", 1)
-	require.NoError(t, err)
-	tr, err := sim.LoadTrace(dir+"/profiles", c.Types())
-	require.NoError(t, err)
+	_, c, tr := traceCluster(t, "a100:1x8")
 	wl := &sim.Workload{Jobs: []sim.JobSpec{{Name: "gpt-3", App: sim.GPTApp, Replicas: 1, Batch: 48}}}
 	for _, opt := range []Options{{Rigid: true}, {ArtifactPlacement: true}} {
 		p, err := New(c, tr, opt)
@@ -113,11 +104,7 @@ func TestHybridWholeReplicasRandomWorkloads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three 64-GPU simulations")
 	}
-	dir := shareddata.Dir(t)
-	c, err := sim.ParseCluster("heterogeneous", 1)
-	require.NoError(t, err)
-	tr, err := sim.LoadTrace(dir+"/profiles", c.Types())
-	require.NoError(t, err)
+	_, c, tr := traceCluster(t, "heterogeneous")
 	for seed := uint64(1); seed <= 3; seed++ {
 		wl, err := sim.Generate(seed, 1, 30)
 		require.NoError(t, err)

@@ -68,11 +68,7 @@ func TestSiaModesShortRun(t *testing.T) {
 // ground truth (published simulator: 0.586 h; the bound for the
 // five-workload mean is 0.82 h).
 func TestSiaSaturnWorkload1(t *testing.T) {
-	dir := shareddata.Dir(t)
-	c, err := sim.ParseCluster("heterogeneous", 1)
-	require.NoError(t, err)
-	tr, err := sim.LoadTrace(dir+"/profiles", c.Types())
-	require.NoError(t, err)
+	dir, c, tr := traceCluster(t, "heterogeneous")
 	wl, err := sim.LoadWorkload(dir + "/workloads/saturn/workload-1.csv")
 	require.NoError(t, err)
 	p, err := New(c, tr, Options{})
@@ -87,11 +83,7 @@ func TestSiaSaturnWorkload1(t *testing.T) {
 // BenchmarkSaturnWorkload1 simulates one whole saturn workload (160 jobs,
 // 64 GPUs, trace ground truth) with Sia per iteration.
 func BenchmarkSaturnWorkload1(b *testing.B) {
-	dir := shareddata.Dir(b)
-	c, err := sim.ParseCluster("heterogeneous", 1)
-	require.NoError(b, err)
-	tr, err := sim.LoadTrace(dir+"/profiles", c.Types())
-	require.NoError(b, err)
+	dir, c, tr := traceCluster(b, "heterogeneous")
 	wl, err := sim.LoadWorkload(dir + "/workloads/saturn/workload-1.csv")
 	require.NoError(b, err)
 	for i := 0; i < b.N; i++ {
@@ -176,4 +168,16 @@ func keys(m map[string]int) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// traceCluster returns the shared data folder, the cluster of spec and the
+// trace ground truth of its types (skipping when the data is absent).
+func traceCluster(tb testing.TB, spec string) (string, sim.Cluster, *sim.TraceTruth) {
+	tb.Helper()
+	dir := shareddata.Dir(tb)
+	c, err := sim.ParseCluster(spec, 1)
+	require.NoError(tb, err)
+	tr, err := sim.LoadTrace(dir+"/profiles", c.Types())
+	require.NoError(tb, err)
+	return dir, c, tr
 }
