@@ -1,8 +1,10 @@
 // Command ilp-deadline measures ilp.Solve's deadline contract on the hard
 // corpus (ilptest.HardCorpus, generated from its seeds): per deadline, the
 // overshoot past the deadline (p50, p99, max over every solve), the
-// relative gap (objective − bound)/|bound| (median and max over the
-// instances, each instance's worst solve), the share of instances within
+// relative gap |objective − bound|/|bound| (median and max over the
+// instances, each instance's worst solve; signed so that it is ≥ 0 for a
+// valid bound in either sense, measure.RelGap: the program stops on a
+// negative one; +Inf for a fallback plan without a bound), the share of instances within
 // the gap target, the solves proven optimal (they return before the
 // deadline: overshoot 0), the peak heap during the solves, and the median
 // share of a core the solving thread got (its CPU time over the wall
@@ -134,10 +136,13 @@ func main() {
 					o = 0 // returned before the deadline
 				}
 				over = append(over, o)
-				g := sol.Gap() / math.Abs(sol.Bound)
+				g := measure.RelGap(sol.Objective, sol.Bound, p.Sense == ilp.Minimize)
 				if math.IsInf(sol.Bound, 0) {
-					g = math.Inf(1) // a fallback plan: nothing bounded
-					fallbacks++
+					fallbacks++ // a fallback plan: nothing bounded (gap +Inf)
+				}
+				if g < 0 {
+					fmt.Fprintf(os.Stderr, "deadline: %s: bound %v on the wrong side of objective %v\n", names[pi], sol.Bound, sol.Objective)
+					os.Exit(1)
 				}
 				worst = math.Max(worst, g)
 				if pk.Load() > base {

@@ -6,9 +6,18 @@
 // before D counts 0), the CPU time the round's thread spent past D (p50,
 // max: on a shared machine it says how much of the overshoot is the
 // round's own work rather than waiting for a core), the jobs the plans
-// start (median), the relative gap (objective − bound)/|bound| (median and
-// max; +Inf when the matrix was cut short and bounds nothing), the plans
-// proven optimal, and the peak heap during the rounds.
+// start (median), the relative gap between the plan's objective and its
+// bound (median and max), the plans proven optimal, and the peak heap
+// during the rounds.
+//
+// The gap is |objective − bound| / |bound|, signed so that it is ≥ 0
+// whenever the bound is valid (measure.RelGap: the bound is above the
+// objective when maximising, below it when minimising, as Sia does with its
+// default p < 0, whose values are negative powers): the program stops on a
+// negative one, a bound on the wrong side. "+Inf" means no bound: the
+// round's deadline cut the goodput matrix short (the plan is built on a
+// partial matrix, which bounds nothing; Plan.Bound is ±Inf). 0 is a plan
+// proven optimal.
 //
 //	go run ./examples/round-deadline -deadlines 5ms,20ms,100ms,1s -reps 5
 //
@@ -21,7 +30,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -104,6 +112,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "round-deadline:", err)
 		os.Exit(1)
 	}
+	minimize := s.Options().P < 0 // the allocation problem's sense (sia.Options.P)
 	stopProfile, err := measure.StartCPUProfile(*prof)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "round-deadline:", err)
@@ -157,14 +166,15 @@ func main() {
 					}
 				}
 				started = append(started, n)
-				g := (p.Bound - p.Objective) / math.Abs(p.Bound)
+				g := measure.RelGap(p.Objective, p.Bound, minimize)
 				if p.Status == sia.StatusOptimal {
 					optimal++
-					g = 0
-				} else if math.IsInf(p.Bound, 0) || math.IsNaN(g) {
-					g = math.Inf(1)
 				}
-				gaps = append(gaps, math.Abs(g))
+				if g < 0 {
+					fmt.Fprintf(os.Stderr, "round-deadline: %s: bound %v on the wrong side of objective %v\n", names[si], p.Bound, p.Objective)
+					os.Exit(1)
+				}
+				gaps = append(gaps, g)
 				if pk.Load() > base {
 					peak = max(peak, pk.Load()-base)
 				}
