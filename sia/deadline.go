@@ -120,29 +120,110 @@ func roundContext(ctx context.Context, o *Options) (context.Context, context.Can
 	return context.WithTimeout(ctx, o.RoundTimeout)
 }
 
-// placeReserve is the time Round keeps for placement and the plan when ctx
-// has a deadline, sized by the work placement may do: every job's request
-// (placeCostPerJob) and, on top, the requests that may be placed anew
-// (placeCostPerStart): the queued jobs, at most one per free GPU (capacity
-// less Reserved less the running jobs' GPUs; a start takes at least one).
-// The running jobs' requests are charged as kept: most keep their GPUs,
-// and a resize or move places a job the solver took GPUs from, which a
-// start could not have used.
-func placeReserve(snap *Snapshot, cl *cluster) time.Duration {
-	free := 0
+// roundBudget is how a round with a deadline splits the time left after
+// validation (see Scheduler.Round), sized before the matrix starts.
+type roundBudget struct {
+	// reserve is the time kept before D for placement and the plan:
+	// placeCostFixed, placeCostPerJob per job and placeCostPerStart per
+	// start placement may make (starts).
+	reserve time.Duration
+	// matrix is the matrix's time from the start of its build.
+	matrix time.Duration
+	// phased builds the matrix by priority (buildRows).
+	phased bool
+	// floorRows and capRows bound, per matrix worker, the queued jobs whose
+	// cheap row a phased matrix builds: the first floorRows whatever the
+	// deadline (a round out of time still admits some), up to capRows
+	// while its time lasts, none beyond. capRows is what the time to D
+	// affords (the rows, the solver's share and the starts they may make
+	// all fit); math.MaxInt when every queued job's row fits.
+	floorRows, capRows int
+	// starts is the most queued jobs placement may start: at most one per
+	// cheap row and per free GPU.
+	starts int
+}
+
+// roundShape counts what the budget depends on: the running and queued
+// jobs and the free GPUs (capacity less Reserved less the running jobs'
+// GPUs, at least 0; a start takes at least one).
+func roundShape(snap *Snapshot, cl *cluster) (running, queued, free int) {
 	for t, c := range cl.capacity {
 		free += max(c-snap.Reserved[t], 0)
 	}
-	queued := 0
 	for i := range snap.Jobs {
 		if cur := snap.Jobs[i].State.Current; cur.Running() {
+			running++
 			free -= cur.GPUs
 		} else {
 			queued++
 		}
 	}
-	starts := min(queued, max(free, 0))
-	return placeCostFixed + time.Duration(len(snap.Jobs))*placeCostPerJob + time.Duration(starts)*placeCostPerStart
+	return running, queued, max(free, 0)
+}
+
+// placeReserve is the time Round keeps for placement and the plan, sized
+// by the work placement may do: every job's request (placeCostPerJob) and,
+// on top, starts requests placed anew (placeCostPerStart). The running
+// jobs' requests are charged as kept: most keep their GPUs, and a resize or
+// move places a job the solver took GPUs from, which a start could not
+// have used.
+func placeReserve(jobs, starts int) time.Duration {
+	return placeCostFixed + time.Duration(jobs)*placeCostPerJob + time.Duration(starts)*placeCostPerStart
+}
+
+// planBudget splits left, the time to the deadline after validation. When
+// the whole matrix is expected to fit in half the time left once
+// placement's reserve (for every queued job that may start) and the running
+// jobs' rows are set aside, it is built in full. Otherwise it is built by
+// priority, and the queued jobs whose cheap row it builds (k in all) are
+// those the time affords: k rows of the matrix take matrixShare of the time
+// left after the reserve for k starts (at most one per free GPU) and the
+// running jobs' rows, the solver gets the rest,
+//
+//	k · row ≤ matrixShare · (left − fixed − keep − min(k, free) · start),
+//
+// so that a round short of time values (and may start) as many queued jobs
+// as it can place by D, and never more than its reserve was sized for.
+func planBudget(left time.Duration, snap *Snapshot, cl *cluster, o *Options) roundBudget {
+	running, queued, free := roundShape(snap, cl)
+	jobs, w := len(snap.Jobs), time.Duration(workers(o, len(snap.Jobs)))
+	types := time.Duration(max(len(cl.types), 1))
+	keep := time.Duration(running) * keepCostPerJob / w
+	full := time.Duration(jobs) * types * rowCostPerType / w
+	b := roundBudget{starts: min(queued, free), capRows: math.MaxInt}
+	b.reserve = placeReserve(jobs, b.starts)
+	if avail := left - b.reserve - keep; avail >= 2*full {
+		b.matrix = avail
+		return b
+	}
+	b.phased = true
+	row := types * cheapRowCostPerType / w
+	avail := left - placeReserve(jobs, 0) - keep
+	k := affordedRows(avail, row, placeCostPerStart, free)
+	b.floorRows = lateCheapRows(free, len(cl.types), left, int(w))
+	if k < queued {
+		b.capRows = max(b.floorRows, ceilDiv(k, int(w)))
+		b.starts = min(queued, free, b.capRows*int(w))
+	}
+	b.reserve = placeReserve(jobs, b.starts)
+	b.matrix = keep + time.Duration(matrixShare*float64(max(left-b.reserve-keep, 0)))
+	return b
+}
+
+// affordedRows is the largest k ≥ 0 with k·row ≤ matrixShare·(avail −
+// min(k, free)·start): the queued rows a matrix can value in its share of
+// avail when each may start a job on a free GPU.
+func affordedRows(avail, row, start time.Duration, free int) int {
+	if avail <= 0 || row <= 0 {
+		return 0
+	}
+	a, r, p := float64(avail), float64(row), float64(start)
+	k := matrixShare * a / (r + matrixShare*p) // every row may start a job
+	if k > float64(free) {
+		// Beyond the free GPUs a row costs the matrix only.
+		k = matrixShare * (a - float64(free)*p) / r
+	}
+	return int(min(k, float64(maxGPUsBound)))
 }
 
 // workers is the number of goroutines that build the matrix.
@@ -150,34 +231,17 @@ func workers(o *Options, jobs int) int {
 	return min(max(o.Parallelism, 1), max(jobs/minJobsPerWorker, 1))
 }
 
-// matrixPlan returns the context the matrix is built under and whether it
-// is built by priority (buildRows' phased mode). work's deadline is the
-// round's less the placement reserve. The matrix stops early enough to leave
-// time for the current configurations of the running jobs (built even after
-// its deadline); when the whole matrix is not expected to fit in half the
-// time left, it is built by priority and gets matrixShare of the time, the
-// solver the rest.
-func matrixPlan(work context.Context, snap *Snapshot, cl *cluster, o *Options) (context.Context, context.CancelFunc, bool) {
-	dl, ok := work.Deadline()
-	if !ok {
-		return work, func() {}, false
+// matrixContext returns the context the matrix is built under: work (whose
+// deadline is the round's less the placement reserve) ended after the
+// budget's matrix time; the budget's row bounds go to the cluster view.
+func matrixContext(work context.Context, b roundBudget, cl *cluster) (context.Context, context.CancelFunc) {
+	if _, ok := work.Deadline(); !ok {
+		return work, func() {}
 	}
-	running := 0
-	for i := range snap.Jobs {
-		if snap.Jobs[i].State.Current.Running() {
-			running++
-		}
+	if b.phased {
+		cl.floorRows, cl.capRows = b.floorRows, b.capRows
 	}
-	w := workers(o, len(snap.Jobs))
-	avail := time.Until(dl) - time.Duration(running)*keepCostPerJob/time.Duration(w)
-	est := time.Duration(len(snap.Jobs)) * time.Duration(max(len(cl.types), 1)) * rowCostPerType / time.Duration(w)
-	if avail >= 2*est {
-		ctx, cancel := context.WithTimeout(work, avail)
-		return ctx, cancel, false
-	}
-	cl.lateRows = lateCheapRows(snap, cl, time.Until(dl), w)
-	ctx, cancel := context.WithTimeout(work, time.Duration(float64(max(avail, 0))*matrixShare))
-	return ctx, cancel, true
+	return context.WithTimeout(work, b.matrix)
 }
 
 // cheapRowCostPerType is the time a queued job's cheap row (its smallest
@@ -190,23 +254,23 @@ const cheapRowCostPerType = rowCostPerType / 4
 // could hold (each needs one), within a quarter of the deadline contract's
 // allowance for a round with left time to its deadline (ilp.Slack), and
 // at least minCheapRows. Sized before the matrix starts.
-func lateCheapRows(snap *Snapshot, cl *cluster, left time.Duration, workers int) int {
-	free := 0
-	for _, c := range cl.capacity {
-		free += c
-	}
-	for i := range snap.Jobs {
-		if cur := snap.Jobs[i].State.Current; cur.Running() {
-			free -= cur.GPUs
-		}
-	}
-	budget := int(ilp.Slack(max(left, 0)) / 4 / (time.Duration(max(len(cl.types), 1)) * cheapRowCostPerType))
+func lateCheapRows(free, types int, left time.Duration, workers int) int {
+	budget := int(ilp.Slack(max(left, 0)) / 4 / (time.Duration(max(types, 1)) * cheapRowCostPerType))
 	return max(minCheapRows, min(free, budget)/max(workers, 1))
 }
 
 // minCheap is the number of queued jobs per worker whose cheap row is
 // built whatever the deadline.
-func (c *cluster) minCheap() int { return max(minCheapRows, c.lateRows) }
+func (c *cluster) minCheap() int { return max(minCheapRows, c.floorRows) }
+
+// maxCheap is the most queued jobs per worker whose cheap row is built
+// (the budget's capRows; no bound without one).
+func (c *cluster) maxCheap() int {
+	if c.capRows <= 0 {
+		return math.MaxInt
+	}
+	return max(c.capRows, c.minCheap())
+}
 
 // solverContext returns work with a deadline earlier by a tenth of the time
 // left: the solver's own overshoot must fit the round's.

@@ -2,6 +2,7 @@ package sia
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -158,4 +159,40 @@ func TestRoundPlacementCut(t *testing.T) {
 	assert.Equal(t, Queue, d.Action)
 	assert.Equal(t, ReasonDeadline, d.Reason)
 	assert.NotEqual(t, StatusOptimal, p.Status)
+}
+
+// BenchmarkMatrixFloor measures the matrix floor of a round out of time
+// when it starts, on 5,000 jobs (2,000 running) and 2,002 nodes: validating the snapshot
+// and building the phased matrix with every running job's current
+// configuration kept unvalued (the clock past keepEnd) and the first
+// queued jobs' cheap rows. cpu-µs/op is the CPU time of the benchmark's
+// thread, which the machine's load does not stretch.
+func BenchmarkMatrixFloor(b *testing.B) {
+	snap := largeSnapshot(b, 182, 6000, 1)
+	o := (&Options{}).WithDefaults()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ctx, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	late := func() time.Time { return time.Now().Add(time.Hour) }
+	var vcpu, mcpu time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c0, _ := threadCPU()
+		cl, err := validateSnapshot(&snap, &o, true)
+		c1, _ := threadCPU()
+		if err != nil {
+			b.Fatal(err)
+		}
+		cl.clk = newRoundClock(ctx, time.Now(), late)
+		if _, err := buildMatrix(ctx, &snap, &o, cl, true); err != nil {
+			b.Fatal(err)
+		}
+		c2, _ := threadCPU()
+		vcpu += c1 - c0
+		mcpu += c2 - c1
+	}
+	b.ReportMetric(float64(vcpu.Microseconds())/float64(b.N), "validate-cpu-µs/op")
+	b.ReportMetric(float64(mcpu.Microseconds())/float64(b.N), "matrix-cpu-µs/op")
 }

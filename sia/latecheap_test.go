@@ -14,10 +14,7 @@ import (
 // time are bounded by the free GPUs and by a quarter of the allowance, and
 // are at least minCheapRows.
 func TestLateCheapRows(t *testing.T) {
-	cl := &cluster{types: []string{"A", "B"}, capacity: map[string]int{"A": 64, "B": 36}}
-	running := Job{State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 40}}}
-	snap := &Snapshot{Jobs: []Job{running, {}, {}}}
-	// 60 free GPUs; a 2 ms allowance affords 500 µs / (2 types × 3 µs) = 83 rows
+	// 60 free GPUs, 2 types; a 2 ms allowance affords 500 µs / (2 types × 3 µs) = 83 rows
 	for _, c := range []struct {
 		left    time.Duration
 		workers int
@@ -28,10 +25,9 @@ func TestLateCheapRows(t *testing.T) {
 		{time.Second, 1, 60},            // more time, still the free GPUs
 		{-time.Second, 8, minCheapRows}, // at least minCheapRows
 	} {
-		assert.Equal(t, c.want, lateCheapRows(snap, cl, c.left, c.workers), "left %v, workers %d", c.left, c.workers)
+		assert.Equal(t, c.want, lateCheapRows(60, 2, c.left, c.workers), "left %v, workers %d", c.left, c.workers)
 	}
-	small := &cluster{types: []string{"A", "B"}, capacity: map[string]int{"A": 4000}}
-	assert.Equal(t, 83, lateCheapRows(&Snapshot{}, small, 0, 1), "the time bound")
+	assert.Equal(t, 83, lateCheapRows(4000, 2, 0, 1), "the time bound")
 }
 
 // TestRoundOutOfTimeStartsFreeGPUs: a round already out of time starts as

@@ -182,8 +182,15 @@ type cluster struct {
 	pools    map[string][]string // GPU type -> pool names
 	poolCap  map[string]int      // pool -> GPUs
 	nodeGPUs map[string]int      // node ID -> GPUs
+	// cur holds, per job (by index in Snapshot.Jobs), a running job's
+	// model on the type it runs on, as validation read it (Models.Model
+	// is a pure function of the type: one call per round suffices).
+	cur []curModel
 	firstR   map[string]int      // GPU type -> GPUs per node of its first pool
-	lateRows int                 // see lateCheapRows (0: minCheapRows)
+	// floorRows and capRows bound the queued jobs per matrix worker whose
+	// cheap row a phased matrix builds (roundBudget; 0: minCheapRows and
+	// no bound).
+	floorRows, capRows int
 	clk      *roundClock         // Round's clock (nil: BuildMatrix, no deadline)
 }
 
@@ -443,8 +450,9 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 			} else {
 				mode = rowKeep // a queued job's row stays empty
 				// The first few queued jobs always get their cheap row:
-				// even a round out of time when it starts admits some.
-				if late = late || queued >= cl.minCheap() && expired(); !late {
+				// even a round out of time when it starts admits some;
+				// then while time lasts, up to what the budget affords.
+				if late = late || queued >= cl.maxCheap() || queued >= cl.minCheap() && expired(); !late {
 					mode = rowCheap
 				}
 				queued++
@@ -479,8 +487,14 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 // backing (returned): the steps of the paper's §3.3, one method each.
 func buildRow(backing []matrixEntry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, m *goodputMatrix, lambda float64, i int, mode rowMode) ([]matrixEntry, error) {
 	j := restoreView(&snap.Jobs[i], snap.Now)
+	if (mode == rowKeep || mode == rowBare) && !j.State.Current.Running() {
+		// A queued job's row left empty (a phased matrix past its cheap
+		// rows): what finishRow makes of no entries.
+		m.Rows[i] = matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: true}
+		return backing, nil
+	}
 	start := len(backing)
-	rb := rowBuilder{j: j, o: o, k: k, cl: cl, ev: ev, cur: j.State.Current, dst: backing}
+	rb := rowBuilder{j: j, idx: i, o: o, k: k, cl: cl, ev: ev, cur: j.State.Current, dst: backing}
 	rb.init(mode)
 	for _, t := range cl.types {
 		if err := rb.addType(t); err != nil {
@@ -524,6 +538,7 @@ func spillPin(row *matrixRow, j *Job, cl *cluster) {
 // job's row, type by type.
 type rowBuilder struct {
 	j     *Job
+	idx   int // the job's index in Snapshot.Jobs
 	o     *Options
 	k     *ArtifactKnobs
 	cl    *cluster
@@ -612,7 +627,8 @@ func (rb *rowBuilder) addType(t string) error {
 func (rb *rowBuilder) typeModel(t string) (bool, error) {
 	j := rb.j
 	rb.t, rb.p = t, 1
-	model, src, ok, err := admissible(j, t)
+	model, src := rb.cl.jobModel(j, rb.idx, t)
+	model, src, ok, err := admissible(j, t, model, src)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -662,7 +678,7 @@ func (rb *rowBuilder) candidates() []configset.Config {
 		// a minimum no pool holds: configurations spanning pools
 		cands = append(cands, rb.cl.set.Spans(t, rb.bound.minG, rb.bound.maxG, p, maxSpansPerType)...)
 	}
-	if rb.keepOnly && j.Kind == Rigid {
+	if rb.keepOnly {
 		kept := cands[:0]
 		for _, c := range cands {
 			if c == rb.curCfg {
@@ -772,15 +788,30 @@ const maxValue = 1e150
 // values below it convert to int exactly enough).
 const maxGPUsBound = 1 << 52
 
-// admissible returns the job's model on type t and whether the type may be
-// offered at all: not when the job's Types leave it out or its Models
-// exclude it (bootstrap.Excluded). A pinned job whose models exclude its
-// own type is an error (the round can neither keep nor move it).
-func admissible(j *Job, t string) (goodput.Model, bootstrap.Source, bool, error) {
+// curModel is a job's model on a type and its source.
+type curModel struct {
+	m   goodput.Model
+	src bootstrap.Source
+}
+
+// jobModel returns job j's model on type t: for the type a running job
+// runs on, the one validation read (cluster.cur), else Models.Model's.
+func (cl *cluster) jobModel(j *Job, i int, t string) (goodput.Model, bootstrap.Source) {
+	if i < len(cl.cur) && j.State.Current.Running() && j.State.Current.Type == t {
+		return cl.cur[i].m, cl.cur[i].src
+	}
+	return j.Models.Model(t)
+}
+
+// admissible returns the job's model on type t (model and src, from
+// Models.Model) and whether the type may be offered at all: not when the
+// job's Types leave it out or its Models exclude it (bootstrap.Excluded).
+// A pinned job whose models exclude its own type is an error (the round
+// can neither keep nor move it).
+func admissible(j *Job, t string, model goodput.Model, src bootstrap.Source) (goodput.Model, bootstrap.Source, bool, error) {
 	if j.Types != nil && !slices.Contains(j.Types, t) {
 		return goodput.Model{}, bootstrap.None, false, nil
 	}
-	model, src := j.Models.Model(t)
 	switch {
 	case src == bootstrap.Excluded:
 		if pinned(j, time.Time{}) && j.State.Current.Type == t { // j is a restoreView

@@ -27,7 +27,9 @@ func TestPlaceReserveByStarts(t *testing.T) {
 		snap := Snapshot{Now: now, Nodes: nodes, Jobs: jobs, Reserved: reserved}
 		cl, err := validateSnapshot(&snap, &o, true)
 		require.NoError(t, err)
-		return placeReserve(&snap, cl)
+		b := planBudget(time.Minute, &snap, cl, &o) // time to spare: the whole matrix
+		require.False(t, b.phased)
+		return b.reserve
 	}
 	open := reserve(nil)
 	full := reserve(map[string]int{"t4": 8 * 6 * 4, "a100": 8 * 2 * 8, "rtx": 8 * 3 * 8})

@@ -100,15 +100,16 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	// With a deadline, the matrix and the solver stop early enough to leave
 	// placement and the plan their time.
 	work := ctx
+	var b roundBudget
 	if dl, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
-		reserve := placeReserve(&snap, cl)
-		work, cancel = context.WithDeadline(ctx, dl.Add(-reserve))
+		b = planBudget(time.Until(dl), &snap, cl, o)
+		work, cancel = context.WithDeadline(ctx, dl.Add(-b.reserve))
 		defer cancel()
-		clk.leavePlacement(dl.Add(-reserve))
+		clk.leavePlacement(dl.Add(-b.reserve))
 	}
-	mctx, mcancel, phased := matrixPlan(work, &snap, cl, o)
-	m, err := buildMatrix(mctx, &snap, o, cl, phased)
+	mctx, mcancel := matrixContext(work, b, cl)
+	m, err := buildMatrix(mctx, &snap, o, cl, b.phased)
 	mcancel()
 	t2 := time.Now()
 	nopts := 0

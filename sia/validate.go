@@ -248,7 +248,12 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuI
 			return err
 		}
 	}
-	if m, src := j.Models.Model(cur.Type); src != bootstrap.Excluded {
+	m, src := j.Models.Model(cur.Type)
+	if cl.cur == nil {
+		cl.cur = make([]curModel, len(s.Jobs))
+	}
+	cl.cur[i] = curModel{m, src}
+	if src != bootstrap.Excluded {
 		if p, err := replicaSize(j, cur.Type, m); err != nil {
 			return err
 		} else if cur.GPUs%p != 0 {
