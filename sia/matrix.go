@@ -185,13 +185,13 @@ type cluster struct {
 	// cur holds, per job (by index in Snapshot.Jobs), a running job's
 	// model on the type it runs on, as validation read it (Models.Model
 	// is a pure function of the type: one call per round suffices).
-	cur []curModel
-	firstR   map[string]int      // GPU type -> GPUs per node of its first pool
+	cur    []curModel
+	firstR map[string]int // GPU type -> GPUs per node of its first pool
 	// floorRows and capRows bound the queued jobs per matrix worker whose
 	// cheap row a phased matrix builds (roundBudget; 0: minCheapRows and
 	// no bound).
 	floorRows, capRows int
-	clk      *roundClock         // Round's clock (nil: BuildMatrix, no deadline)
+	clk                *roundClock // Round's clock (nil: BuildMatrix, no deadline)
 }
 
 // newCluster groups the nodes into pools (one per type and node size,
