@@ -21,21 +21,25 @@ const (
 	// (about 6.5 µs measured on the paper's three types).
 	rowCostPerType = 12 * time.Microsecond
 	// keepCostPerJob is the time a running job's current-configuration row
-	// takes (built even when the round is out of time).
+	// takes with its goodput predicted (built even when the round is out
+	// of time), bareCostPerJob without (rowBare: about 0.9 µs of CPU
+	// measured, validation's share of the job included: BenchmarkMatrixFloor).
 	keepCostPerJob = 4 * time.Microsecond
+	bareCostPerJob = 1500 * time.Nanosecond
 	// placeCostPerJob, placeCostPerStart and placeCostFixed size the time
 	// kept for placement and the plan (placeReserve) by the work placement
 	// will do rather than by the job count alone: a job that keeps its GPUs
 	// costs little (about 1 µs of CPU per job measured with the greedy
 	// allocation and the decisions, 2,504 jobs on 2,048 GPUs and 4,166 on
-	// 8,192 alike: BenchmarkRoundFloor), a request placed anew (a start,
+	// 8,192 alike, 0.6 µs on the 5,000-job fleets of round-deadline:
+	// BenchmarkRoundFloor), a request placed anew (a start,
 	// best fit and the evictions it may cause) several times that: at a
 	// 100 ms deadline, rounds starting 1,500 of 2,500 jobs spent 7–17 ms
 	// of CPU past D in placement with a reserve of 2 µs per job
 	// (examples/round-deadline). Placement past its share of the deadline
 	// stops evicting (roundClock), so an estimate too low costs the
 	// placement's quality, not the contract.
-	placeCostPerJob   = 2 * time.Microsecond
+	placeCostPerJob   = 1200 * time.Nanosecond
 	placeCostPerStart = 5 * time.Microsecond
 	placeCostFixed    = 500 * time.Microsecond
 	// matrixShare is the share of the time left after validation that the
@@ -141,6 +145,12 @@ type roundBudget struct {
 	// starts is the most queued jobs placement may start: at most one per
 	// cheap row and per free GPU.
 	starts int
+	// bareFirst builds the running jobs' rows without their goodput first
+	// (rowBare) and values them only after the queued rows, while the
+	// matrix's time lasts: when valuing them first would leave fewer
+	// queued rows than the time affords otherwise (starting queued jobs on
+	// free GPUs comes before a kept job's batch size).
+	bareFirst bool
 }
 
 // roundShape counts what the budget depends on: the running and queued
@@ -184,6 +194,9 @@ func placeReserve(jobs, starts int) time.Duration {
 //
 // so that a round short of time values (and may start) as many queued jobs
 // as it can place by D, and never more than its reserve was sized for.
+// When the running jobs' rows with their goodput (keepCostPerJob) leave
+// time for fewer than every queued job's row, they are built bare first
+// (bareCostPerJob, roundBudget.bareFirst).
 func planBudget(left time.Duration, snap *Snapshot, cl *cluster, o *Options) roundBudget {
 	running, queued, free := roundShape(snap, cl)
 	jobs, w := len(snap.Jobs), time.Duration(workers(o, len(snap.Jobs)))
@@ -198,8 +211,11 @@ func planBudget(left time.Duration, snap *Snapshot, cl *cluster, o *Options) rou
 	}
 	b.phased = true
 	row := types * cheapRowCostPerType / w
-	avail := left - placeReserve(jobs, 0) - keep
-	k := affordedRows(avail, row, placeCostPerStart, free)
+	k := affordedRows(left-placeReserve(jobs, 0)-keep, row, placeCostPerStart, free)
+	if k < queued {
+		keep = time.Duration(running) * bareCostPerJob / w
+		k, b.bareFirst = affordedRows(left-placeReserve(jobs, 0)-keep, row, placeCostPerStart, free), true
+	}
 	b.floorRows = lateCheapRows(free, len(cl.types), left, int(w))
 	if k < queued {
 		b.capRows = max(b.floorRows, ceilDiv(k, int(w)))
@@ -239,7 +255,7 @@ func matrixContext(work context.Context, b roundBudget, cl *cluster) (context.Co
 		return work, func() {}
 	}
 	if b.phased {
-		cl.floorRows, cl.capRows = b.floorRows, b.capRows
+		cl.floorRows, cl.capRows, cl.bareFirst = b.floorRows, b.capRows, b.bareFirst
 	}
 	return context.WithTimeout(work, b.matrix)
 }

@@ -188,9 +188,10 @@ type cluster struct {
 	cur    []curModel
 	firstR map[string]int // GPU type -> GPUs per node of its first pool
 	// floorRows and capRows bound the queued jobs per matrix worker whose
-	// cheap row a phased matrix builds (roundBudget; 0: minCheapRows and
-	// no bound).
+	// cheap row a phased matrix builds, and bareFirst builds the running
+	// jobs' rows bare first (roundBudget; 0: minCheapRows and no bound).
 	floorRows, capRows int
+	bareFirst          bool
 	clk                *roundClock // Round's clock (nil: BuildMatrix, no deadline)
 }
 
@@ -419,7 +420,7 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 	}
 	// Past the clock's keepEnd, running jobs keep their configuration
 	// without a goodput prediction (looked at every keepCheckJobs of them).
-	kept, bare := 0, false
+	kept, bare := 0, phased && cl.bareFirst
 	keepMode := func() rowMode {
 		if kept++; !bare && kept%keepCheckJobs == 1 {
 			bare = cl.clk.past(cl.clk.keepEnd)
@@ -462,6 +463,16 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 			}
 		}
 		if late {
+			// Rows built bare first get their goodput while time lasts.
+			if cl.bareFirst && cl.clk != nil {
+				for i := lo; i < hi && !expired() && !cl.clk.past(cl.clk.keepEnd); i++ {
+					if snap.Jobs[i].State.Current.Running() {
+						if backing, err = buildRow(backing, snap, o, k, cl, ev, m, lambda, i, rowKeep); err != nil {
+							return true, err
+						}
+					}
+				}
+			}
 			return true, nil
 		}
 	}

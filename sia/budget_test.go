@@ -1,0 +1,69 @@
+package sia
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPlanBudget: the budget of a round with a deadline is consistent at
+// every deadline: placement's reserve is sized for the starts the matrix
+// may make (at most one per queued row it values and per free GPU), the
+// queued rows it values fit the matrix's share of what is left after the
+// reserve and the running jobs' rows (k·row ≤ matrixShare·(left − fixed −
+// keep − min(k, free)·start)), and reserve and matrix together fit the time
+// left. On 5,000 jobs (2,000 running) with a 20 ms deadline it values
+// hundreds of queued rows; before the budget was one (placeReserve sized
+// for every queued job that could start, 0.5 ms + 2 µs per job + 5 µs per
+// start: 25 ms), the reserve alone exceeded the deadline, the matrix
+// valued only the late cheap rows and the round started about 30 jobs.
+func TestPlanBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large snapshot")
+	}
+	snap := largeSnapshot(t, 182, 6000, 1)
+	o := (&Options{}).WithDefaults()
+	cl, err := validateSnapshot(&snap, &o, true)
+	require.NoError(t, err)
+	running, queued, free := roundShape(&snap, cl)
+	require.InDelta(t, 5000, len(snap.Jobs), 50)
+	require.Greater(t, queued, 2500)
+	require.Greater(t, free, 1000)
+	jobs, types := len(snap.Jobs), time.Duration(len(cl.types))
+	row := types * cheapRowCostPerType
+	for _, left := range []time.Duration{-time.Millisecond, 0, 2 * time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond, time.Second, time.Minute} {
+		t.Run(fmt.Sprint(left), func(t *testing.T) {
+			b := planBudget(left, &snap, cl, &o)
+			assert.LessOrEqual(t, b.starts, min(queued, free))
+			assert.Equal(t, placeReserve(jobs, b.starts), b.reserve)
+			if !b.phased {
+				assert.Equal(t, min(queued, free), b.starts, "time to spare: every start")
+				assert.LessOrEqual(t, b.reserve+b.matrix, left)
+				return
+			}
+			assert.GreaterOrEqual(t, b.capRows, b.floorRows)
+			keep := time.Duration(running) * keepCostPerJob
+			if b.bareFirst {
+				keep = time.Duration(running) * bareCostPerJob
+			}
+			if b.capRows == math.MaxInt {
+				return // every queued row fits
+			}
+			k := b.capRows
+			assert.Equal(t, min(queued, free, k), b.starts, "the starts are bounded by the rows valued")
+			if k > b.floorRows {
+				// The afforded rows fit the matrix's share.
+				assert.LessOrEqual(t, float64(time.Duration(k-1)*row), matrixShare*float64(left-placeReserve(jobs, 0)-keep-time.Duration(min(k-1, free))*placeCostPerStart))
+				assert.LessOrEqual(t, b.reserve+b.matrix, left, "reserve and matrix fit the time left")
+			}
+			if left >= 20*time.Millisecond {
+				assert.GreaterOrEqual(t, k, 200, "hundreds of queued rows")
+				assert.Less(t, b.reserve, left/2)
+			}
+		})
+	}
+}
