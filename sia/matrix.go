@@ -680,9 +680,24 @@ func (rb *rowBuilder) candidates() []configset.Config {
 				cands = append(cands, c)
 			}
 		}
+	} else if rb.keepOnly {
+		// the current configuration, when it is one of the above
+		cur := rb.curCfg
+		if cur.GPUs >= rb.bound.minG && cur.GPUs <= rb.bound.maxG && cur.GPUs%p == 0 {
+			if cur.Spanning() {
+				cands = append(cands, rb.cl.set.Spans(t, rb.bound.minG, rb.bound.maxG, p, maxSpansPerType)...)
+			} else {
+				for _, c := range rb.cl.byType[t] {
+					if c.GPUs == cur.GPUs && c == cur {
+						cands = append(cands, c)
+						break
+					}
+				}
+			}
+		}
 	} else {
 		for _, c := range rb.cl.byType[t] {
-			if c.GPUs >= rb.bound.minG && c.GPUs <= rb.bound.maxG && c.GPUs%p == 0 && (!rb.keepOnly || c == rb.curCfg) {
+			if c.GPUs >= rb.bound.minG && c.GPUs <= rb.bound.maxG && c.GPUs%p == 0 {
 				cands = append(cands, c)
 			}
 		}

@@ -271,11 +271,15 @@ func validatePlacement(j *Job, i int, s *Snapshot, nodes *gpuIndex) error {
 	cur := j.State.Current
 	me := int32(i + 1)
 	spans := 0
+	prev, ni := "", -1 // the last node looked up (a placement lists a node's GPUs together)
 	for k, g := range cur.Placement {
 		f := func() string { return "Jobs[" + strconv.Itoa(i) + "].State.Current.Placement[" + strconv.Itoa(k) + "]" }
-		ni, ok := nodes.byID[g.Node]
-		if !ok {
-			return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: "unknown node"}
+		if ni < 0 || g.Node != prev {
+			var ok bool
+			if ni, ok = nodes.byID[g.Node]; !ok {
+				return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: "unknown node"}
+			}
+			prev = g.Node
 		}
 		n := &nodes.nodes[ni]
 		switch {
