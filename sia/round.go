@@ -56,15 +56,23 @@ func (s *Scheduler) Options() Options { return s.opts }
 // shared the tail is longer by what the round is not scheduled. Memory is
 // linear in the snapshot (jobs × configurations, nodes × GPUs).
 //
-// Time is spent by priority. When the whole matrix does not fit in half of
-// the time left, the matrix is built in three passes, each stopping at the
-// deadline: every running job's current configuration, every queued job's
-// smallest valid configuration per type, then the full rows (the jobs whose
-// row was cut short and that get no GPUs say ReasonDeadline); the
-// matrix gets 60 % of the time then, the solver the rest. The solver stops
-// a tenth of its time before the deadline, placement gets the time it is
-// measured to need (per job, and more per queued job it may start on a
-// free GPU). The steps that run past D have shares of S, as
+// Time is spent by priority, on a budget set before the matrix starts
+// (sized by measured per-row costs). When the whole matrix does not fit in
+// half of the time left, the matrix is built in three passes, each stopping
+// at the deadline: every running job's current configuration, the queued
+// jobs' smallest valid configuration per type, then the full rows (the jobs
+// whose row was cut short and that get no GPUs say ReasonDeadline). The
+// queued jobs valued are, in snapshot order, as many as the time affords:
+// their rows take 60 % of the time left once placement's reserve and the
+// running jobs' rows are set aside, the solver the rest, and placement's
+// reserve is sized for the starts they may make (at most one per valued
+// row and per free GPU), so that a round short of time starts as many jobs
+// as it can place by D. When valuing the running jobs' current
+// configurations would cost queued rows, they are kept without a
+// prediction first and valued after the queued rows while time lasts.
+// The solver stops a tenth of its time before the deadline, placement gets
+// the time it is measured to need (per job, and more per start). The steps
+// that run past D have shares of S, as
 // ilp.Solve's: the running jobs' current configurations are valued (their
 // goodput predicted, every 64 jobs the clock is read) until D + S/4, or
 // until placement must start to end by D when that is earlier, and
