@@ -36,27 +36,40 @@ type solution struct {
 // and a job pinned to one has no option in p.
 func (m *goodputMatrix) problem(order []int) (p *ilp.Problem, optIdx [][]int, spans []spanOpt) {
 	p = &ilp.Problem{Sense: m.Sense, Capacity: m.Capacity, Grid: m.Grid, Jobs: make([]ilp.Job, len(m.Rows))}
-	if len(m.Quotas) > 0 {
-		pos := make([]int, len(m.Rows)) // row -> ilp job position
-		for k := range pos {
-			pos[k] = k
-		}
-		if order != nil {
-			for k, r := range order {
-				pos[r] = k
-			}
-		}
-		for _, q := range m.Quotas {
-			iq := q
-			iq.Jobs = make([]int, len(q.Jobs))
-			for k, r := range q.Jobs {
-				iq.Jobs[k] = pos[r]
-			}
-			p.Quotas = append(p.Quotas, iq)
+	m.addQuotas(p, order)
+	m.addReservations(p)
+	optIdx, spans = m.addOptions(p, order)
+	return p, optIdx, spans
+}
+
+// addQuotas adds the matrix's quotas to p, their rows renumbered as ilp
+// job positions (order, nil = row order).
+func (m *goodputMatrix) addQuotas(p *ilp.Problem, order []int) {
+	if len(m.Quotas) == 0 {
+		return
+	}
+	pos := make([]int, len(m.Rows)) // row -> ilp job position
+	for k := range pos {
+		pos[k] = k
+	}
+	if order != nil {
+		for k, r := range order {
+			pos[r] = k
 		}
 	}
-	// The GPUs pinned jobs hold outside their entry's pool (Row.spill) are
-	// withheld from those pools.
+	for _, q := range m.Quotas {
+		iq := q
+		iq.Jobs = make([]int, len(q.Jobs))
+		for k, r := range q.Jobs {
+			iq.Jobs[k] = pos[r]
+		}
+		p.Quotas = append(p.Quotas, iq)
+	}
+}
+
+// pinSpill sums, per pool, the GPUs pinned jobs hold outside their entry's
+// pool (Row.spill): p withholds them from those pools.
+func (m *goodputMatrix) pinSpill() map[string]int {
 	spill := map[string]int{}
 	for i := range m.Rows {
 		if m.Rows[i].Pin >= 0 {
@@ -65,15 +78,25 @@ func (m *goodputMatrix) problem(order []int) (p *ilp.Problem, optIdx [][]int, sp
 			}
 		}
 	}
-	for _, pl := range slices.Sorted(maps.Keys(spill)) {
+	return spill
+}
+
+// addReservations withholds from p's pools what pinned jobs hold outside
+// their pools and the snapshot's reservations: a reservation on a type
+// with several pools is a row over the set of its pools (less what pins
+// hold outside their pools, which no option counts); on a type with one
+// pool, the pool's reservation.
+func (m *goodputMatrix) addReservations(p *ilp.Problem) {
+	reserve := func(pool string, n int) {
 		if p.Reserved == nil {
 			p.Reserved = map[string]int{}
 		}
-		p.Reserved[pl] += spill[pl]
+		p.Reserved[pool] += n
 	}
-	// A reservation on a type with several pools is a row over the set of
-	// its pools (less what pins hold outside their pools, which no option
-	// counts); on a type with one pool, the pool's reservation.
+	spill := m.pinSpill()
+	for _, pl := range slices.Sorted(maps.Keys(spill)) {
+		reserve(pl, spill[pl])
+	}
 	for _, t := range slices.Sorted(maps.Keys(m.Reserved)) {
 		r := m.Reserved[t]
 		ps, ok := m.Pools[t]
@@ -90,6 +113,13 @@ func (m *goodputMatrix) problem(order []int) (p *ilp.Problem, optIdx [][]int, sp
 		}
 		p.Quotas = append(p.Quotas, ilp.Quota{Name: "reserved:" + t, AllJobs: true, Types: ps, Limit: max(total-r, 0)})
 	}
+}
+
+// addOptions sets p's jobs, in order (nil = row order): each row's entries
+// neither Dropped nor Dominated (or pinned) as options, except the entries
+// spanning pools, returned in spans. optIdx[i][k] is the entry index of
+// option k of row i.
+func (m *goodputMatrix) addOptions(p *ilp.Problem, order []int) (optIdx [][]int, spans []spanOpt) {
 	optIdx = make([][]int, len(m.Rows))
 	n := 0
 	for i := range m.Rows {
@@ -126,7 +156,7 @@ func (m *goodputMatrix) problem(order []int) (p *ilp.Problem, optIdx [][]int, sp
 		p.Jobs[pos] = ilp.Job{ID: r.Job, Options: opts[start:len(opts):len(opts)], Unallocated: r.Unallocated, Pin: pin}
 		optIdx[i] = idx[start:len(idx):len(idx)]
 	}
-	return p, optIdx, spans
+	return optIdx, spans
 }
 
 // Problem returns the allocation problem of the matrix in row order, for

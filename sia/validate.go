@@ -168,10 +168,39 @@ type gpuIndex struct {
 	stamp []int32        // per node: the last job (index + 1) that listed a GPU on it
 }
 
+// validateJob checks job i of the snapshot: its fields, its state and,
+// for a running job, its current allocation (shape, pins, replica size,
+// placement), recording its GPUs in nodes and its model in cl.
 func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuIndex, placed bool) error {
 	bad := func(f, format string, args ...any) error {
 		return &InputError{Job: j.ID, Field: fmt.Sprintf("Jobs[%d]", i) + f, Reason: fmt.Sprintf(format, args...)}
 	}
+	if err := validateJobFields(j, i, s, bad); err != nil {
+		return err
+	}
+	if err := validateJobState(&j.State, bad); err != nil || !j.State.Current.Running() {
+		return err
+	}
+	if err := validateCurrentShape(j, i, cl, sh, placed, bad); err != nil {
+		return err
+	}
+	if pinned(j, s.Now) {
+		if err := validatePinnedBounds(j, i); err != nil {
+			return err
+		}
+	}
+	if err := validateReplicaSize(j, i, s, cl); err != nil {
+		return err
+	}
+	return validatePlacement(j, i, s, nodes)
+}
+
+// badField makes the InputError of one of a job's fields (see validateJob).
+type badField func(field, format string, args ...any) error
+
+// validateJobFields checks the job's own fields: ID, Kind, Models, the GPU
+// bounds, Submitted and Types.
+func validateJobFields(j *Job, i int, s *Snapshot, bad badField) error {
 	switch {
 	case j.ID == "":
 		return bad(".ID", "empty job ID")
@@ -202,7 +231,12 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuI
 			return &InputError{Job: j.ID, Type: t, Field: fmt.Sprintf("Jobs[%d].Types[%d]", i, k), Reason: "type listed twice"}
 		}
 	}
-	st := &j.State
+	return nil
+}
+
+// validateJobState checks the job's history and, for a job that holds no
+// GPUs, that its Current is empty and it is not restoring.
+func validateJobState(st *JobState, bad badField) error {
 	switch {
 	case st.Restarts < 0:
 		return bad(".State.Restarts", "%d, want >= 0", st.Restarts)
@@ -211,8 +245,7 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuI
 	case st.PeakReplicas < 0:
 		return bad(".State.PeakReplicas", "%d, want >= 0", st.PeakReplicas)
 	}
-	cur := st.Current
-	if !cur.Running() {
+	if cur := st.Current; !cur.Running() {
 		switch {
 		case cur.GPUs < 0:
 			return bad(".State.Current.GPUs", "%d, want >= 0", cur.GPUs)
@@ -221,13 +254,19 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuI
 		case st.Restoring:
 			return bad(".State.Restoring", "set for a job that holds no GPUs")
 		}
-		return nil
 	}
-	field := func() string { return "Jobs[" + strconv.Itoa(i) + "]" }
+	return nil
+}
+
+// validateCurrentShape checks that a running job's Current fits the
+// cluster (Nodes nodes of its type holding GPUs GPUs), matches a rigid
+// job's count and (placed) lists its GPUs.
+func validateCurrentShape(j *Job, i int, cl *cluster, sh shapes, placed bool, bad badField) error {
+	cur := j.State.Current
 	cap, ok := cl.capacity[cur.Type]
 	switch {
 	case !ok:
-		return &InputError{Job: j.ID, Type: cur.Type, Field: field() + ".State.Current.Type", Reason: "not a GPU type of the cluster"}
+		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.Type", Reason: "not a GPU type of the cluster"}
 	case cur.Nodes < 1 || cur.Nodes > cur.GPUs:
 		return bad(".State.Current.Nodes", "%d, want 1..GPUs (%d)", cur.Nodes, cur.GPUs)
 	case cur.GPUs > cap:
@@ -243,25 +282,32 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuI
 	case len(cur.Placement) != 0 && len(cur.Placement) != cur.GPUs:
 		return bad(".State.Current.Placement", "%d GPUs listed for an allocation of %d", len(cur.Placement), cur.GPUs)
 	}
-	if pinned(j, s.Now) {
-		if err := validatePinnedBounds(j, i); err != nil {
-			return err
-		}
-	}
+	return nil
+}
+
+// validateReplicaSize checks that a running job holds whole replicas of its
+// model on its type (unless its models exclude the type), and keeps the
+// model in cl.cur for the matrix: the round asks a job's Models for the
+// type it runs on once.
+func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
+	cur := j.State.Current
 	m, src := j.Models.Model(cur.Type)
 	if cl.cur == nil {
 		cl.cur = make([]curModel, len(s.Jobs))
 	}
 	cl.cur[i] = curModel{m, src}
-	if src != bootstrap.Excluded {
-		if p, err := replicaSize(j, cur.Type, m); err != nil {
-			return err
-		} else if cur.GPUs%p != 0 {
-			return &InputError{Job: j.ID, Type: cur.Type, Field: field() + ".State.Current.GPUs",
-				Reason: fmt.Sprintf("%d is not a multiple of the job's replica size on the type (%d pipeline stages)", cur.GPUs, p)}
-		}
+	if src == bootstrap.Excluded {
+		return nil
 	}
-	return validatePlacement(j, i, s, nodes)
+	p, err := replicaSize(j, cur.Type, m)
+	if err != nil {
+		return err
+	}
+	if cur.GPUs%p != 0 {
+		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.GPUs",
+			Reason: fmt.Sprintf("%d is not a multiple of the job's replica size on the type (%d pipeline stages)", cur.GPUs, p)}
+	}
+	return nil
 }
 
 // validatePlacement checks a running job's listed GPUs: on known nodes of
