@@ -404,90 +404,128 @@ const (
 )
 
 // buildRows builds rows [lo, hi) of m. Phased, for a deadline too close for
-// the whole matrix, it builds the rows by priority: first every running
-// job's current configuration (rowKeep; Round keeps time for it), then,
-// while ctx lasts, every queued job's cheap row (rowCheap), so that a round
-// out of time can still start queued jobs on free GPUs, and then full rows,
-// replacing those, while ctx lasts. Otherwise it builds full rows in order,
-// and the rows left when ctx expires keep only the current configuration.
-// It reports whether any row is not full.
+// the whole matrix, it builds the rows by priority (rowRange.byPriority):
+// first every running job's current configuration (Round keeps time for
+// it), then, while ctx lasts and up to the budget's bound, the queued jobs'
+// cheap rows (rowCheap), so that a round out of time can still start queued
+// jobs on free GPUs, and then full rows, replacing those, while ctx lasts.
+// Otherwise it builds full rows in order, and the rows left when ctx
+// expires keep only the current configuration. It reports whether any row
+// is not full.
 func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, m *goodputMatrix, lambda float64, lo, hi int, phased bool) (bool, error) {
-	ev := newEvaluator()
-	checks := 0
-	expired := func() bool {
-		checks++
-		return checks%ctxCheckJobs == 0 && ctx != nil && ctx.Err() != nil
-	}
-	// Past the clock's keepEnd, running jobs keep their configuration
-	// without a goodput prediction (looked at every keepCheckJobs of them).
-	kept, bare := 0, phased && cl.bareFirst
-	keepMode := func() rowMode {
-		if kept++; !bare && kept%keepCheckJobs == 1 {
-			bare = cl.clk.past(cl.clk.keepEnd)
-		}
-		if bare {
-			return rowBare
-		}
-		return rowKeep
-	}
-	var err error
+	r := &rowRange{ctx: ctx, snap: snap, o: o, k: k, cl: cl, m: m, lambda: lambda, lo: lo, hi: hi, ev: newEvaluator(),
+		bare: phased && cl.bareFirst}
 	if phased {
-		// A running job's row is its current configuration, a queued
-		// job's cheap row one entry per type, the others empty (append
-		// grows the array should a row hold more).
-		running := 0
-		for i := lo; i < hi; i++ {
-			if snap.Jobs[i].State.Current.Running() {
-				running++
-			}
-		}
-		backing := make([]matrixEntry, 0, running+min(cl.minCheap(), hi-lo-running)*len(cl.types))
-		late := false
-		queued := 0
-		for i := lo; i < hi; i++ {
-			var mode rowMode
-			if snap.Jobs[i].State.Current.Running() {
-				mode = keepMode()
-			} else {
-				mode = rowKeep // a queued job's row stays empty
-				// The first few queued jobs always get their cheap row:
-				// even a round out of time when it starts admits some;
-				// then while time lasts, up to what the budget affords.
-				if late = late || queued >= cl.maxCheap() || queued >= cl.minCheap() && expired(); !late {
-					mode = rowCheap
-				}
-				queued++
-			}
-			if backing, err = buildRow(backing, snap, o, k, cl, ev, m, lambda, i, mode); err != nil {
-				return true, err
-			}
-		}
-		if late {
-			// Rows built bare first get their goodput while time lasts.
-			if cl.bareFirst && cl.clk != nil {
-				for i := lo; i < hi && !expired() && !cl.clk.past(cl.clk.keepEnd); i++ {
-					if snap.Jobs[i].State.Current.Running() {
-						if backing, err = buildRow(backing, snap, o, k, cl, ev, m, lambda, i, rowKeep); err != nil {
-							return true, err
-						}
-					}
-				}
-			}
-			return true, nil
+		if late, err := r.byPriority(); late || err != nil {
+			return true, err
 		}
 	}
-	// One backing array for the range keeps allocations low.
-	backing := make([]matrixEntry, 0, (hi-lo)*8)
+	return r.fullRows(phased)
+}
+
+// rowRange is one matrix worker's rows [lo, hi) and its scratch state.
+type rowRange struct {
+	ctx     context.Context
+	snap    *Snapshot
+	o       *Options
+	k       *ArtifactKnobs
+	cl      *cluster
+	m       *goodputMatrix
+	lambda  float64
+	lo, hi  int
+	ev      *evaluator
+	backing []matrixEntry // the rows' entries (one array keeps allocations low)
+	checks  int           // expired's calls
+	kept    int           // keepMode's calls
+	bare    bool          // running jobs' rows are built bare (rowBare)
+}
+
+// expired reports, every ctxCheckJobs calls, whether ctx has ended.
+func (r *rowRange) expired() bool {
+	r.checks++
+	return r.checks%ctxCheckJobs == 0 && r.ctx != nil && r.ctx.Err() != nil
+}
+
+// keepMode is the mode of a running job's kept row: rowKeep, or rowBare
+// when the budget builds them bare first or past the clock's keepEnd
+// (looked at every keepCheckJobs of them).
+func (r *rowRange) keepMode() rowMode {
+	if r.kept++; !r.bare && r.kept%keepCheckJobs == 1 {
+		r.bare = r.cl.clk.past(r.cl.clk.keepEnd)
+	}
+	if r.bare {
+		return rowBare
+	}
+	return rowKeep
+}
+
+// build builds row i in the given mode.
+func (r *rowRange) build(i int, mode rowMode) error {
+	var err error
+	r.backing, err = buildRow(r.backing, r.snap, r.o, r.k, r.cl, r.ev, r.m, r.lambda, i, mode)
+	return err
+}
+
+// byPriority builds every running job's kept row and the queued jobs'
+// cheap rows (the first cluster.minCheap whatever the deadline, then while
+// ctx lasts up to cluster.maxCheap; a queued job's row stays empty after
+// them). late reports that the queued rows were cut short: the running
+// jobs' rows built bare first are then valued while ctx lasts, and no full
+// row is built.
+func (r *rowRange) byPriority() (late bool, err error) {
+	running := 0
+	for i := r.lo; i < r.hi; i++ {
+		if r.snap.Jobs[i].State.Current.Running() {
+			running++
+		}
+	}
+	// A running job's row is its current configuration, a queued job's
+	// cheap row one entry per type, the others empty (append grows the
+	// array should a row hold more).
+	r.backing = make([]matrixEntry, 0, running+min(r.cl.minCheap(), r.hi-r.lo-running)*len(r.cl.types))
+	queued := 0
+	for i := r.lo; i < r.hi; i++ {
+		mode := rowKeep // a queued job's row stays empty
+		if r.snap.Jobs[i].State.Current.Running() {
+			mode = r.keepMode()
+		} else {
+			if late = late || queued >= r.cl.maxCheap() || queued >= r.cl.minCheap() && r.expired(); !late {
+				mode = rowCheap
+			}
+			queued++
+		}
+		if err := r.build(i, mode); err != nil {
+			return true, err
+		}
+	}
+	if late && r.cl.bareFirst && r.cl.clk != nil {
+		// Rows built bare first get their goodput while time lasts.
+		for i := r.lo; i < r.hi && !r.expired() && !r.cl.clk.past(r.cl.clk.keepEnd); i++ {
+			if r.snap.Jobs[i].State.Current.Running() {
+				if err := r.build(i, rowKeep); err != nil {
+					return true, err
+				}
+			}
+		}
+	}
+	return late, nil
+}
+
+// fullRows builds full rows in order while ctx lasts; phased, it stops
+// there (the rows built so far stay), else the rows left keep only the
+// current configuration (keepMode). It reports whether a row is not full.
+func (r *rowRange) fullRows(phased bool) (bool, error) {
+	r.backing = make([]matrixEntry, 0, (r.hi-r.lo)*8)
 	partial := false
-	for i := lo; i < hi; i++ {
-		if partial = partial || expired(); partial && phased {
-			return true, nil // the rows built so far stay
+	for i := r.lo; i < r.hi; i++ {
+		if partial = partial || r.expired(); partial && phased {
+			return true, nil
 		}
 		mode := rowFull
 		if partial {
-			mode = keepMode()
+			mode = r.keepMode()
 		}
-		if backing, err = buildRow(backing, snap, o, k, cl, ev, m, lambda, i, mode); err != nil {
+		if err := r.build(i, mode); err != nil {
 			return partial, err
 		}
 	}
