@@ -24,7 +24,7 @@ func BenchmarkCheapRows(b *testing.B) {
 			b.Fatal(err)
 		}
 		cl.clk = newRoundClock(context.Background(), time.Now(), late)
-		cl.clk.keepEnd = time.Now() // kept rows bare
+		cl.clk.keepEnd = time.Now()                   // kept rows bare
 		cl.floorRows, cl.capRows = rows, max(rows, 1) // below queued: no full rows after
 		c0, _ := threadCPU()
 		if _, err := buildMatrix(context.Background(), &snap, &o, cl, true); err != nil {
