@@ -140,7 +140,7 @@ func main() {
 				if math.IsInf(sol.Bound, 0) {
 					fallbacks++ // a fallback plan: nothing bounded (gap +Inf)
 				}
-				if g < 0 {
+				if g < -1e-9 { // beyond rounding
 					fmt.Fprintf(os.Stderr, "deadline: %s: bound %v on the wrong side of objective %v\n", names[pi], sol.Bound, sol.Objective)
 					os.Exit(1)
 				}

@@ -170,7 +170,7 @@ func main() {
 				if p.Status == sia.StatusOptimal {
 					optimal++
 				}
-				if g < 0 {
+				if g < -1e-9 { // beyond rounding
 					fmt.Fprintf(os.Stderr, "round-deadline: %s: bound %v on the wrong side of objective %v\n", names[si], p.Bound, p.Objective)
 					os.Exit(1)
 				}
