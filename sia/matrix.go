@@ -182,6 +182,7 @@ type cluster struct {
 	pools    map[string][]string // GPU type -> pool names
 	poolCap  map[string]int      // pool -> GPUs
 	nodeGPUs map[string]int      // node ID -> GPUs
+	shapes   shapes              // node sizes per type (validation)
 	// cur holds, per job (by index in Snapshot.Jobs), a running job's
 	// model on the type it runs on, as validation read it (Models.Model
 	// is a pure function of the type: one call per round suffices).
@@ -205,14 +206,21 @@ func newCluster(nodes []Node, maxGPUs int) (*cluster, error) {
 	var groups []configset.NodeGroup
 	idx := map[key]int{}
 	nodeGPUs := make(map[string]int, len(nodes))
+	last := -1 // the group of the node before (a type's nodes are often listed together)
 	for _, n := range nodes {
 		nodeGPUs[n.ID] = n.GPUs
+		if last >= 0 && groups[last].GPUsPerNode == n.GPUs && groups[last].Type == n.Type {
+			groups[last].Nodes++
+			continue
+		}
 		k := key{n.Type, n.GPUs}
 		if i, ok := idx[k]; ok {
 			groups[i].Nodes++
+			last = i
 			continue
 		}
 		idx[k] = len(groups)
+		last = len(groups)
 		groups = append(groups, configset.NodeGroup{Type: n.Type, GPUsPerNode: n.GPUs, Nodes: 1})
 	}
 	set, err := configset.New(groups, &configset.Options{MaxGPUs: maxGPUs})
@@ -220,7 +228,7 @@ func newCluster(nodes []Node, maxGPUs int) (*cluster, error) {
 		return nil, &InputError{Field: "Nodes", Reason: err.Error(), Err: err}
 	}
 	cl := &cluster{set: set, types: set.Types(), capacity: map[string]int{}, byType: map[string][]configset.Config{},
-		pools: map[string][]string{}, poolCap: map[string]int{}, nodeGPUs: nodeGPUs, firstR: map[string]int{}}
+		pools: map[string][]string{}, poolCap: map[string]int{}, nodeGPUs: nodeGPUs, firstR: map[string]int{}, shapes: newShapes(groups)}
 	for _, t := range cl.types {
 		cl.capacity[t] = set.Capacity(t)
 		cl.byType[t] = set.ByType(t)

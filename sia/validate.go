@@ -46,12 +46,12 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 		return nil, &InputError{Field: "Snapshot.Now", Reason: "zero time: the round needs the current time (job ages enter the restart factor)"}
 	}
 	nodes := gpuIndex{byID: make(map[string]int, len(s.Nodes)), base: make([]int, len(s.Nodes)), stamp: make([]int32, len(s.Nodes))}
-	sizes := map[string][]int{}
 	total := 0
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
 		field := func() string { return "Nodes[" + strconv.Itoa(i) + "]" }
-		_, dup := nodes.byID[n.ID]
+		nodes.byID[n.ID] = i // one map operation: a duplicate leaves the length
+		dup := len(nodes.byID) == i
 		switch {
 		case n.ID == "":
 			return nil, &InputError{Type: n.Type, Field: field() + ".ID", Reason: "empty node ID"}
@@ -62,8 +62,6 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 		case n.GPUs <= 0 || n.GPUs > configset.MaxGPUsPerNode:
 			return nil, &InputError{Node: n.ID, Type: n.Type, Field: field() + ".GPUs", Reason: fmt.Sprintf("%d, want 1..%d", n.GPUs, configset.MaxGPUsPerNode)}
 		}
-		sizes[n.Type] = append(sizes[n.Type], n.GPUs)
-		nodes.byID[n.ID] = i
 		nodes.base[i] = total
 		if total > math.MaxInt-n.GPUs {
 			return nil, &InputError{Node: n.ID, Type: n.Type, Field: field() + ".GPUs", Reason: "the cluster's GPUs add up to more than MaxInt"}
@@ -78,7 +76,7 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh := newShapes(sizes)
+	sh := cl.shapes
 	for _, t := range slices.Sorted(maps.Keys(s.Reserved)) {
 		r := s.Reserved[t]
 		if _, ok := cl.capacity[t]; !ok {
@@ -108,28 +106,47 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	return cl, nil
 }
 
-// shapes are, per type, the prefix sums of its node sizes largest first:
-// element k is the most GPUs k+1 nodes of the type hold together (and the
-// length is the type's node count).
-type shapes map[string][]int
+// shapes are, per type, its node sizes with their counts, largest first:
+// what k nodes of the type hold together (most) and how many it has.
+type shapes map[string][]sizeCount
 
-func newShapes(sizes map[string][]int) shapes {
-	for _, s := range sizes {
-		slices.Sort(s)
-		slices.Reverse(s)
-		for k := 1; k < len(s); k++ {
-			s[k] += s[k-1] // at most the cluster's total, checked against MaxInt
-		}
+// sizeCount is a node size and the number of nodes of that size.
+type sizeCount struct{ size, count int }
+
+// newShapes returns the shapes of the node groups (one per type and size).
+func newShapes(groups []configset.NodeGroup) shapes {
+	sh := shapes{}
+	for _, g := range groups {
+		sh[g.Type] = append(sh[g.Type], sizeCount{g.GPUsPerNode, g.Nodes})
 	}
-	return shapes(sizes)
+	for _, s := range sh {
+		slices.SortFunc(s, func(a, b sizeCount) int { return b.size - a.size })
+	}
+	return sh
 }
 
-// most returns the most GPUs that k nodes of type t hold together.
+// most returns the most GPUs that k nodes of type t hold together (at
+// most the cluster's GPUs, checked against MaxInt).
 func (sh shapes) most(t string, k int) int {
-	if k = min(k, len(sh[t])); k <= 0 {
-		return 0
+	total := 0
+	for _, s := range sh[t] {
+		if k <= 0 {
+			break
+		}
+		n := min(k, s.count)
+		total += n * s.size
+		k -= n
 	}
-	return sh[t][k-1]
+	return total
+}
+
+// nodes returns the number of nodes of type t.
+func (sh shapes) nodes(t string) int {
+	n := 0
+	for _, s := range sh[t] {
+		n += s.count
+	}
+	return n
 }
 
 // pinned reports whether the job is pinned to its current allocation.
@@ -271,8 +288,8 @@ func validateCurrentShape(j *Job, i int, cl *cluster, sh shapes, placed bool, ba
 		return bad(".State.Current.Nodes", "%d, want 1..GPUs (%d)", cur.Nodes, cur.GPUs)
 	case cur.GPUs > cap:
 		return bad(".State.Current.GPUs", "%d exceeds the capacity %d of type %q", cur.GPUs, cap, cur.Type)
-	case cur.Nodes > len(sh[cur.Type]):
-		return bad(".State.Current.Nodes", "%d, but the cluster has %d nodes of type %q", cur.Nodes, len(sh[cur.Type]), cur.Type)
+	case cur.Nodes > sh.nodes(cur.Type):
+		return bad(".State.Current.Nodes", "%d, but the cluster has %d nodes of type %q", cur.Nodes, sh.nodes(cur.Type), cur.Type)
 	case cur.GPUs > sh.most(cur.Type, cur.Nodes):
 		return bad(".State.Current.GPUs", "%d GPUs do not fit on %d nodes of type %q (at most %d)", cur.GPUs, cur.Nodes, cur.Type, sh.most(cur.Type, cur.Nodes))
 	case j.Kind == Rigid && cur.GPUs != j.GPUs:
