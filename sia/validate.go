@@ -89,16 +89,15 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if err := validateQuotas(s, cl); err != nil {
 		return nil, err
 	}
-	ids := make(map[string]bool, len(s.Jobs))
+	ids := make(map[string]struct{}, len(s.Jobs))
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if err := validateJob(j, i, s, cl, sh, &nodes, placed); err != nil {
 			return nil, err
 		}
-		if ids[j.ID] {
+		if ids[j.ID] = struct{}{}; len(ids) == i { // one map operation: a duplicate leaves the length
 			return nil, &InputError{Job: j.ID, Field: fmt.Sprintf("Jobs[%d].ID", i), Reason: "duplicate job ID"}
 		}
-		ids[j.ID] = true
 	}
 	if err := validatePins(s, cl); err != nil {
 		return nil, err
