@@ -90,6 +90,7 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 		return nil, err
 	}
 	ids := make(map[string]struct{}, len(s.Jobs))
+	var pins []int // the pinned jobs, checked together once every job is valid
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if err := validateJob(j, i, s, cl, sh, &nodes, placed); err != nil {
@@ -98,8 +99,11 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 		if ids[j.ID] = struct{}{}; len(ids) == i { // one map operation: a duplicate leaves the length
 			return nil, &InputError{Job: j.ID, Field: fmt.Sprintf("Jobs[%d].ID", i), Reason: "duplicate job ID"}
 		}
+		if pinned(j, s.Now) {
+			pins = append(pins, i)
+		}
 	}
-	if err := validatePins(s, cl); err != nil {
+	if err := validatePins(s, cl, pins); err != nil {
 		return nil, err
 	}
 	return cl, nil
@@ -153,16 +157,13 @@ func pinned(j *Job, now time.Time) bool {
 	return j.State.Current.Running() && (j.State.restoring(now) || j.NonPreemptible)
 }
 
-// validatePins checks that the pinned jobs of each type fit its capacity
-// less Reserved (sums checked for overflow: each count is at most the
-// capacity).
-func validatePins(s *Snapshot, cl *cluster) error {
+// validatePins checks that the pinned jobs of each type (pins, by index in
+// s.Jobs, in order) fit its capacity less Reserved (sums checked for
+// overflow: each count is at most the capacity).
+func validatePins(s *Snapshot, cl *cluster, pins []int) error {
 	used := map[string]int{}
-	for i := range s.Jobs {
+	for _, i := range pins {
 		j := &s.Jobs[i]
-		if !pinned(j, s.Now) {
-			continue
-		}
 		t := j.State.Current.Type
 		avail := cl.capacity[t] - s.Reserved[t]
 		if used[t] > avail-j.State.Current.GPUs {
