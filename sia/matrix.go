@@ -183,10 +183,12 @@ type cluster struct {
 	poolCap  map[string]int      // pool -> GPUs
 	nodeGPUs map[string]int      // node ID -> GPUs
 	shapes   shapes              // node sizes per type (validation)
-	// cur holds, per job (by index in Snapshot.Jobs), a running job's
-	// model on the type it runs on, as validation read it (Models.Model
-	// is a pure function of the type: one call per round suffices).
+	// cur holds the running jobs' models on the types they run on, as
+	// validation read them (Models.Model is a pure function of the type:
+	// one call per round suffices), and curAt, per job (by index in
+	// Snapshot.Jobs), 1 + its model's position in cur (0: none).
 	cur    []curModel
+	curAt  []int32
 	firstR map[string]int // GPU type -> GPUs per node of its first pool
 	// floorRows and capRows bound the queued jobs per matrix worker whose
 	// cheap row a phased matrix builds, and bareFirst builds the running
@@ -869,8 +871,9 @@ type curModel struct {
 // jobModel returns job j's model on type t: for the type a running job
 // runs on, the one validation read (cluster.cur), else Models.Model's.
 func (cl *cluster) jobModel(j *Job, i int, t string) (goodput.Model, bootstrap.Source) {
-	if i < len(cl.cur) && j.State.Current.Running() && j.State.Current.Type == t {
-		return cl.cur[i].m, cl.cur[i].src
+	if i < len(cl.curAt) && cl.curAt[i] > 0 && j.State.Current.Type == t {
+		c := &cl.cur[cl.curAt[i]-1]
+		return c.m, c.src
 	}
 	return j.Models.Model(t)
 }

@@ -309,10 +309,18 @@ func validateCurrentShape(j *Job, i int, cl *cluster, sh shapes, placed bool, ba
 func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
 	cur := j.State.Current
 	m, src := j.Models.Model(cur.Type)
-	if cl.cur == nil {
-		cl.cur = make([]curModel, len(s.Jobs))
+	if cl.curAt == nil {
+		cl.curAt = make([]int32, len(s.Jobs))
+		running := 0
+		for k := i; k < len(s.Jobs); k++ {
+			if s.Jobs[k].State.Current.Running() {
+				running++
+			}
+		}
+		cl.cur = make([]curModel, 0, running)
 	}
-	cl.cur[i] = curModel{m, src}
+	cl.cur = append(cl.cur, curModel{m, src})
+	cl.curAt[i] = int32(len(cl.cur))
 	if src == bootstrap.Excluded {
 		return nil
 	}
