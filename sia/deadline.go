@@ -22,8 +22,8 @@ const (
 	rowCostPerType = 12 * time.Microsecond
 	// keepCostPerJob is the time a running job's current-configuration row
 	// takes with its goodput predicted (built even when the round is out
-	// of time), bareCostPerJob without (rowBare: about 0.9 µs of CPU
-	// measured, validation's share of the job included: BenchmarkMatrixFloor).
+	// of time), bareCostPerJob without (rowBare: 0.6–0.9 µs of CPU per
+	// running job measured on 5,000 jobs, BenchmarkMatrixFloor).
 	keepCostPerJob = 4 * time.Microsecond
 	bareCostPerJob = 1500 * time.Nanosecond
 	// placeCostPerJob, placeCostPerStart and placeCostFixed size the time
@@ -31,8 +31,9 @@ const (
 	// will do rather than by the job count alone: a job that keeps its GPUs
 	// costs little (about 1 µs of CPU per job measured with the greedy
 	// allocation and the decisions, 2,504 jobs on 2,048 GPUs and 4,166 on
-	// 8,192 alike, 0.6 µs on the 5,000-job fleets of round-deadline:
-	// BenchmarkRoundFloor), a request placed anew (a start,
+	// 8,192 alike: BenchmarkRoundFloor; placement alone 0.6–0.8 µs per job
+	// on the 5,000-job fleets of examples/round-deadline), a request placed
+	// anew (a start,
 	// best fit and the evictions it may cause) several times that: at a
 	// 100 ms deadline, rounds starting 1,500 of 2,500 jobs spent 7–17 ms
 	// of CPU past D in placement with a reserve of 2 µs per job
