@@ -26,18 +26,27 @@ func TestPlanBudget(t *testing.T) {
 		t.Skip("large snapshot")
 	}
 	snap := largeSnapshot(t, 182, 6000, 1)
-	o := (&Options{}).WithDefaults()
-	cl, err := validateSnapshot(&snap, &o, true)
+	for _, par := range []int{1, 4} {
+		o := (&Options{Parallelism: par}).WithDefaults()
+		t.Run(fmt.Sprintf("parallelism=%d", par), func(t *testing.T) { checkBudget(t, &snap, &o) })
+	}
+}
+
+// checkBudget checks planBudget's properties at deadlines from past to a
+// minute (see TestPlanBudget).
+func checkBudget(t *testing.T, snap *Snapshot, o *Options) {
+	cl, err := validateSnapshot(snap, o, true)
 	require.NoError(t, err)
-	running, queued, free := roundShape(&snap, cl)
+	running, queued, free := roundShape(snap, cl)
 	require.InDelta(t, 5000, len(snap.Jobs), 50)
 	require.Greater(t, queued, 2500)
 	require.Greater(t, free, 1000)
+	w := workers(o, len(snap.Jobs))
 	jobs, types := len(snap.Jobs), time.Duration(len(cl.types))
-	row := types * cheapRowCostPerType
+	row := types * cheapRowCostPerType / time.Duration(w)
 	for _, left := range []time.Duration{-time.Millisecond, 0, 2 * time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond, time.Second, time.Minute} {
 		t.Run(fmt.Sprint(left), func(t *testing.T) {
-			b := planBudget(left, &snap, cl, &o)
+			b := planBudget(left, snap, cl, o)
 			assert.LessOrEqual(t, b.starts, min(queued, free))
 			assert.Equal(t, placeReserve(jobs, b.starts), b.reserve)
 			if !b.phased {
@@ -46,23 +55,23 @@ func TestPlanBudget(t *testing.T) {
 				return
 			}
 			assert.GreaterOrEqual(t, b.capRows, b.floorRows)
-			keep := time.Duration(running) * keepCostPerJob
+			keep := time.Duration(running) * keepCostPerJob / time.Duration(w)
 			if b.bareFirst {
-				keep = time.Duration(running) * bareCostPerJob
+				keep = time.Duration(running) * bareCostPerJob / time.Duration(w)
 			}
 			if b.capRows == math.MaxInt {
 				return // every queued row fits
 			}
-			k := b.capRows
+			k := b.capRows * w // in all workers
 			assert.Equal(t, min(queued, free, k), b.starts, "the starts are bounded by the rows valued")
-			if k > b.floorRows {
+			if b.capRows > b.floorRows {
 				// The afforded rows fit the matrix's share.
-				assert.LessOrEqual(t, float64(time.Duration(k-1)*row), matrixShare*float64(left-placeReserve(jobs, 0)-keep-time.Duration(min(k-1, free))*placeCostPerStart))
+				assert.LessOrEqual(t, float64(time.Duration(k-w)*row), matrixShare*float64(left-placeReserve(jobs, 0)-keep-time.Duration(min(k-w, free))*placeCostPerStart))
 				assert.LessOrEqual(t, b.reserve+b.matrix, left, "reserve and matrix fit the time left")
 			}
 			if left >= 20*time.Millisecond {
 				assert.GreaterOrEqual(t, k, 200, "hundreds of queued rows")
-				assert.Less(t, b.reserve, left/2)
+				assert.Less(t, b.reserve, left, "the reserve leaves the matrix time")
 			}
 		})
 	}
