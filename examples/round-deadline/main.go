@@ -199,6 +199,7 @@ func main() {
 			measure.Quantile(cpuOver, 0.5), cpuOver[len(cpuOver)-1].Round(10*time.Microsecond), started[len(started)/2],
 			gaps[len(gaps)/2], gaps[len(gaps)-1], optimal, len(over), float64(peak)/(1<<20))
 	}
+	fmt.Println("\ngap: |objective − bound| / |bound|, ≥ 0 for a valid bound in the problem's sense; +Inf: no bound (the deadline cut the goodput matrix short)")
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Printf("\nload average after: %s", load)
 	}
