@@ -532,6 +532,9 @@ type rowBuilder struct {
 	eval  Evaluator // the job's own predictor, or nil
 	dst   []matrixEntry
 	bound struct{ minG, maxG, capR int }
+	// capT is the scale-up cap on replicas on the type being added (see
+	// scaleUpCap).
+	capT int
 	// keepOnly builds the current configuration only; smallestOnly each
 	// type's smallest valid configuration (see rowMode).
 	keepOnly, smallestOnly bool
@@ -589,7 +592,9 @@ func (rb *rowBuilder) addType(t string) error {
 		return err
 	}
 	curSeen, noModelDone := false, false
-	for _, c := range rb.candidates() {
+	cands := rb.candidates()
+	rb.capT = rb.scaleUpCap(cands)
+	for _, c := range cands {
 		e, keep := rb.value(c, &noModelDone)
 		if !keep {
 			continue
@@ -675,6 +680,30 @@ func (rb *rowBuilder) candidates() []configset.Config {
 	return cands
 }
 
+// scaleUpCap returns the cap on replicas on the type being added, whose
+// candidates are cands: ScaleUpFactor × PeakReplicas (bound.capR), never
+// below the job's minimum, and never below the type's smallest candidate
+// above the peak. On nodes whose configuration sizes leave gaps wider than
+// the factor (1, 7 on 7-GPU nodes; 1, 2, 6 on 6-GPU nodes) the cap alone
+// would offer nothing above the peak, and a job would never grow (or, with
+// a MinGPUs off the sizes, never start) while the node's other GPUs idle.
+func (rb *rowBuilder) scaleUpCap(cands []configset.Config) int {
+	c := max(rb.bound.capR, ceilDiv(rb.bound.minG, rb.p))
+	if c == math.MaxInt {
+		return c
+	}
+	reach := math.MaxInt
+	for _, k := range cands {
+		if r := k.GPUs / rb.p; r > rb.j.State.PeakReplicas {
+			reach = min(reach, r)
+		}
+	}
+	if reach != math.MaxInt {
+		c = max(c, reach)
+	}
+	return c
+}
+
 // isCurrent reports whether c is the job's current configuration.
 func (rb *rowBuilder) isCurrent(c configset.Config) bool {
 	return rb.cur.Running() && rb.cur.Type == rb.t && c == rb.curCfg
@@ -691,9 +720,9 @@ func (rb *rowBuilder) value(c configset.Config, noModelDone *bool) (e matrixEntr
 		e.Charge = rb.cl.set.Charge(c) // the configurations of the set charge their GPUs
 	}
 	switch {
-	case e.Replicas > max(rb.bound.capR, ceilDiv(rb.bound.minG, p)) && !e.Current:
+	case e.Replicas > rb.capT && !e.Current:
 		// Beyond the scale-up cap (which never goes below the job's
-		// minimum).
+		// minimum, see scaleUpCap).
 		e.Invalid = true
 		return e, filler
 	case rb.src == bootstrap.None:

@@ -1,0 +1,391 @@
+package sia_test
+
+// Adversarial probes of issue 10's classes through the exported API only
+// (Scheduler.Round, Snapshot, Job, Node, Models, Options), as a host embeds
+// the library: random fleets of every node shape over several rounds, with
+// an independent checker of every plan (probeCheck) that knows nothing of
+// the round's internals beyond the evaluated entry of each decision.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sia-sched/sia/bootstrap"
+	"github.com/sia-sched/sia/configset"
+	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/sia"
+)
+
+// probeModel is a job's goodput per type: speed·r^gain·cross^(nodes−1) on
+// the types of speed (Measured), no model yet on the types of none, and
+// excluded on every other type.
+type probeModel struct {
+	speed map[string]float64
+	none  map[string]bool
+	gain  float64
+	cross float64
+}
+
+func (m probeModel) Model(t string) (goodput.Model, bootstrap.Source) {
+	base := goodput.Model{InitBatch: 1, MaxBatch: 1}
+	switch {
+	case m.speed[t] > 0:
+		return base, bootstrap.Measured
+	case m.none[t]:
+		return base, bootstrap.None
+	}
+	return base, bootstrap.Excluded
+}
+
+func (m probeModel) Evaluate(t string, nodes, replicas int) (goodput.Choice, bool) {
+	s := m.speed[t]
+	if s <= 0 || nodes < 1 || replicas < 1 {
+		return goodput.Choice{}, false
+	}
+	v := s * math.Pow(float64(replicas), m.gain) * math.Pow(m.cross, float64(nodes-1))
+	return goodput.Choice{Goodput: v, Throughput: v, Efficiency: 1, LocalBatch: 1, GlobalBatch: replicas}, true
+}
+
+var probeT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// allowed reports whether job j may run on type t (Types and Models).
+func probeAllowed(j *sia.Job, t string) bool {
+	if j.Types != nil && !slices.Contains(j.Types, t) {
+		return false
+	}
+	_, src := j.Models.Model(t)
+	return src != bootstrap.Excluded
+}
+
+func probePinned(j *sia.Job, now time.Time) bool {
+	return j.State.Current.Running() && (j.State.Restoring || j.NonPreemptible || now.Before(j.State.RestoreUntil))
+}
+
+// probeCheck asserts every invariant a host relies on: one decision per job
+// in order; no GPU to two jobs; every placement on known nodes of its type,
+// in range, on exactly Nodes nodes; the evaluated entry's shape is the
+// placed shape; bounds, rigid counts, allowed types, pins, reservations and
+// quotas kept; actions consistent with Current; a reason exactly on the
+// decisions without GPUs; finite numbers. It returns the GPUs each type has
+// free after the plan, per node.
+func probeCheck(t *testing.T, snap sia.Snapshot, o sia.Options, plan sia.Plan) map[string]int {
+	t.Helper()
+	o = o.WithDefaults()
+	require.Len(t, plan.Decisions, len(snap.Jobs))
+	byID := map[string]sia.Node{}
+	capacity := map[string]int{}
+	for _, n := range snap.Nodes {
+		byID[n.ID] = n
+		capacity[n.Type] += n.GPUs
+	}
+	free := map[string]int{}
+	for _, n := range snap.Nodes {
+		free[n.ID] = n.GPUs
+	}
+	owner := map[sia.GPU]string{}
+	usedType := map[string]int{}
+	usedJob := map[string]sia.Allocation{}
+	for i, d := range plan.Decisions {
+		j := &snap.Jobs[i]
+		require.Equal(t, j.ID, d.Job, "decision %d", i)
+		a := d.Allocation
+		cur := j.State.Current
+		assert.False(t, math.IsNaN(d.Goodput) || math.IsInf(d.Goodput, 0) || d.Goodput < 0, "job %s: goodput %v", j.ID, d.Goodput)
+		if !a.Running() {
+			assert.Zero(t, a.GPUs, j.ID)
+			assert.Empty(t, a.Placement, j.ID)
+			assert.NotEqual(t, sia.ReasonNone, d.Reason, "job %s gets no GPUs and no reason (%v)", j.ID, d.Action)
+			if cur.Running() {
+				assert.Equal(t, sia.Preempt, d.Action, j.ID)
+			} else {
+				assert.Equal(t, sia.Queue, d.Action, j.ID)
+			}
+			assert.False(t, probePinned(j, snap.Now), "pinned job %s lost its GPUs", j.ID)
+			continue
+		}
+		usedJob[j.ID] = a
+		assert.Equal(t, sia.ReasonNone, d.Reason, "job %s runs but has reason %v", j.ID, d.Reason)
+		require.Len(t, a.Placement, a.GPUs, "job %s", j.ID)
+		nodes := map[string]bool{}
+		for _, g := range a.Placement {
+			n, ok := byID[g.Node]
+			require.True(t, ok, "job %s on unknown node %q", j.ID, g.Node)
+			require.Equal(t, a.Type, n.Type, "job %s: GPU on node %s of another type", j.ID, g.Node)
+			require.True(t, g.Index >= 0 && g.Index < n.GPUs, "job %s: GPU %v out of range", j.ID, g)
+			if other, dup := owner[g]; dup {
+				require.Failf(t, "double booking", "GPU %v given to %s and %s", g, other, j.ID)
+			}
+			owner[g] = j.ID
+			free[g.Node]--
+			nodes[g.Node] = true
+		}
+		assert.Equal(t, len(nodes), a.Nodes, "job %s: Nodes %d, placement spans %d", j.ID, a.Nodes, len(nodes))
+		usedType[a.Type] += a.GPUs
+		assert.True(t, probeAllowed(j, a.Type), "job %s on type %s it may not use", j.ID, a.Type)
+		if e := sia.PlanEntry(&plan, i); e != nil {
+			assert.Equal(t, e.Config.Type, a.Type, "job %s: evaluated type", j.ID)
+			assert.Equal(t, e.Config.GPUs, a.GPUs, "job %s: evaluated GPUs", j.ID)
+			assert.Equal(t, e.Config.Nodes, a.Nodes, "job %s: placed on %d nodes, evaluated on %d", j.ID, a.Nodes, e.Config.Nodes)
+		} else {
+			assert.Fail(t, "no entry", "job %s runs without an evaluated entry", j.ID)
+		}
+		same := cur.Running() && cur.Type == a.Type && cur.GPUs == a.GPUs && sameSet(cur.Placement, a.Placement)
+		if probePinned(j, snap.Now) {
+			assert.True(t, same, "pinned job %s changed: %+v -> %+v", j.ID, cur, a)
+		}
+		switch j.Kind {
+		case sia.Rigid:
+			assert.Equal(t, j.GPUs, a.GPUs, "rigid job %s resized", j.ID)
+		default:
+			if !same {
+				assert.GreaterOrEqual(t, a.GPUs, max(j.MinGPUs, 1), "job %s below MinGPUs", j.ID)
+				if j.MaxGPUs > 0 {
+					assert.LessOrEqual(t, a.GPUs, j.MaxGPUs, "job %s above MaxGPUs", j.ID)
+				}
+				assert.LessOrEqual(t, a.GPUs, o.MaxGPUsPerJob, "job %s above MaxGPUsPerJob", j.ID)
+			}
+		}
+		switch {
+		case !cur.Running():
+			assert.Equal(t, sia.Start, d.Action, j.ID)
+		case cur.Type != a.Type:
+			assert.Equal(t, sia.Migrate, d.Action, j.ID)
+		case cur.GPUs != a.GPUs || cur.Nodes != a.Nodes:
+			assert.Equal(t, sia.Resize, d.Action, j.ID)
+		case !same:
+			assert.Equal(t, sia.Move, d.Action, j.ID)
+		default:
+			assert.Equal(t, sia.Keep, d.Action, j.ID)
+		}
+	}
+	for typ, u := range usedType {
+		assert.LessOrEqual(t, u, capacity[typ]-snap.Reserved[typ], "type %s: %d GPUs used, capacity %d less reserved %d", typ, u, capacity[typ], snap.Reserved[typ])
+	}
+	for _, q := range snap.Quotas {
+		u := 0
+		for _, id := range q.Jobs {
+			if a, ok := usedJob[id]; ok && (q.Type == "" || q.Type == a.Type) {
+				u += a.GPUs
+			}
+		}
+		assert.LessOrEqual(t, u, q.Limit, "quota %s exceeded", q.Name)
+	}
+	if plan.Status == sia.StatusOptimal {
+		assert.False(t, math.IsNaN(plan.Objective) || math.IsInf(plan.Objective, 0), "optimal with objective %v", plan.Objective)
+	}
+	return free
+}
+
+func sameSet(a, b []sia.GPU) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	m := map[sia.GPU]int{}
+	for _, g := range a {
+		m[g]++
+	}
+	for _, g := range b {
+		m[g]--
+	}
+	for _, v := range m {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// probeRound runs one round with a deadline that never binds, checks the
+// plan and that the same snapshot gives the same plan.
+func probeRound(t *testing.T, s *sia.Scheduler, snap sia.Snapshot) sia.Plan {
+	t.Helper()
+	plan, err := s.Round(context.Background(), snap)
+	require.NoError(t, err)
+	free := probeCheck(t, snap, s.Options(), plan)
+	if plan.Status == sia.StatusOptimal && len(snap.Quotas) == 0 {
+		// λ > 1 with p < 0: a waiting job that fits the free GPUs is never
+		// left waiting by an optimal allocation (see Options.Lambda).
+		for i, d := range plan.Decisions {
+			j := &snap.Jobs[i]
+			if d.Allocation.Running() || j.State.Current.Running() {
+				continue
+			}
+			if how := probeFitsFree(j, snap, s.Options(), plan, free); how != "" {
+				assert.Failf(t, "idle by construction", "job %s (%v, %d GPUs, min %d) waits (%v) although %s", j.ID, j.Kind, j.GPUs, j.MinGPUs, d.Reason, how)
+			}
+		}
+	}
+	again, err := s.Round(context.Background(), snap)
+	require.NoError(t, err)
+	require.Equal(t, len(plan.Decisions), len(again.Decisions))
+	for i := range plan.Decisions {
+		assert.Equal(t, plan.Decisions[i], again.Decisions[i], "round not deterministic for %s", plan.Decisions[i].Job)
+	}
+	return plan
+}
+
+var probeSizes = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+
+// probeFleet draws 1–3 types of 1–4 nodes each, of one or several sizes.
+func probeFleet(rng *rand.Rand) []sia.Node {
+	var nodes []sia.Node
+	types := 1 + rng.IntN(3)
+	for ti := 0; ti < types; ti++ {
+		typ := fmt.Sprintf("g%d", ti)
+		shapes := []int{probeSizes[rng.IntN(len(probeSizes))]}
+		if rng.IntN(2) == 0 {
+			shapes = append(shapes, probeSizes[rng.IntN(len(probeSizes))])
+		}
+		n := 1 + rng.IntN(4)
+		for k := 0; k < n; k++ {
+			nodes = append(nodes, sia.Node{ID: fmt.Sprintf("%s-n%d", typ, k), Type: typ, GPUs: shapes[rng.IntN(len(shapes))]})
+		}
+	}
+	return nodes
+}
+
+// probeJob draws a job: adaptive, strong-scaling or rigid, with random
+// bounds, allow-lists and excluded or model-less types.
+func probeJob(rng *rand.Rand, id string, nodes []sia.Node, t0 time.Time) sia.Job {
+	types := (&sia.Snapshot{Nodes: nodes}).Types()
+	total := map[string]int{}
+	all := 0
+	for _, n := range nodes {
+		total[n.Type] += n.GPUs
+		all += n.GPUs
+	}
+	m := probeModel{speed: map[string]float64{}, none: map[string]bool{}, gain: 0.5 + 0.5*rng.Float64(), cross: 0.7 + 0.3*rng.Float64()}
+	for _, typ := range types {
+		switch rng.IntN(6) {
+		case 0:
+			m.none[typ] = true
+		case 1: // excluded
+		default:
+			m.speed[typ] = 0.5 + rng.Float64()
+		}
+	}
+	j := sia.Job{ID: id, Kind: sia.Kind(rng.IntN(3)), Models: m, Submitted: t0.Add(-time.Duration(rng.IntN(3600)) * time.Second)}
+	switch j.Kind {
+	case sia.Rigid:
+		j.GPUs = 1 + rng.IntN(all)
+		if rng.IntN(3) == 0 {
+			typ := types[rng.IntN(len(types))]
+			j.GPUs = 1 + rng.IntN(total[typ]) // up to the whole type
+		}
+	default:
+		if rng.IntN(3) == 0 {
+			j.MinGPUs = 1 + rng.IntN(max(all/2, 1))
+		}
+		if rng.IntN(3) == 0 {
+			j.MaxGPUs = max(j.MinGPUs, 1) + rng.IntN(all)
+		}
+	}
+	if rng.IntN(4) == 0 {
+		j.Types = []string{types[rng.IntN(len(types))]}
+	}
+	if rng.IntN(8) == 0 {
+		j.NonPreemptible = true
+	}
+	return j
+}
+
+// probeFitsFree reports a way job j could run on the GPUs the plan leaves
+// free, as they lie on the nodes ("" when none): an adaptive or
+// strong-scaling job's smallest single-node configuration (the smallest
+// chain size of the node's size that is ≥ MinGPUs) on one node with that
+// many free GPUs; a rigid job's count on one node with that many free.
+//
+// Types on which some allocation of the plan has a part off its node's
+// chain (a rigid 3 GPUs on an 11-GPU node) are skipped: such a part blocks
+// the smallest chain size that holds it (configset.Set.Charge), so the
+// allocation problem may rightly see no room where GPUs are idle
+// (TestProbeChargeStrandsGPUs shows the cost).
+func probeFitsFree(j *sia.Job, snap sia.Snapshot, o sia.Options, plan sia.Plan, free map[string]int) string {
+	o = o.WithDefaults()
+	size := map[string]int{}
+	for _, n := range snap.Nodes {
+		size[n.ID] = n.GPUs
+	}
+	offChain := map[string]bool{}
+	for _, d := range plan.Decisions {
+		per := map[string]int{}
+		for _, g := range d.Allocation.Placement {
+			per[g.Node]++
+		}
+		for id, k := range per {
+			if k != size[id] && !slices.Contains(configset.Chain(size[id]), k) {
+				offChain[d.Allocation.Type] = true
+			}
+		}
+	}
+	for _, n := range snap.Nodes {
+		if !probeAllowed(j, n.Type) || snap.Reserved[n.Type] > 0 || offChain[n.Type] {
+			continue
+		}
+		need := 0
+		switch j.Kind {
+		case sia.Rigid:
+			// a count off the chain blocks the chain size that holds it
+			if k := slices.IndexFunc(configset.Chain(n.GPUs), func(c int) bool { return c >= j.GPUs }); k >= 0 {
+				need = configset.Chain(n.GPUs)[k]
+			}
+		default:
+			for _, c := range configset.Chain(n.GPUs) {
+				if c >= max(j.MinGPUs, 1) && (j.MaxGPUs == 0 || c <= j.MaxGPUs) && c <= o.MaxGPUsPerJob {
+					need = c
+					break
+				}
+			}
+		}
+		if need > 0 && need <= free[n.ID] {
+			return fmt.Sprintf("%d GPUs on node %s (%d of %d free)", need, n.ID, free[n.ID], n.GPUs)
+		}
+	}
+	return ""
+}
+
+// TestProbeScaleUpCapOnEveryNodeSize: on one node of R GPUs (1–16), a lone
+// adaptive job grows round by round to the whole node, and a lone job with
+// MinGPUs m ≤ R starts at once. The scale-up cap (2× the peak) alone offers
+// nothing above the peak where the node's sizes leave wider gaps (1, 7 on a
+// 7-GPU node; 1, 2, 6 on a 6-GPU node): the job stayed at 1 (or 2) GPUs for
+// ever, and a MinGPUs off the sizes (4 on a 7-GPU node) was queued for ever
+// as "no admissible type".
+func TestProbeScaleUpCapOnEveryNodeSize(t *testing.T) {
+	s, err := sia.New(nil)
+	require.NoError(t, err)
+	m := probeModel{speed: map[string]float64{"g": 1}, gain: 0.95, cross: 0.9}
+	for _, r := range probeSizes {
+		snap := sia.Snapshot{Now: probeT0, Nodes: []sia.Node{{ID: "n0", Type: "g", GPUs: r}}, Jobs: []sia.Job{{ID: "a", Models: m}}}
+		var hist []int
+		for k := 0; k < 8; k++ {
+			plan := probeRound(t, s, snap)
+			hist = append(hist, plan.Decisions[0].Allocation.GPUs)
+			snap.Advance(&plan, snap.Now.Add(time.Hour)) // past every restore
+		}
+		assert.Equal(t, r, hist[len(hist)-1], "%d-GPU node: a lone adaptive job's GPUs per round %v", r, hist)
+		for min := 1; min <= r; min++ {
+			snap := sia.Snapshot{Now: probeT0, Nodes: []sia.Node{{ID: "n0", Type: "g", GPUs: r}}, Jobs: []sia.Job{{ID: "b", MinGPUs: min, Models: m}}}
+			plan := probeRound(t, s, snap)
+			d := plan.Decisions[0]
+			assert.GreaterOrEqual(t, d.Allocation.GPUs, min, "%d-GPU node, MinGPUs %d: %v (%v)", r, min, d.Action, d.Reason)
+		}
+	}
+}
+
+// probeGPUs lists GPUs 0..n-1 of a node.
+func probeGPUs(node string, n int) []sia.GPU {
+	out := make([]sia.GPU, n)
+	for k := range out {
+		out[k] = sia.GPU{Node: node, Index: k}
+	}
+	return out
+}
