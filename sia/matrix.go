@@ -591,7 +591,7 @@ func (rb *rowBuilder) addType(t string) error {
 	if err != nil || !ok {
 		return err
 	}
-	curSeen, noModelDone := false, false
+	curSeen, noModelDone := false, []string(nil)
 	cands := rb.candidates()
 	rb.capT = rb.scaleUpCap(cands)
 	for _, c := range cands {
@@ -711,9 +711,10 @@ func (rb *rowBuilder) isCurrent(c configset.Config) bool {
 
 // value makes the entry of candidate c with its predicted goodput (§3.2);
 // keep is false for an entry left out: beyond the scale-up cap, a type
-// without a model beyond its smallest configuration, or no feasible batch
+// without a model beyond its smallest configuration in each of its pools
+// (noModelDone lists the pools that have theirs), or no feasible batch
 // size (with ArtifactKnobs.Filler such entries stay, marked Invalid).
-func (rb *rowBuilder) value(c configset.Config, noModelDone *bool) (e matrixEntry, keep bool) {
+func (rb *rowBuilder) value(c configset.Config, noModelDone *[]string) (e matrixEntry, keep bool) {
 	p, filler := rb.p, rb.k.Filler
 	e = matrixEntry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: rb.src, Restart: 1, Current: rb.isCurrent(c)}
 	if rb.j.Kind == Rigid || c.Spanning() {
@@ -727,12 +728,19 @@ func (rb *rowBuilder) value(c configset.Config, noModelDone *bool) (e matrixEntr
 		return e, filler
 	case rb.src == bootstrap.None:
 		// Only the smallest configuration of the type, valued at its GPU
-		// count (in normalise); the current one is kept too.
-		if *noModelDone && !e.Current {
+		// count (in normalise); the current one is kept too. A type with
+		// nodes of several sizes offers it in each pool (configurations
+		// spanning pools count as one more), so that a full pool does not
+		// keep the job off the type's other nodes.
+		pool := c.Pool()
+		if c.Spanning() {
+			pool = "+span"
+		}
+		if slices.Contains(*noModelDone, pool) && !e.Current {
 			e.Invalid = true
 			return e, filler
 		}
-		*noModelDone = true
+		*noModelDone = append(*noModelDone, pool)
 		return e, true
 	case rb.bare:
 		e.unvalued = true

@@ -297,6 +297,54 @@ func probeJob(rng *rand.Rand, id string, nodes []sia.Node, t0 time.Time) sia.Job
 	return j
 }
 
+// TestProbeShapesAcrossRounds runs random fleets of every node shape for
+// several rounds: each round the plan is applied (Snapshot.Advance), some
+// jobs finish and new ones arrive, so that running jobs fragment the nodes.
+// Every plan must pass probeCheck and be deterministic.
+func TestProbeShapesAcrossRounds(t *testing.T) {
+	cases := 150
+	if testing.Short() {
+		cases = 30
+	}
+	s, err := sia.New(&sia.Options{RoundTimeout: -1})
+	require.NoError(t, err)
+	var rounds, running, queued int
+	defer func() { t.Logf("%d rounds, %d running decisions, %d queued", rounds, running, queued) }()
+	for c := 0; c < cases; c++ {
+		rng := rand.New(rand.NewPCG(uint64(c), 77))
+		nodes := probeFleet(rng)
+		snap := sia.Snapshot{Now: probeT0, Nodes: nodes}
+		next := 0
+		for r := 0; r < 5; r++ {
+			for k := rng.IntN(4); k > 0; k-- {
+				snap.Jobs = append(snap.Jobs, probeJob(rng, fmt.Sprintf("j%d", next), nodes, snap.Now))
+				next++
+			}
+			ok := t.Run(fmt.Sprintf("case%d/round%d", c, r), func(t *testing.T) {
+				plan := probeRound(t, s, snap)
+				rounds++
+				for _, d := range plan.Decisions {
+					if d.Allocation.Running() {
+						running++
+					} else {
+						queued++
+					}
+				}
+				snap.Advance(&plan, snap.Now.Add(time.Minute))
+			})
+			if !ok {
+				t.Logf("snapshot: nodes %v", nodes)
+				for _, j := range snap.Jobs {
+					t.Logf("  job %s kind %v gpus %d min %d max %d types %v np %v models %+v cur %+v", j.ID, j.Kind, j.GPUs, j.MinGPUs, j.MaxGPUs, j.Types, j.NonPreemptible, j.Models, j.State.Current)
+				}
+				break
+			}
+			// some jobs finish
+			snap.Jobs = slices.DeleteFunc(snap.Jobs, func(sia.Job) bool { return rng.IntN(4) == 0 })
+		}
+	}
+}
+
 // probeFitsFree reports a way job j could run on the GPUs the plan leaves
 // free, as they lie on the nodes ("" when none): an adaptive or
 // strong-scaling job's smallest single-node configuration (the smallest
@@ -378,6 +426,31 @@ func TestProbeScaleUpCapOnEveryNodeSize(t *testing.T) {
 			d := plan.Decisions[0]
 			assert.GreaterOrEqual(t, d.Allocation.GPUs, min, "%d-GPU node, MinGPUs %d: %v (%v)", r, min, d.Action, d.Reason)
 		}
+	}
+}
+
+// TestProbeNoModelEveryPool: a type whose nodes have two sizes (8 and 6
+// GPUs) is two pools. A job without a model yet on the type (bootstrap.None)
+// is offered the type's smallest configuration; it was offered it in the
+// first pool only, so with that pool full the job waited ("lost the
+// optimisation") while the other pool was idle.
+func TestProbeNoModelEveryPool(t *testing.T) {
+	s, err := sia.New(nil)
+	require.NoError(t, err)
+	none := probeModel{none: map[string]bool{"g": true}, gain: 1, cross: 1}
+	full := sia.Job{ID: "full", Kind: sia.Rigid, GPUs: 8, NonPreemptible: true, Models: none,
+		State: sia.JobState{Current: sia.Allocation{Type: "g", Nodes: 1, GPUs: 8, Placement: probeGPUs("big", 8)}}}
+	for _, j := range []sia.Job{
+		{ID: "adaptive", Models: none},
+		{ID: "strong", Kind: sia.StrongScaling, Models: none},
+		{ID: "rigid3", Kind: sia.Rigid, GPUs: 3, Models: none},
+		{ID: "rigid6", Kind: sia.Rigid, GPUs: 6, Models: none},
+	} {
+		snap := sia.Snapshot{Now: probeT0, Nodes: []sia.Node{{ID: "big", Type: "g", GPUs: 8}, {ID: "small", Type: "g", GPUs: 6}},
+			Jobs: []sia.Job{full, j}}
+		plan := probeRound(t, s, snap)
+		d := plan.Decisions[1]
+		assert.Equal(t, sia.Start, d.Action, "job %s: %v (%v) with node small idle", j.ID, d.Action, d.Reason)
 	}
 }
 
