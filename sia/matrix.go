@@ -533,8 +533,9 @@ type rowBuilder struct {
 	dst   []matrixEntry
 	bound struct{ minG, maxG, capR int }
 	// capT is the scale-up cap on replicas on the type being added (see
-	// scaleUpCap).
-	capT int
+	// scaleUpCap); window says its candidates are windowShapes.
+	capT   int
+	window bool
 	// keepOnly builds the current configuration only; smallestOnly each
 	// type's smallest valid configuration (see rowMode).
 	keepOnly, smallestOnly bool
@@ -666,8 +667,11 @@ func (rb *rowBuilder) candidates() []configset.Config {
 		}
 		// a minimum no pool holds: configurations spanning pools
 		cands = append(cands, rb.cl.set.Spans(t, rb.bound.minG, rb.bound.maxG, p, maxSpansPerType)...)
+		if rb.window = len(cands) == 0; rb.window {
+			cands = rb.windowShapes(cands)
+		}
 	}
-	if rb.keepOnly && j.Kind == Rigid {
+	if rb.keepOnly {
 		kept := cands[:0]
 		for _, c := range cands {
 			if c == rb.curCfg {
@@ -677,6 +681,24 @@ func (rb *rowBuilder) candidates() []configset.Config {
 		cands = kept
 	}
 	rb.ev.cands = cands
+	return cands
+}
+
+// windowShapes appends to cands, for a job whose bounds [MinGPUs, MaxGPUs]
+// hold no configuration size of the type (3 GPUs exactly on 8-GPU nodes, 9
+// to 12 on 8-GPU nodes, 4 or 5 on 6-GPU nodes), the shapes of its smallest
+// count in the bounds as a rigid job's (whole nodes plus a remainder, one
+// per pool, or spanning the pools; charged as configset.Set.Charge says):
+// without them the job could never run on the type however idle it is.
+func (rb *rowBuilder) windowShapes(cands []configset.Config) []configset.Config {
+	g := ceilDiv(rb.bound.minG, rb.p) * rb.p
+	if g <= 0 || g > rb.bound.maxG {
+		return cands
+	}
+	cands = append(cands, rb.cl.set.Fixed(rb.t, g)...)
+	if c, ok := rb.cl.set.Span(rb.t, g); ok {
+		cands = append(cands, c)
+	}
 	return cands
 }
 
@@ -717,7 +739,7 @@ func (rb *rowBuilder) isCurrent(c configset.Config) bool {
 func (rb *rowBuilder) value(c configset.Config, noModelDone *[]string) (e matrixEntry, keep bool) {
 	p, filler := rb.p, rb.k.Filler
 	e = matrixEntry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: rb.src, Restart: 1, Current: rb.isCurrent(c)}
-	if rb.j.Kind == Rigid || c.Spanning() {
+	if rb.j.Kind == Rigid || c.Spanning() || rb.window {
 		e.Charge = rb.cl.set.Charge(c) // the configurations of the set charge their GPUs
 	}
 	switch {

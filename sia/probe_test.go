@@ -462,3 +462,30 @@ func probeGPUs(node string, n int) []sia.GPU {
 	}
 	return out
 }
+
+// TestProbeBoundsWithoutConfigurationSize: an adaptive or strong-scaling
+// job whose bounds [MinGPUs, MaxGPUs] hold no configuration size of any type
+// (3 GPUs exactly on 8-GPU nodes; 9 on 8-GPU nodes; 4–5 on 6-GPU nodes;
+// 10–12 on 7-GPU nodes) was queued for ever as "no admissible type" on an
+// idle cluster. It runs, on its smallest count in the bounds, shaped as a
+// rigid job's.
+func TestProbeBoundsWithoutConfigurationSize(t *testing.T) {
+	s, err := sia.New(nil)
+	require.NoError(t, err)
+	m := probeModel{speed: map[string]float64{"g": 1}, gain: 0.95, cross: 0.9}
+	for _, r := range []int{4, 6, 7, 8, 12, 16} {
+		for _, w := range [][2]int{{3, 3}, {4, 5}, {3, 5}, {5, 5}, {9, 9}, {10, 12}, {2*r - 1, 2*r - 1}} {
+			for _, k := range []sia.Kind{sia.Adaptive, sia.StrongScaling} {
+				snap := sia.Snapshot{Now: probeT0, Nodes: []sia.Node{{ID: "n0", Type: "g", GPUs: r}, {ID: "n1", Type: "g", GPUs: r}},
+					Jobs: []sia.Job{{ID: "j", Kind: k, MinGPUs: w[0], MaxGPUs: w[1], Models: m}}}
+				plan := probeRound(t, s, snap)
+				d := plan.Decisions[0]
+				if w[0] > 2*r {
+					assert.Equal(t, sia.ReasonTooLarge, d.Reason)
+					continue
+				}
+				assert.Equal(t, sia.Start, d.Action, "%d-GPU nodes, %v job in [%d, %d]: %v", r, k, w[0], w[1], d.Reason)
+			}
+		}
+	}
+}
