@@ -532,9 +532,10 @@ type rowBuilder struct {
 	eval  Evaluator // the job's own predictor, or nil
 	dst   []matrixEntry
 	bound struct{ minG, maxG, capR int }
-	// capT is the scale-up cap on replicas on the type being added (see
-	// scaleUpCap); window says its candidates are windowShapes.
+	// capT and reach are the scale-up cap on replicas on the type being
+	// added (see scaleUpCap); window says its candidates are windowShapes.
 	capT   int
+	reach  []poolReach // in ev's storage
 	window bool
 	// keepOnly builds the current configuration only; smallestOnly each
 	// type's smallest valid configuration (see rowMode).
@@ -594,7 +595,7 @@ func (rb *rowBuilder) addType(t string) error {
 	}
 	curSeen, noModelDone := false, []string(nil)
 	cands := rb.candidates()
-	rb.capT = rb.scaleUpCap(cands)
+	rb.scaleUpCap(cands)
 	for _, c := range cands {
 		e, keep := rb.value(c, &noModelDone)
 		if !keep {
@@ -702,28 +703,64 @@ func (rb *rowBuilder) windowShapes(cands []configset.Config) []configset.Config 
 	return cands
 }
 
-// scaleUpCap returns the cap on replicas on the type being added, whose
+// scaleUpCap sets the cap on replicas on the type being added, whose
 // candidates are cands: ScaleUpFactor × PeakReplicas (bound.capR), never
-// below the job's minimum, and never below the type's smallest candidate
-// above the peak. On nodes whose configuration sizes leave gaps wider than
-// the factor (1, 7 on 7-GPU nodes; 1, 2, 6 on 6-GPU nodes) the cap alone
-// would offer nothing above the peak, and a job would never grow (or, with
-// a MinGPUs off the sizes, never start) while the node's other GPUs idle.
-func (rb *rowBuilder) scaleUpCap(cands []configset.Config) int {
-	c := max(rb.bound.capR, ceilDiv(rb.bound.minG, rb.p))
-	if c == math.MaxInt {
-		return c
+// below the job's minimum (capT), and in each pool never below the pool's
+// smallest candidate above the peak (reach). On nodes whose configuration
+// sizes leave gaps wider than the factor (1, 7 on 7-GPU nodes; 1, 2, 6 on
+// 6-GPU nodes) the cap alone would offer nothing above the peak, and a job
+// would never grow (or, with a MinGPUs off the sizes, never start) while
+// the node's other GPUs idle.
+func (rb *rowBuilder) scaleUpCap(cands []configset.Config) {
+	rb.capT = max(rb.bound.capR, ceilDiv(rb.bound.minG, rb.p))
+	rb.reach = rb.ev.reach[:0]
+	defer func() { rb.ev.reach = rb.reach }()
+	if rb.capT == math.MaxInt {
+		return
 	}
-	reach := math.MaxInt
-	for _, k := range cands {
-		if r := k.GPUs / rb.p; r > rb.j.State.PeakReplicas {
-			reach = min(reach, r)
+	for _, c := range cands {
+		r := c.GPUs / rb.p
+		if r <= rb.j.State.PeakReplicas {
+			continue
+		}
+		k, found := poolKey(c), false
+		for i := range rb.reach {
+			if rb.reach[i].pool == k {
+				rb.reach[i].replicas = min(rb.reach[i].replicas, r)
+				found = true
+			}
+		}
+		if !found {
+			rb.reach = append(rb.reach, poolReach{pool: k, replicas: r})
 		}
 	}
-	if reach != math.MaxInt {
-		c = max(c, reach)
+}
+
+// capped reports whether candidate c (of r replicas) is beyond the
+// scale-up cap (see scaleUpCap).
+func (rb *rowBuilder) capped(c configset.Config, r int) bool {
+	if r <= rb.capT {
+		return false
 	}
-	return c
+	k := poolKey(c)
+	for _, pr := range rb.reach {
+		if pr.pool == k {
+			return r > pr.replicas
+		}
+	}
+	return true
+}
+
+// poolReach is a pool's smallest candidate above a job's peak (replicas).
+type poolReach struct{ pool, replicas int }
+
+// poolKey names c's pool within its type: its node size (0 for a type of
+// one pool), −1 for configurations spanning pools.
+func poolKey(c configset.Config) int {
+	if c.Spanning() {
+		return -1
+	}
+	return c.NodeGPUs
 }
 
 // isCurrent reports whether c is the job's current configuration.
@@ -743,7 +780,7 @@ func (rb *rowBuilder) value(c configset.Config, noModelDone *[]string) (e matrix
 		e.Charge = rb.cl.set.Charge(c) // the configurations of the set charge their GPUs
 	}
 	switch {
-	case e.Replicas > rb.capT && !e.Current:
+	case rb.capped(c, e.Replicas) && !e.Current:
 		// Beyond the scale-up cap (which never goes below the job's
 		// minimum, see scaleUpCap).
 		e.Invalid = true

@@ -8,6 +8,8 @@ package sia_test
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -28,14 +30,15 @@ import (
 // the types of speed (Measured), no model yet on the types of none, and
 // excluded on every other type.
 type probeModel struct {
-	speed map[string]float64
-	none  map[string]bool
-	gain  float64
-	cross float64
+	speed  map[string]float64
+	none   map[string]bool
+	gain   float64
+	cross  float64
+	stages int // replica size on every type (0: data parallel)
 }
 
 func (m probeModel) Model(t string) (goodput.Model, bootstrap.Source) {
-	base := goodput.Model{InitBatch: 1, MaxBatch: 1}
+	base := goodput.Model{InitBatch: 1, MaxBatch: 1, Stages: m.stages}
 	switch {
 	case m.speed[t] > 0:
 		return base, bootstrap.Measured
@@ -53,6 +56,10 @@ func (m probeModel) Evaluate(t string, nodes, replicas int) (goodput.Choice, boo
 	v := s * math.Pow(float64(replicas), m.gain) * math.Pow(m.cross, float64(nodes-1))
 	return goodput.Choice{Goodput: v, Throughput: v, Efficiency: 1, LocalBatch: 1, GlobalBatch: replicas}, true
 }
+
+// probeCases is the number of random fleets of TestProbeShapesAcrossRounds
+// (go test ./sia -run Probe -probe.cases 5000 for a longer search).
+var probeCases = flag.Int("probe.cases", 150, "random fleets of TestProbeShapesAcrossRounds")
 
 var probeT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -109,6 +116,7 @@ func probeCheck(t *testing.T, snap sia.Snapshot, o sia.Options, plan sia.Plan) m
 				assert.Equal(t, sia.Queue, d.Action, j.ID)
 			}
 			assert.False(t, probePinned(j, snap.Now), "pinned job %s lost its GPUs", j.ID)
+			probeReason(t, snap, o, plan, j, d.Reason, capacity)
 			continue
 		}
 		usedJob[j.ID] = a
@@ -272,6 +280,9 @@ func probeJob(rng *rand.Rand, id string, nodes []sia.Node, t0 time.Time) sia.Job
 			m.speed[typ] = 0.5 + rng.Float64()
 		}
 	}
+	if rng.IntN(8) == 0 {
+		m.stages = 2 + rng.IntN(2)
+	}
 	j := sia.Job{ID: id, Kind: sia.Kind(rng.IntN(3)), Models: m, Submitted: t0.Add(-time.Duration(rng.IntN(3600)) * time.Second)}
 	switch j.Kind {
 	case sia.Rigid:
@@ -279,6 +290,9 @@ func probeJob(rng *rand.Rand, id string, nodes []sia.Node, t0 time.Time) sia.Job
 		if rng.IntN(3) == 0 {
 			typ := types[rng.IntN(len(types))]
 			j.GPUs = 1 + rng.IntN(total[typ]) // up to the whole type
+		}
+		if m.stages > 0 {
+			j.GPUs = max(j.GPUs/m.stages, 1) * m.stages
 		}
 	default:
 		if rng.IntN(3) == 0 {
@@ -302,16 +316,23 @@ func probeJob(rng *rand.Rand, id string, nodes []sia.Node, t0 time.Time) sia.Job
 // jobs finish and new ones arrive, so that running jobs fragment the nodes.
 // Every plan must pass probeCheck and be deterministic.
 func TestProbeShapesAcrossRounds(t *testing.T) {
-	cases := 150
+	cases := *probeCases
 	if testing.Short() {
-		cases = 30
+		cases = min(cases, 30)
 	}
-	s, err := sia.New(&sia.Options{RoundTimeout: -1})
-	require.NoError(t, err)
 	var rounds, running, queued int
 	defer func() { t.Logf("%d rounds, %d running decisions, %d queued", rounds, running, queued) }()
 	for c := 0; c < cases; c++ {
 		rng := rand.New(rand.NewPCG(uint64(c), 77))
+		opts := sia.Options{RoundTimeout: -1, Seed: rng.Uint64N(3)}
+		if rng.IntN(3) == 0 {
+			opts.MaxGPUsPerJob = 1 + rng.IntN(16)
+		}
+		if rng.IntN(4) == 0 {
+			opts.P, opts.Lambda = 0.5, -2
+		}
+		s, err := sia.New(&opts)
+		require.NoError(t, err)
 		nodes := probeFleet(rng)
 		snap := sia.Snapshot{Now: probeT0, Nodes: nodes}
 		next := 0
@@ -320,8 +341,18 @@ func TestProbeShapesAcrossRounds(t *testing.T) {
 				snap.Jobs = append(snap.Jobs, probeJob(rng, fmt.Sprintf("j%d", next), nodes, snap.Now))
 				next++
 			}
+			snap.Reserved, snap.Quotas = nil, nil
+			if rng.IntN(4) == 0 {
+				probeLimits(rng, &snap)
+			}
 			ok := t.Run(fmt.Sprintf("case%d/round%d", c, r), func(t *testing.T) {
-				plan := probeRound(t, s, snap)
+				plan, err := s.Round(context.Background(), snap)
+				if errors.Is(err, sia.ErrInfeasible) { // pins beyond a reservation or quota
+					var ie *sia.InfeasibleError
+					require.ErrorAs(t, err, &ie)
+					snap.Reserved, snap.Quotas = nil, nil
+				}
+				plan = probeRound(t, s, snap)
 				rounds++
 				for _, d := range plan.Decisions {
 					if d.Allocation.Running() {
@@ -330,18 +361,46 @@ func TestProbeShapesAcrossRounds(t *testing.T) {
 						queued++
 					}
 				}
-				snap.Advance(&plan, snap.Now.Add(time.Minute))
+				snap.Advance(&plan, snap.Now.Add(time.Duration(10+rng.IntN(60))*time.Second)) // restores may pin
 			})
 			if !ok {
 				t.Logf("snapshot: nodes %v", nodes)
 				for _, j := range snap.Jobs {
-					t.Logf("  job %s kind %v gpus %d min %d max %d types %v np %v models %+v cur %+v", j.ID, j.Kind, j.GPUs, j.MinGPUs, j.MaxGPUs, j.Types, j.NonPreemptible, j.Models, j.State.Current)
+					t.Logf("  job %s kind %v gpus %d min %d max %d types %v np %v models %+v state %+v", j.ID, j.Kind, j.GPUs, j.MinGPUs, j.MaxGPUs, j.Types, j.NonPreemptible, j.Models, j.State)
 				}
+				t.Logf("  reserved %v quotas %+v options %+v now %v", snap.Reserved, snap.Quotas, opts, snap.Now)
 				break
 			}
 			// some jobs finish
 			snap.Jobs = slices.DeleteFunc(snap.Jobs, func(sia.Job) bool { return rng.IntN(4) == 0 })
 		}
+	}
+}
+
+// probeLimits draws reservations and quotas for the snapshot.
+func probeLimits(rng *rand.Rand, snap *sia.Snapshot) {
+	capacity := map[string]int{}
+	for _, n := range snap.Nodes {
+		capacity[n.Type] += n.GPUs
+	}
+	types := snap.Types()
+	snap.Reserved = map[string]int{}
+	for _, typ := range types {
+		if rng.IntN(2) == 0 {
+			snap.Reserved[typ] = rng.IntN(capacity[typ] + 1)
+		}
+	}
+	for k := rng.IntN(3); k > 0; k-- {
+		q := sia.Quota{Name: fmt.Sprintf("q%d", k), Limit: rng.IntN(20)}
+		if rng.IntN(2) == 0 {
+			q.Type = types[rng.IntN(len(types))]
+		}
+		for _, j := range snap.Jobs {
+			if rng.IntN(2) == 0 {
+				q.Jobs = append(q.Jobs, j.ID)
+			}
+		}
+		snap.Quotas = append(snap.Quotas, q)
 	}
 }
 
@@ -386,8 +445,9 @@ func probeFitsFree(j *sia.Job, snap sia.Snapshot, o sia.Options, plan sia.Plan, 
 				need = configset.Chain(n.GPUs)[k]
 			}
 		default:
+			m, _ := j.Models.Model(n.Type)
 			for _, c := range configset.Chain(n.GPUs) {
-				if c >= max(j.MinGPUs, 1) && (j.MaxGPUs == 0 || c <= j.MaxGPUs) && c <= o.MaxGPUsPerJob {
+				if c >= max(j.MinGPUs, 1) && (j.MaxGPUs == 0 || c <= j.MaxGPUs) && c <= o.MaxGPUsPerJob && c%max(m.Stages, 1) == 0 {
 					need = c
 					break
 				}
@@ -487,5 +547,80 @@ func TestProbeBoundsWithoutConfigurationSize(t *testing.T) {
 				assert.Equal(t, sia.Start, d.Action, "%d-GPU nodes, %v job in [%d, %d]: %v", r, k, w[0], w[1], d.Reason)
 			}
 		}
+	}
+}
+
+// probeReason asserts that reason r, given to job j which gets no GPUs, is
+// true, and that the reasons a host can check from the snapshot alone
+// (too large, no admissible type) are given whenever they hold.
+func probeReason(t *testing.T, snap sia.Snapshot, o sia.Options, plan sia.Plan, j *sia.Job, r sia.QueueReason, capacity map[string]int) {
+	t.Helper()
+	allowed, tooLarge := 0, 0
+	reserved := false
+	for _, typ := range snap.Types() {
+		if !probeAllowed(j, typ) {
+			continue
+		}
+		allowed++
+		reserved = reserved || snap.Reserved[typ] > 0
+		m, _ := j.Models.Model(typ)
+		p := max(m.Stages, 1)
+		size, limit := (max(j.MinGPUs, 1)+p-1)/p*p, min(capacity[typ], o.MaxGPUsPerJob)
+		if j.Kind == sia.Rigid {
+			size, limit = j.GPUs, capacity[typ]
+		} else if j.MaxGPUs > 0 && j.MaxGPUs < size {
+			return // bounds that hold no whole replica: no admissible configuration
+		}
+		if size > limit {
+			tooLarge++
+		}
+	}
+	quota := false
+	for _, q := range snap.Quotas {
+		quota = quota || slices.Contains(q.Jobs, j.ID)
+	}
+	switch {
+	case allowed == 0:
+		assert.Equal(t, sia.ReasonNoAdmissibleType, r, "job %s: no type allowed", j.ID)
+		return
+	case tooLarge == allowed:
+		assert.Equal(t, sia.ReasonTooLarge, r, "job %s: larger than every allowed type", j.ID)
+		return
+	}
+	switch r {
+	case sia.ReasonTooLarge:
+		assert.Fail(t, "false reason", "job %s: too large, but fits %d of %d allowed types", j.ID, allowed-tooLarge, allowed)
+	case sia.ReasonNoAdmissibleType:
+		// every configuration of the probe models is valid
+		assert.Fail(t, "false reason", "job %s: no admissible type, but %d types allowed", j.ID, allowed)
+	case sia.ReasonQuota:
+		assert.True(t, quota, "job %s: quota, but no quota covers it", j.ID)
+	case sia.ReasonReserved:
+		assert.True(t, reserved, "job %s: reserved, but no allowed type has reserved GPUs", j.ID)
+	case sia.ReasonDeadline, sia.ReasonUnplaceable:
+		assert.NotEqual(t, sia.StatusOptimal, plan.Status, "job %s: %v in a plan proven optimal", j.ID, r)
+	case sia.ReasonLostOptimisation:
+	default:
+		assert.Fail(t, "no reason", "job %s: reason %v", j.ID, r)
+	}
+}
+
+// TestProbeScaleUpCapPerPool: on a type with 15- and 7-GPU nodes (sizes 1, 3,
+// 15 and 1, 7), a job with MinGPUs 3 whose 15-GPU node is taken must be
+// offered the 7-GPU node: the scale-up cap reaches each pool's next size
+// above the peak, not only the type's smallest (3, in the full pool).
+func TestProbeScaleUpCapPerPool(t *testing.T) {
+	s, err := sia.New(nil)
+	require.NoError(t, err)
+	m := probeModel{speed: map[string]float64{"g": 1}, gain: 0.95, cross: 0.9}
+	for _, c := range []struct{ big, small, min int }{{15, 7, 3}, {9, 7, 6}, {12, 5, 4}, {14, 10, 7}} {
+		full := sia.Job{ID: "full", Kind: sia.Rigid, GPUs: c.big, NonPreemptible: true, Models: m,
+			State: sia.JobState{Current: sia.Allocation{Type: "g", Nodes: 1, GPUs: c.big, Placement: probeGPUs("big", c.big)}}}
+		snap := sia.Snapshot{Now: probeT0, Nodes: []sia.Node{{ID: "big", Type: "g", GPUs: c.big}, {ID: "small", Type: "g", GPUs: c.small}},
+			Jobs: []sia.Job{full, {ID: "j", MinGPUs: c.min, Models: m}}}
+		plan := probeRound(t, s, snap)
+		d := plan.Decisions[1]
+		assert.Equal(t, sia.Start, d.Action, "%+v: %v", c, d.Reason)
+		assert.Equal(t, c.small, d.Allocation.GPUs, "%+v", c)
 	}
 }
