@@ -668,7 +668,7 @@ func (rb *rowBuilder) candidates() []configset.Config {
 		}
 		// a minimum no pool holds: configurations spanning pools
 		cands = append(cands, rb.cl.set.Spans(t, rb.bound.minG, rb.bound.maxG, p, maxSpansPerType)...)
-		if rb.window = len(cands) == 0; rb.window {
+		if rb.window = rb.poolsWithout(cands); rb.window {
 			cands = rb.windowShapes(cands)
 		}
 	}
@@ -685,18 +685,48 @@ func (rb *rowBuilder) candidates() []configset.Config {
 	return cands
 }
 
+// poolsWithout reports whether some pool of the type being added has no
+// candidate among cands (spanning ones aside; the type's configurations
+// come pool by pool, configset.Set.ByType).
+func (rb *rowBuilder) poolsWithout(cands []configset.Config) bool {
+	pools := len(rb.cl.pools[rb.t])
+	if pools == 1 {
+		return len(cands) == 0
+	}
+	seen, last := 0, -2
+	for _, c := range cands {
+		if k := poolKey(c); k != -1 && k != last {
+			seen, last = seen+1, k
+		}
+	}
+	return seen < pools
+}
+
 // windowShapes appends to cands, for a job whose bounds [MinGPUs, MaxGPUs]
-// hold no configuration size of the type (3 GPUs exactly on 8-GPU nodes, 9
-// to 12 on 8-GPU nodes, 4 or 5 on 6-GPU nodes), the shapes of its smallest
-// count in the bounds as a rigid job's (whole nodes plus a remainder, one
-// per pool, or spanning the pools; charged as configset.Set.Charge says):
-// without them the job could never run on the type however idle it is.
+// hold no configuration size of a pool of the type (3 GPUs exactly on 8-GPU
+// nodes, 9 to 12 on 8-GPU nodes, 4 or 5 on 6-GPU nodes), the shape of its
+// smallest count in the bounds in that pool as a rigid job's (whole nodes
+// plus a remainder, charged as configset.Set.Charge says), and when no pool
+// has a candidate the count spanning the pools: without them the job could
+// never run on those nodes however idle they are.
 func (rb *rowBuilder) windowShapes(cands []configset.Config) []configset.Config {
 	g := ceilDiv(rb.bound.minG, rb.p) * rb.p
 	if g <= 0 || g > rb.bound.maxG {
 		return cands
 	}
-	cands = append(cands, rb.cl.set.Fixed(rb.t, g)...)
+	n := len(cands)
+	for _, f := range rb.cl.set.Fixed(rb.t, g) {
+		k, has := poolKey(f), false
+		for _, c := range cands[:n] {
+			has = has || !c.Spanning() && poolKey(c) == k
+		}
+		if !has {
+			cands = append(cands, f)
+		}
+	}
+	if n > 0 {
+		return cands
+	}
 	if c, ok := rb.cl.set.Span(rb.t, g); ok {
 		cands = append(cands, c)
 	}

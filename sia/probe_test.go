@@ -624,3 +624,25 @@ func TestProbeScaleUpCapPerPool(t *testing.T) {
 		assert.Equal(t, c.small, d.Allocation.GPUs, "%+v", c)
 	}
 }
+
+// TestProbeBoundsWithoutSizeInOnePool: bounds that hold a configuration size
+// of one pool of a type but not of another (4–5 GPUs: 4 on 8-GPU nodes,
+// none on 6-GPU nodes) give the other pool the smallest count's shape too,
+// so the job is not kept off an idle 6-GPU node while the 8-GPU one is full.
+func TestProbeBoundsWithoutSizeInOnePool(t *testing.T) {
+	s, err := sia.New(nil)
+	require.NoError(t, err)
+	m := probeModel{speed: map[string]float64{"g": 1}, gain: 0.95, cross: 0.9}
+	for _, c := range []struct{ big, small, min, max int }{{8, 6, 4, 5}, {16, 12, 8, 8}, {8, 10, 4, 4}, {12, 9, 2, 2}} {
+		full := sia.Job{ID: "full", Kind: sia.Rigid, GPUs: c.big, NonPreemptible: true, Models: m,
+			State: sia.JobState{Current: sia.Allocation{Type: "g", Nodes: 1, GPUs: c.big, Placement: probeGPUs("big", c.big)}}}
+		for _, k := range []sia.Kind{sia.Adaptive, sia.StrongScaling} {
+			snap := sia.Snapshot{Now: probeT0, Nodes: []sia.Node{{ID: "big", Type: "g", GPUs: c.big}, {ID: "small", Type: "g", GPUs: c.small}},
+				Jobs: []sia.Job{full, {ID: "j", Kind: k, MinGPUs: c.min, MaxGPUs: c.max, Models: m}}}
+			plan := probeRound(t, s, snap)
+			d := plan.Decisions[1]
+			assert.Equal(t, sia.Start, d.Action, "%+v %v: %v", c, k, d.Reason)
+			assert.Equal(t, c.min, d.Allocation.GPUs, "%+v %v", c, k)
+		}
+	}
+}
