@@ -248,7 +248,12 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuI
 			return err
 		}
 	}
-	if m, src := j.Models.Model(cur.Type); src != bootstrap.Excluded {
+	m, src := j.Models.Model(cur.Type)
+	if src == bootstrap.Excluded && pinned(j, s.Now) {
+		return &InputError{Job: j.ID, Type: cur.Type, Field: field() + ".State.Current.Type",
+			Reason: "the job's Models exclude the type it runs on, but the job is pinned (Restoring or NonPreemptible) and cannot move"}
+	}
+	if src != bootstrap.Excluded {
 		if p, err := replicaSize(j, cur.Type, m); err != nil {
 			return err
 		} else if cur.GPUs%p != 0 {
