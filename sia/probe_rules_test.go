@@ -169,7 +169,9 @@ func TestProbeSnapshotRules(t *testing.T) {
 		"reserved for the empty type":  {mut: func(s *sia.Snapshot) { s.Reserved = map[string]int{"": 0} }, want: want{field: "Reserved"}},
 		"reserved -1":                  {mut: func(s *sia.Snapshot) { s.Reserved = map[string]int{"A": -1} }, want: want{field: "Reserved"}},
 		"quota of an unknown job":      {mut: func(s *sia.Snapshot) { s.Quotas = []sia.Quota{{Name: "q", Jobs: []string{"x"}}} }, want: want{job: "x", field: "Quotas[0].Jobs"}},
-		"quota of an unknown type": {mut: func(s *sia.Snapshot) { s.Quotas = []sia.Quota{{Name: "q", Jobs: []string{"j"}, Type: "H100", Limit: 1}} },
+		"quota of an unknown type": {mut: func(s *sia.Snapshot) {
+			s.Quotas = []sia.Quota{{Name: "q", Jobs: []string{"j"}, Type: "H100", Limit: 1}}
+		},
 			want: want{field: "Quotas[0].Type"}},
 		"quota limits MaxInt (sums do not wrap)": {mut: func(s *sia.Snapshot) {
 			s.Quotas = []sia.Quota{{Name: "q", Jobs: []string{"j", "k"}, Limit: math.MaxInt}, {Name: "r", Jobs: []string{"j"}, Limit: math.MaxInt}}
