@@ -579,6 +579,37 @@ func probeReason(t *testing.T, snap sia.Snapshot, o sia.Options, plan sia.Plan, 
 	for _, q := range snap.Quotas {
 		quota = quota || slices.Contains(q.Jobs, j.ID)
 	}
+	// What Job.Types and the bounds alone say (a round out of time asks
+	// the Models of the jobs whose row it did not build nothing, and then
+	// says only this, or Deadline)
+	allowedT, tooLargeT := 0, 0
+	for _, typ := range snap.Types() {
+		if j.Types != nil && !slices.Contains(j.Types, typ) {
+			continue
+		}
+		allowedT++
+		size, limit := max(j.MinGPUs, 1), min(capacity[typ], o.MaxGPUsPerJob)
+		if j.Kind == sia.Rigid {
+			size, limit = j.GPUs, capacity[typ]
+		}
+		if size > limit {
+			tooLargeT++
+		}
+	}
+	switch {
+	case allowedT == 0:
+		assert.Equal(t, sia.ReasonNoAdmissibleType, r, "job %s: no type in Types", j.ID)
+		return
+	case tooLargeT == allowedT && allowed == 0 && r == sia.ReasonNoAdmissibleType:
+		return // both are true
+	case tooLargeT == allowedT:
+		assert.Equal(t, sia.ReasonTooLarge, r, "job %s: larger than every type in Types", j.ID)
+		return
+	case (allowed == 0 || tooLarge == allowed) && r == sia.ReasonDeadline && plan.Status != sia.StatusOptimal:
+		return // only its Models say it cannot run
+	case allowed == 0 && r == sia.ReasonTooLarge:
+		return // both are true
+	}
 	switch {
 	case allowed == 0:
 		assert.Equal(t, sia.ReasonNoAdmissibleType, r, "job %s: no type allowed", j.ID)
