@@ -192,12 +192,15 @@ const cheapRowCostPerType = rowCostPerType / 4
 // at least minCheapRows. Sized before the matrix starts.
 func lateCheapRows(snap *Snapshot, cl *cluster, left time.Duration, workers int) int {
 	free := 0
-	for _, c := range cl.capacity {
+	cl.free = make(map[string]int, len(cl.capacity))
+	for t, c := range cl.capacity {
 		free += c
+		cl.free[t] = c
 	}
 	for i := range snap.Jobs {
 		if cur := snap.Jobs[i].State.Current; cur.Running() {
 			free -= cur.GPUs
+			cl.free[cur.Type] -= cur.GPUs
 		}
 	}
 	budget := int(ilp.Slack(max(left, 0)) / 4 / (time.Duration(max(len(cl.types), 1)) * cheapRowCostPerType))
@@ -207,6 +210,60 @@ func lateCheapRows(snap *Snapshot, cl *cluster, left time.Duration, workers int)
 // minCheap is the number of queued jobs per worker whose cheap row is
 // built whatever the deadline.
 func (c *cluster) minCheap() int { return max(minCheapRows, c.lateRows) }
+
+// cheapFirst returns, among the jobs [lo, hi) (one matrix worker's), the
+// queued jobs that may start on the free GPUs (mayStart), smallest first
+// (by MinGPUs, or a rigid job's GPUs; ties in snapshot order), as the
+// greedy allocation admits them: the jobs whose cheap row a round out of
+// time builds first. A queue whose first jobs are too large, or cannot use
+// the types with free GPUs, must not keep the others from starting round
+// after round while the deadline is tight.
+func (c *cluster) cheapFirst(snap *Snapshot, o *Options, lo, hi int) []int {
+	type cand struct{ i, size int }
+	var cands []cand
+	for i := lo; i < hi; i++ {
+		j := &snap.Jobs[i]
+		if j.State.Current.Running() || !c.mayStart(j, o) {
+			continue
+		}
+		size := max(j.MinGPUs, 1)
+		if j.Kind == Rigid {
+			size = j.GPUs
+		}
+		cands = append(cands, cand{i, size})
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int { return a.size - b.size })
+	out := make([]int, len(cands))
+	for k, c := range cands {
+		out[k] = c.i
+	}
+	return out
+}
+
+// mayStart reports whether queued job j could start on the GPUs the running
+// jobs leave free (cluster.free, set by lateCheapRows): its smallest count
+// (MinGPUs, a rigid job's GPUs) is within the free GPUs of a type it may
+// use, and for a job that is not rigid within Options.MaxGPUsPerJob. The
+// cheap rows a round out of time builds go to such jobs first: a queue
+// whose first jobs are too large for the free GPUs (or for the cluster)
+// must not keep the others from starting round after round.
+func (c *cluster) mayStart(j *Job, o *Options) bool {
+	if c.free == nil {
+		return true
+	}
+	size := max(j.MinGPUs, 1)
+	if j.Kind == Rigid {
+		size = j.GPUs
+	} else if size > o.MaxGPUsPerJob || j.MaxGPUs > 0 && size > j.MaxGPUs {
+		return false
+	}
+	for _, t := range c.types {
+		if size <= c.free[t] && (j.Types == nil || slices.Contains(j.Types, t)) {
+			return true
+		}
+	}
+	return false
+}
 
 // solverContext returns work with a deadline earlier by a tenth of the time
 // left: the solver's own overshoot must fit the round's.

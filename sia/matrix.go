@@ -184,6 +184,7 @@ type cluster struct {
 	nodeGPUs map[string]int      // node ID -> GPUs
 	firstR   map[string]int      // GPU type -> GPUs per node of its first pool
 	lateRows int                 // see lateCheapRows (0: minCheapRows)
+	free     map[string]int      // GPU type -> GPUs the running jobs leave (lateCheapRows; nil: unknown)
 	clk      *roundClock         // Round's clock (nil: BuildMatrix, no deadline)
 }
 
@@ -374,6 +375,12 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, p
 // row is built whatever the deadline.
 const minCheapRows = 8
 
+// cheapExamine bounds the queued jobs whose cheap row a round out of time
+// builds whatever the deadline, as a multiple of minCheap: rows that turn
+// out empty (the job's Models exclude every type it may use) do not count
+// toward minCheap, up to this many.
+const cheapExamine = 16
+
 // minJobsPerWorker keeps parallel matrix builds for snapshots large enough.
 const minJobsPerWorker = 64
 
@@ -434,20 +441,37 @@ func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs
 			}
 		}
 		backing := make([]matrixEntry, 0, running+min(cl.minCheap(), hi-lo-running)*len(cl.types))
+		// The smallest queued jobs that may start on free GPUs always get
+		// their cheap row, until minCheap of them have one that is not
+		// empty (even a round out of time when it starts admits some),
+		// the others while time lasts.
+		built := make([]bool, hi-lo)
+		admitted := 0
+		for n, i := range cl.cheapFirst(snap, o, lo, hi) {
+			if admitted >= cl.minCheap() || n >= cheapExamine*cl.minCheap() {
+				break
+			}
+			if backing, err = buildRow(backing, snap, o, k, cl, ev, m, lambda, i, rowCheap); err != nil {
+				return true, err
+			}
+			built[i-lo] = true
+			if len(m.Rows[i].Entries) > 0 {
+				admitted++
+			}
+		}
 		late := false
-		queued := 0
 		for i := lo; i < hi; i++ {
 			var mode rowMode
-			if snap.Jobs[i].State.Current.Running() {
+			switch {
+			case built[i-lo]:
+				continue
+			case snap.Jobs[i].State.Current.Running():
 				mode = keepMode()
-			} else {
+			default:
 				mode = rowKeep // a queued job's row stays empty
-				// The first few queued jobs always get their cheap row:
-				// even a round out of time when it starts admits some.
-				if late = late || queued >= cl.minCheap() && expired(); !late {
+				if late = late || expired(); !late {
 					mode = rowCheap
 				}
-				queued++
 			}
 			if backing, err = buildRow(backing, snap, o, k, cl, ev, m, lambda, i, mode); err != nil {
 				return true, err
