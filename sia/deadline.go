@@ -171,11 +171,15 @@ func matrixPlan(work context.Context, snap *Snapshot, cl *cluster, o *Options) (
 	w := workers(o, len(snap.Jobs))
 	avail := time.Until(dl) - time.Duration(running)*keepCostPerJob/time.Duration(w)
 	est := time.Duration(len(snap.Jobs)) * time.Duration(max(len(cl.types), 1)) * rowCostPerType / time.Duration(w)
-	if avail >= 2*est {
+	if avail >= 2*est && work.Err() == nil { // a cancelled ctx is out of time too
 		ctx, cancel := context.WithTimeout(work, avail)
 		return ctx, cancel, false
 	}
-	cl.lateRows = lateCheapRows(snap, cl, time.Until(dl), w)
+	left := time.Until(dl)
+	if work.Err() != nil {
+		left = 0 // cancelled: out of time now, whatever the deadline
+	}
+	cl.lateRows = lateCheapRows(snap, cl, left, w)
 	ctx, cancel := context.WithTimeout(work, time.Duration(float64(max(avail, 0))*matrixShare))
 	return ctx, cancel, true
 }
