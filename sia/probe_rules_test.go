@@ -25,6 +25,8 @@ func TestProbeSnapshotRules(t *testing.T) {
 	tr, err := bootstrap.New(bootstrap.Spec{InitBatch: 64, MaxBatch: 1024,
 		Limits: map[string]goodput.Limits{"A": {MinLocalBatch: 8, MaxLocalBatch: 512}}}, nil)
 	require.NoError(t, err)
+	htr, err := bootstrap.New(bootstrap.Spec{InitBatch: 8, MaxBatch: 64, Stages: map[string]int{"A": 2}, MicroBatches: 4}, nil)
+	require.NoError(t, err)
 	on := func(typ string, nodes int, gpus ...sia.GPU) sia.Allocation {
 		return sia.Allocation{Type: typ, Nodes: nodes, GPUs: len(gpus), Placement: gpus}
 	}
@@ -76,6 +78,23 @@ func TestProbeSnapshotRules(t *testing.T) {
 			s.Jobs[0].State.Current = on("B", 1, sia.GPU{Node: "b0"})
 		}, want: ok(func(t *testing.T, p sia.Plan) {
 			assert.NotEqual(t, "B", p.Decisions[0].Allocation.Type)
+		})},
+		"hybrid running on a type its Stages leave out: moved or queued": {mut: func(s *sia.Snapshot) {
+			s.Jobs[0].Models = htr
+			s.Jobs[0].State.Current = on("B", 1, sia.GPU{Node: "b0"}, sia.GPU{Node: "b0", Index: 1})
+		}, want: ok(func(t *testing.T, p sia.Plan) {
+			d := p.Decisions[0]
+			assert.NotEqual(t, "B", d.Allocation.Type)
+			assert.Zero(t, d.Allocation.GPUs%2, "whole replicas of 2")
+		})},
+		"hybrid pinned on a type its Stages leave out": {mut: func(s *sia.Snapshot) {
+			s.Jobs[0].Models, s.Jobs[0].State.Restoring = htr, true
+			s.Jobs[0].State.Current = on("B", 1, sia.GPU{Node: "b0"}, sia.GPU{Node: "b0", Index: 1})
+		}, want: want{job: "j", field: "Jobs[0].State.Current.Type"}},
+		"hybrid rigid count off its replica size: queued, no admissible type": {mut: func(s *sia.Snapshot) {
+			s.Jobs[0].Models, s.Jobs[0].Kind, s.Jobs[0].GPUs = htr, sia.Rigid, 3
+		}, want: ok(func(t *testing.T, p sia.Plan) {
+			assert.Equal(t, sia.ReasonNoAdmissibleType, p.Decisions[0].Reason)
 		})},
 		"running outside Types: moved or queued": {mut: func(s *sia.Snapshot) {
 			s.Jobs[0].Types = []string{"B"}
