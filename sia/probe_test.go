@@ -680,20 +680,41 @@ func TestProbeBoundsWithoutSizeInOnePool(t *testing.T) {
 	}
 }
 
+// TestProbeChargeOneNode: on a pool of one node, a part off the node's chain
+// (a rigid 5 GPUs on a 15-GPU node, whose sizes are 1, 3, 15) was charged
+// the smallest chain size that holds it (the whole node), so a 1-GPU job
+// waited beside 10 idle GPUs (lost-optimisation). On one node any parts
+// whose GPUs fit are placeable: they are charged their GPUs.
+func TestProbeChargeOneNode(t *testing.T) {
+	s, err := sia.New(nil)
+	require.NoError(t, err)
+	m := probeModel{speed: map[string]float64{"g": 1}, gain: 0.9, cross: 0.9}
+	for _, c := range []struct{ node, rigid int }{{15, 5}, {11, 2}, {8, 6}, {13, 4}, {7, 3}, {6, 5}} {
+		held := sia.Job{ID: "rigid", Kind: sia.Rigid, GPUs: c.rigid, Models: m,
+			State: sia.JobState{Current: sia.Allocation{Type: "g", Nodes: 1, GPUs: c.rigid, Placement: probeGPUs("n0", c.rigid)}}}
+		snap := sia.Snapshot{Now: probeT0, Nodes: []sia.Node{{ID: "n0", Type: "g", GPUs: c.node}},
+			Jobs: []sia.Job{held, {ID: "small", Models: m}}}
+		plan := probeRound(t, s, snap)
+		assert.Equal(t, sia.Start, plan.Decisions[1].Action, "%d-GPU node beside a rigid %d: %v with %d GPUs idle",
+			c.node, c.rigid, plan.Decisions[1].Reason, c.node-c.rigid)
+	}
+}
+
 // probeKnown runs the probes of known, unfixed limits (see
 // TestProbeChargeStrandsGPUs).
 var probeKnown = flag.Bool("probe.known", false, "run the probes of known, unfixed limits")
 
-// TestProbeChargeStrandsGPUs (known limit, run with -probe.known): a part of
-// a configuration off its node's chain (a rigid 5 GPUs on a 15-GPU node,
-// whose sizes are 1, 3, 15) is charged the smallest chain size that holds
-// it (configset.Set.Charge: 15), so that every allocation the solver returns
-// is placeable; the cost is that GPUs idle while a job that fits them waits
-// (lost-optimisation): 10 of 15 here, 9 of 11 beside a rigid 2 on an
-// 11-GPU node, 2 of 8 beside a rigid 6 on the paper's 8-GPU nodes. Fixing it
-// needs either a capacity model finer than per-pool charges or a fill step
-// after placement (which would make such plans Feasible, their bound that of
-// the charged problem).
+// TestProbeChargeStrandsGPUs (known limit, run with -probe.known): on a pool
+// of several nodes, a part of a configuration off its node's chain (a rigid
+// 5 GPUs on 15-GPU nodes, whose sizes are 1, 3, 15) is charged the smallest
+// chain size that holds it (configset.Set.Charge: 15), so that every
+// allocation the solver returns is placeable; the cost is that GPUs idle
+// while a job that fits them waits (reason lost-optimisation): 10 of 30
+// beside a rigid 5 and a rigid 15 on two 15-GPU nodes, 2 of 16 beside a
+// rigid 6 and a rigid 8 on two of the paper's 8-GPU nodes. Fixing it needs
+// a capacity model finer than per-pool charges or a fill step after
+// placement (which would make such plans Feasible, with a bound that is
+// not the charged problem's).
 func TestProbeChargeStrandsGPUs(t *testing.T) {
 	if !*probeKnown {
 		t.Skip("known limit of the per-pool charges; -probe.known runs it")
@@ -704,10 +725,12 @@ func TestProbeChargeStrandsGPUs(t *testing.T) {
 	for _, c := range []struct{ node, rigid int }{{15, 5}, {11, 2}, {8, 6}, {13, 4}, {7, 3}} {
 		held := sia.Job{ID: "rigid", Kind: sia.Rigid, GPUs: c.rigid, Models: m,
 			State: sia.JobState{Current: sia.Allocation{Type: "g", Nodes: 1, GPUs: c.rigid, Placement: probeGPUs("n0", c.rigid)}}}
-		snap := sia.Snapshot{Now: probeT0, Nodes: []sia.Node{{ID: "n0", Type: "g", GPUs: c.node}},
-			Jobs: []sia.Job{held, {ID: "small", Models: m}}}
+		whole := sia.Job{ID: "whole", Kind: sia.Rigid, GPUs: c.node, Models: m,
+			State: sia.JobState{Current: sia.Allocation{Type: "g", Nodes: 1, GPUs: c.node, Placement: probeGPUs("n1", c.node)}}}
+		snap := sia.Snapshot{Now: probeT0, Nodes: []sia.Node{{ID: "n0", Type: "g", GPUs: c.node}, {ID: "n1", Type: "g", GPUs: c.node}},
+			Jobs: []sia.Job{held, whole, {ID: "small", Models: m}}}
 		plan := probeRound(t, s, snap)
-		assert.Equal(t, sia.Start, plan.Decisions[1].Action, "%d-GPU node beside a rigid %d: %v with %d GPUs idle",
-			c.node, c.rigid, plan.Decisions[1].Reason, c.node-c.rigid)
+		assert.Equal(t, sia.Start, plan.Decisions[2].Action, "two %d-GPU nodes beside a rigid %d: %v with %d GPUs idle",
+			c.node, c.rigid, plan.Decisions[2].Reason, c.node-c.rigid)
 	}
 }
