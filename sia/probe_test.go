@@ -734,3 +734,73 @@ func TestProbeChargeStrandsGPUs(t *testing.T) {
 			c.node, c.rigid, plan.Decisions[2].Reason, c.node-c.rigid)
 	}
 }
+
+// TestProbeFleetChanges: between rounds the fleet changes as a real one
+// does — a node leaves, a node comes back with fewer GPUs, a node of a new
+// size (or a new type) joins — and the host calls DropDepartedNodes before
+// the round. Every round is valid and passes probeCheck; no job is kept on
+// GPUs that left.
+func TestProbeFleetChanges(t *testing.T) {
+	s, err := sia.New(&sia.Options{RoundTimeout: -1})
+	require.NoError(t, err)
+	rounds := 0
+	for c := 0; c < 60; c++ {
+		rng := rand.New(rand.NewPCG(uint64(c), 99))
+		snap := sia.Snapshot{Now: probeT0, Nodes: probeFleet(rng)}
+		next := 0
+		for r := 0; r < 6; r++ {
+			for k := rng.IntN(4); k > 0; k-- {
+				snap.Jobs = append(snap.Jobs, probeJob(rng, fmt.Sprintf("j%d", next), snap.Nodes, snap.Now))
+				next++
+			}
+			switch rng.IntN(4) {
+			case 0:
+				if len(snap.Nodes) > 1 {
+					k := rng.IntN(len(snap.Nodes))
+					snap.Nodes = slices.Delete(slices.Clone(snap.Nodes), k, k+1)
+				}
+			case 1:
+				k := rng.IntN(len(snap.Nodes))
+				snap.Nodes = slices.Clone(snap.Nodes)
+				snap.Nodes[k].GPUs = max(1, snap.Nodes[k].GPUs-1-rng.IntN(3))
+			case 2:
+				snap.Nodes = append(slices.Clone(snap.Nodes), sia.Node{ID: fmt.Sprintf("new%d", r), Type: snap.Nodes[rng.IntN(len(snap.Nodes))].Type, GPUs: probeSizes[rng.IntN(len(probeSizes))]})
+			case 3:
+				snap.Nodes = append(slices.Clone(snap.Nodes), sia.Node{ID: fmt.Sprintf("new%d", r), Type: "fresh", GPUs: probeSizes[rng.IntN(len(probeSizes))]})
+			}
+			dropped := snap.DropDepartedNodes()
+			ok := t.Run(fmt.Sprintf("case%d/round%d", c, r), func(t *testing.T) {
+				for _, id := range dropped {
+					for _, j := range snap.Jobs {
+						if j.ID == id {
+							assert.False(t, j.State.Current.Running(), id)
+						}
+					}
+				}
+				plan, err := s.Round(context.Background(), snap)
+				if err != nil {
+					// a pinned job whose Current no longer fits its
+					// shrunk type is the host's to resolve: say which
+					var ie *sia.InputError
+					var fe *sia.InfeasibleError
+					require.True(t, errors.As(err, &ie) || errors.As(err, &fe), "%v", err)
+					t.Log(err)
+					for i := range snap.Jobs {
+						snap.Jobs[i].NonPreemptible = false
+						snap.Jobs[i].State.RestoreUntil = time.Time{}
+					}
+					plan, err = s.Round(context.Background(), snap)
+					require.NoError(t, err)
+				}
+				probeCheck(t, snap, s.Options(), plan)
+				rounds++
+				snap.Advance(&plan, snap.Now.Add(time.Duration(10+rng.IntN(60))*time.Second))
+			})
+			if !ok {
+				break
+			}
+			snap.Jobs = slices.DeleteFunc(snap.Jobs, func(sia.Job) bool { return rng.IntN(4) == 0 })
+		}
+	}
+	t.Logf("%d rounds", rounds)
+}
