@@ -217,3 +217,97 @@ func TestProbeCancelledAdmits(t *testing.T) {
 	_, _, started := probeOutOfTime(t, ctx)
 	assert.Equal(t, 10, started, "the small jobs start on the free GPUs")
 }
+
+// TestProbeHugeNodes: a million GPUs on 245 nodes of up to MaxGPUsPerNode
+// (4,096, 4,095 and 3,000 GPUs: chains of 13, 2 and 6 sizes), 1,000 jobs of
+// every kind, some rigid counts in the hundreds of thousands: under an
+// expired, a 5 ms and a 50 ms deadline the round returns within the
+// contract (thread CPU, as TestProbeDeadlineOddFleet), allocates memory
+// linear in the snapshot (GPUs included), and its plan is valid.
+func TestProbeHugeNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large snapshot")
+	}
+	if !measure.ThreadCPUAvailable {
+		t.Skip("no thread CPU clock on this system")
+	}
+	var nodes []sia.Node
+	total := 0
+	for k := 0; total < 1_000_000; k++ {
+		r := []int{4096, 4095, 3000}[k%3]
+		nodes = append(nodes, sia.Node{ID: fmt.Sprintf("n%d", k), Type: fmt.Sprintf("t%d", k%3), GPUs: r})
+		total += r
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	snap := sia.Snapshot{Now: probeT0, Nodes: nodes}
+	for k := 0; k < 1000; k++ {
+		snap.Jobs = append(snap.Jobs, probeJob(rng, fmt.Sprintf("j%d", k), nodes, probeT0))
+	}
+	s, err := sia.New(nil)
+	require.NoError(t, err)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	floor := time.Duration(1<<63 - 1)
+	var ms runtime.MemStats
+	for _, d := range []time.Duration{0, 5 * time.Millisecond, 50 * time.Millisecond} {
+		best := time.Duration(1<<63 - 1)
+		var plan sia.Plan
+		var alloc uint64
+		for try := 0; try < 2; try++ {
+			ctx, cancel := context.WithTimeout(context.Background(), d)
+			runtime.ReadMemStats(&ms)
+			a0 := ms.TotalAlloc
+			c0 := measure.ThreadCPU()
+			p, err := s.Round(ctx, snap)
+			took := measure.ThreadCPU() - c0
+			runtime.ReadMemStats(&ms)
+			cancel()
+			require.NoError(t, err)
+			if took < best {
+				best, plan, alloc = took, p, ms.TotalAlloc-a0
+			}
+		}
+		if d == 0 {
+			floor = best
+		}
+		started := 0
+		for _, dd := range plan.Decisions {
+			if dd.Action == sia.Start {
+				started++
+			}
+		}
+		t.Logf("deadline %v: least CPU %v (floor %v), %v, %d started, %.1f MB allocated", d, best, floor, plan.Status, started, float64(alloc)/1e6)
+		assert.LessOrEqual(t, best, 2*max(d, floor)+5*max(2*time.Millisecond, d/10), "deadline %v", d)
+		assert.Less(t, alloc, uint64(200<<20), "memory linear in the snapshot")
+		assert.Positive(t, started)
+		probeCheck(t, snap, s.Options(), plan)
+	}
+}
+
+// BenchmarkProbeHugeNodes: a round out of time on a million GPUs (245 nodes
+// of 3,000–4,096 GPUs) and 1,000 jobs: the floor that GPUs, not jobs,
+// dominate (validation, placement and the decisions are linear in them).
+func BenchmarkProbeHugeNodes(b *testing.B) {
+	var nodes []sia.Node
+	total := 0
+	for k := 0; total < 1_000_000; k++ {
+		r := []int{4096, 4095, 3000}[k%3]
+		nodes = append(nodes, sia.Node{ID: fmt.Sprintf("n%d", k), Type: fmt.Sprintf("t%d", k%3), GPUs: r})
+		total += r
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	snap := sia.Snapshot{Now: probeT0, Nodes: nodes}
+	for k := 0; k < 1000; k++ {
+		snap.Jobs = append(snap.Jobs, probeJob(rng, fmt.Sprintf("j%d", k), nodes, probeT0))
+	}
+	s, err := sia.New(nil)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 0)
+		_, err := s.Round(ctx, snap)
+		cancel()
+		require.NoError(b, err)
+	}
+}
