@@ -804,3 +804,43 @@ func TestProbeFleetChanges(t *testing.T) {
 	}
 	t.Logf("%d rounds", rounds)
 }
+
+// TestProbeRigidEveryCount: on idle fleets of one type with mixed odd node
+// sizes, a lone rigid job of every count from 1 to the type's capacity
+// starts, with the shape whose goodput was predicted (probeCheck), and so
+// does a lone adaptive or strong-scaling job whose MinGPUs is that count
+// (when it is within MaxGPUsPerJob).
+func TestProbeRigidEveryCount(t *testing.T) {
+	s, err := sia.New(&sia.Options{RoundTimeout: -1, MaxGPUsPerJob: 1 << 20})
+	require.NoError(t, err)
+	m := probeModel{speed: map[string]float64{"g": 1}, gain: 0.9, cross: 0.9}
+	fleets := [][]int{{6, 6, 6}, {8, 8, 6, 6}, {7, 7, 7}, {16, 12, 10, 7}, {5, 3}, {13, 11}, {9, 9, 1}, {15, 14, 2}, {4, 4, 4, 4, 4}}
+	cases := 0
+	for _, sizes := range fleets {
+		var nodes []sia.Node
+		capacity := 0
+		for k, r := range sizes {
+			nodes = append(nodes, sia.Node{ID: fmt.Sprintf("n%d", k), Type: "g", GPUs: r})
+			capacity += r
+		}
+		for g := 1; g <= capacity; g++ {
+			for _, j := range []sia.Job{
+				{ID: "rigid", Kind: sia.Rigid, GPUs: g, Models: m},
+				{ID: "adaptive", MinGPUs: g, Models: m},
+				{ID: "strong", Kind: sia.StrongScaling, MinGPUs: g, MaxGPUs: g, Models: m},
+			} {
+				cases++
+				snap := sia.Snapshot{Now: probeT0, Nodes: nodes, Jobs: []sia.Job{j}}
+				plan := probeRound(t, s, snap)
+				d := plan.Decisions[0]
+				if assert.Equal(t, sia.Start, d.Action, "nodes %v, %s job of %d GPUs: %v", sizes, j.ID, g, d.Reason) {
+					assert.GreaterOrEqual(t, d.Allocation.GPUs, g)
+					if j.Kind != sia.Adaptive {
+						assert.Equal(t, g, d.Allocation.GPUs)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d rounds", cases)
+}
