@@ -403,11 +403,13 @@ const (
 )
 
 // buildRows builds rows [lo, hi) of m. Phased, for a deadline too close for
-// the whole matrix, it builds the rows by priority: first every running
-// job's current configuration (rowKeep; Round keeps time for it), then,
-// while ctx lasts, every queued job's cheap row (rowCheap), so that a round
-// out of time can still start queued jobs on free GPUs, and then full rows,
-// replacing those, while ctx lasts. Otherwise it builds full rows in order,
+// the whole matrix, it builds the rows by priority: first the cheap rows
+// (rowCheap) of the smallest queued jobs that may start on free GPUs, until
+// minCheap of them are not empty, whatever the deadline (cheapFirst), and
+// every running job's current configuration (rowKeep; Round keeps time for
+// it), then, while ctx lasts, every other queued job's cheap row, so that a
+// round out of time can still start queued jobs on free GPUs, and then full
+// rows, replacing those, while ctx lasts. Otherwise it builds full rows in order,
 // and the rows left when ctx expires keep only the current configuration.
 // It reports whether any row is not full.
 func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, m *goodputMatrix, lambda float64, lo, hi int, phased bool) (bool, error) {
