@@ -218,7 +218,7 @@ func probeRound(t *testing.T, s *sia.Scheduler, snap sia.Snapshot) sia.Plan {
 	plan, err := s.Round(context.Background(), snap)
 	require.NoError(t, err)
 	free := probeCheck(t, snap, s.Options(), plan)
-	if plan.Status == sia.StatusOptimal && len(snap.Quotas) == 0 {
+	if plan.Status == sia.StatusOptimal && len(snap.Quotas) == 0 && s.Options().Artifact == nil {
 		// λ > 1 with p < 0: a waiting job that fits the free GPUs is never
 		// left waiting by an optimal allocation (see Options.Lambda).
 		for i, d := range plan.Decisions {
@@ -330,6 +330,9 @@ func TestProbeShapesAcrossRounds(t *testing.T) {
 		}
 		if rng.IntN(4) == 0 {
 			opts.P, opts.Lambda = 0.5, -2
+		}
+		if rng.IntN(5) == 0 {
+			opts.Artifact = sia.PublishedArtifact()
 		}
 		s, err := sia.New(&opts)
 		require.NoError(t, err)
