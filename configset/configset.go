@@ -428,7 +428,9 @@ func (s *Set) Fixed(t string, g int) []Config {
 
 // Charge returns the GPUs of its pool that configuration c blocks: its whole
 // nodes plus, for the part on its last node, the smallest chain size that
-// holds it (see Chain). It equals c.GPUs for every configuration in Configs.
+// holds it (see Chain); on a pool of a single node, where any parts whose
+// GPUs fit the node are placeable, just its GPUs. It equals c.GPUs for
+// every configuration in Configs.
 // An allocator that charges each configuration this many GPUs against its
 // pool's capacity gets only placeable allocations: a part of p GPUs, with c
 // the smallest chain size ≥ p, behaves like an item of size c in the
@@ -451,7 +453,8 @@ func (s *Set) Charge(c Config) int {
 	}
 	r := s.pools[pi].GPUsPerNode
 	whole, rest := c.GPUs/r, c.GPUs%r
-	if rest == 0 {
+	if rest == 0 || s.pools[pi].Nodes == 1 {
+		// on a pool of one node any parts whose GPUs fit are placeable
 		return c.GPUs
 	}
 	for _, k := range s.pools[pi].Chain {

@@ -76,7 +76,7 @@ func ExampleSet_Pools() {
 	// l40s/6 18 [1 2 6]
 	// l40s/8 8 [1 2 4 8]
 	// [(1,1,l40s/6) (1,2,l40s/6) (1,6,l40s/6) (2,12,l40s/6) (3,18,l40s/6) (1,1,l40s/8) (1,2,l40s/8) (1,4,l40s/8) (1,8,l40s/8)]
-	// [(1,5,l40s/6) (1,5,l40s/8)] 6 8
+	// [(1,5,l40s/6) (1,5,l40s/8)] 6 5
 }
 
 // A type with 8- and 6-GPU nodes: a rigid job of the whole type, or of 14

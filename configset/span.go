@@ -234,7 +234,11 @@ func (s *Set) spanCandidate(ps []*Pool, w []int, d int, bw *[]int, bq, bc *int) 
 		if w[q] == 0 || r <= d {
 			continue
 		}
-		try(q, total-r+chainCeil(ps[q].Chain, r-d))
+		rest := chainCeil(ps[q].Chain, r-d)
+		if ps[q].Nodes == 1 {
+			rest = r - d // a pool of one node: charged its GPUs (see Charge)
+		}
+		try(q, total-r+rest)
 	}
 }
 

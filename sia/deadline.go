@@ -146,6 +146,10 @@ type roundBudget struct {
 	// starts is the most queued jobs placement may start: at most one per
 	// cheap row and per free GPU.
 	starts int
+	// free is, per GPU type, the GPUs the running jobs and reservations
+	// leave (phased only): the cheap rows built whatever the deadline go to
+	// queued jobs that fit them (cluster.mayStart).
+	free map[string]int
 	// bareFirst builds the running jobs' rows without their goodput first
 	// (rowBare) and values them only after the queued rows, while the
 	// matrix's time lasts: when valuing them first would leave fewer
@@ -170,6 +174,31 @@ func roundShape(snap *Snapshot, cl *cluster) (running, queued, free int) {
 		}
 	}
 	return running, queued, max(free, 0)
+}
+
+// timeLeft is the time from now to dl, ctx's deadline; none when ctx is
+// cancelled: a cancelled round is out of time now, whatever its deadline
+// (it still admits queued jobs on free GPUs, as one past its deadline).
+func timeLeft(ctx context.Context, dl time.Time) time.Duration {
+	if ctx.Err() != nil {
+		return 0
+	}
+	return time.Until(dl)
+}
+
+// freeByType returns, per GPU type, the GPUs neither reserved nor held by
+// a running job.
+func freeByType(snap *Snapshot, cl *cluster) map[string]int {
+	free := make(map[string]int, len(cl.capacity))
+	for t, c := range cl.capacity {
+		free[t] = c - snap.Reserved[t]
+	}
+	for i := range snap.Jobs {
+		if cur := snap.Jobs[i].State.Current; cur.Running() {
+			free[cur.Type] -= cur.GPUs
+		}
+	}
+	return free
 }
 
 // placeReserve is the time Round keeps for placement and the plan, sized
@@ -218,6 +247,7 @@ func planBudget(left time.Duration, snap *Snapshot, cl *cluster, o *Options) rou
 		k, b.bareFirst = affordedRows(left-placeReserve(jobs, 0)-keep, row, placeCostPerStart, free), true
 	}
 	b.floorRows = lateCheapRows(free, len(cl.types), left, int(w))
+	b.free = freeByType(snap, cl)
 	if k < queued {
 		b.capRows = max(b.floorRows, ceilDiv(k, int(w)))
 		b.starts = min(queued, free, b.capRows*int(w))
@@ -252,11 +282,11 @@ func workers(o *Options, jobs int) int {
 // deadline is the round's less the placement reserve) ended after the
 // budget's matrix time; the budget's row bounds go to the cluster view.
 func matrixContext(work context.Context, b roundBudget, cl *cluster) (context.Context, context.CancelFunc) {
-	if _, ok := work.Deadline(); !ok {
-		return work, func() {}
-	}
 	if b.phased {
-		cl.floorRows, cl.capRows, cl.bareFirst = b.floorRows, b.capRows, b.bareFirst
+		cl.floorRows, cl.capRows, cl.bareFirst, cl.free = b.floorRows, b.capRows, b.bareFirst, b.free
+	}
+	if _, ok := work.Deadline(); !ok {
+		return work, func() {} // no deadline, or cancelled: no time of its own
 	}
 	return context.WithTimeout(work, b.matrix)
 }
@@ -290,6 +320,60 @@ func (c *cluster) maxCheap() int {
 		return math.MaxInt
 	}
 	return max(c.capRows, c.minCheap())
+}
+
+// cheapFirst returns, among the jobs [lo, hi) (one matrix worker's), the
+// queued jobs that may start on the free GPUs (mayStart), smallest first
+// (by MinGPUs, or a rigid job's GPUs; ties in snapshot order), as the
+// greedy allocation admits them: the jobs whose cheap row a round out of
+// time builds first. A queue whose first jobs are too large, or cannot use
+// the types with free GPUs, must not keep the others from starting round
+// after round while the deadline is tight.
+func (c *cluster) cheapFirst(snap *Snapshot, o *Options, lo, hi int) []int {
+	type cand struct{ i, size int }
+	var cands []cand
+	for i := lo; i < hi; i++ {
+		j := &snap.Jobs[i]
+		if j.State.Current.Running() || !c.mayStart(j, o) {
+			continue
+		}
+		size := max(j.MinGPUs, 1)
+		if j.Kind == Rigid {
+			size = j.GPUs
+		}
+		cands = append(cands, cand{i, size})
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int { return a.size - b.size })
+	out := make([]int, len(cands))
+	for k, c := range cands {
+		out[k] = c.i
+	}
+	return out
+}
+
+// mayStart reports whether queued job j could start on the GPUs the running
+// jobs leave free (cluster.free, from the round's budget): its smallest count
+// (MinGPUs, a rigid job's GPUs) is within the free GPUs of a type it may
+// use, and for a job that is not rigid within Options.MaxGPUsPerJob. The
+// cheap rows a round out of time builds go to such jobs first: a queue
+// whose first jobs are too large for the free GPUs (or for the cluster)
+// must not keep the others from starting round after round.
+func (c *cluster) mayStart(j *Job, o *Options) bool {
+	if c.free == nil {
+		return true
+	}
+	size := max(j.MinGPUs, 1)
+	if j.Kind == Rigid {
+		size = j.GPUs
+	} else if size > o.MaxGPUsPerJob || j.MaxGPUs > 0 && size > j.MaxGPUs {
+		return false
+	}
+	for _, t := range c.types {
+		if size <= c.free[t] && (j.Types == nil || slices.Contains(j.Types, t)) {
+			return true
+		}
+	}
+	return false
 }
 
 // solverContext returns work with a deadline earlier by a tenth of the time

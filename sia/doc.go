@@ -49,11 +49,16 @@
 // # Bounds, scale-up and hybrid-parallel jobs
 //
 // A job is offered configurations with MinGPUs ≤ GPUs ≤ min(MaxGPUs,
-// Options.MaxGPUsPerJob); its goodput is normalised so that its smallest
-// configuration is worth MinGPUs (§3.3). An adaptive job is offered at most
-// ScaleUpFactor (2) × JobState.PeakReplicas replicas, never below its minimum:
-// a job that never ran starts on one replica and grows at most twofold per
-// round (Options.NoScaleUpCap turns this off). A hybrid-parallel (pipeline) job
+// Options.MaxGPUsPerJob) (when these bounds hold no configuration size of a
+// type, 3 GPUs exactly on 8-GPU nodes say, the type offers the smallest count
+// in them shaped as a rigid job's, see "Node shapes"); its goodput is
+// normalised so that its smallest configuration is worth MinGPUs (§3.3). An adaptive job is offered at most
+// ScaleUpFactor (2) × JobState.PeakReplicas replicas, never below its minimum
+// nor below the type's next configuration size above the peak (on a 7-GPU
+// node the sizes are 1 and 7: a job grows from 1 to 7 in one round, or it
+// could never grow): a job that never ran starts on one replica and grows at
+// most twofold per round where the sizes allow (Options.NoScaleUpCap turns
+// this off). A hybrid-parallel (pipeline) job
 // uses a tracker built with bootstrap.Spec.Stages (its GPUs per replica, the
 // pipeline stages, per GPU type; the only types it can use) and
 // Spec.MicroBatches (m): the job's replica size on a type is its model's

@@ -11,6 +11,7 @@ import (
 type evaluator struct {
 	search goodput.Searcher
 	cands  []configset.Config
+	reach  []poolReach // the scale-up cap's per-pool reach (rowBuilder.scaleUpCap)
 }
 
 func newEvaluator() *evaluator { return &evaluator{} }

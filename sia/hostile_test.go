@@ -544,7 +544,9 @@ func TestHostilePinAcrossPools(t *testing.T) {
 	checkPlan(t, &snap, &p)
 	assert.Equal(t, Keep, p.Decisions[0].Action)
 	assert.Equal(t, Start, p.Decisions[2].Action, "r3 fits the 6-GPU node's free GPUs")
-	assert.Equal(t, Queue, p.Decisions[1].Action)
+	// r5 fits the 8-GPU node's 5 free GPUs: a pool of one node charges a
+	// part its GPUs (configset.Set.Charge), not its chain size (8)
+	assert.Equal(t, Start, p.Decisions[1].Action, "r5 fits the 8-GPU node's free GPUs")
 	assert.NotEqual(t, ReasonUnplaceable, p.Decisions[1].Reason, "the solver must not allocate GPUs the pin holds")
 	assert.Equal(t, StatusOptimal, p.Status)
 }

@@ -195,7 +195,8 @@ type cluster struct {
 	// jobs' rows bare first (roundBudget; 0: minCheapRows and no bound).
 	floorRows, capRows int
 	bareFirst          bool
-	clk                *roundClock // Round's clock (nil: BuildMatrix, no deadline)
+	free               map[string]int // GPU type -> GPUs the running jobs leave (roundBudget.free; nil: unknown)
+	clk                *roundClock    // Round's clock (nil: BuildMatrix, no deadline)
 }
 
 // newCluster groups the nodes into pools (one per type and node size,
@@ -392,6 +393,12 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, p
 // row is built whatever the deadline.
 const minCheapRows = 8
 
+// cheapExamine bounds the queued jobs whose cheap row a round out of time
+// builds whatever the deadline, as a multiple of minCheap: rows that turn
+// out empty (the job's Models exclude every type it may use) do not count
+// toward minCheap, up to this many.
+const cheapExamine = 16
+
 // minJobsPerWorker keeps parallel matrix builds for snapshots large enough.
 const minJobsPerWorker = 64
 
@@ -415,13 +422,15 @@ const (
 
 // buildRows builds rows [lo, hi) of m. Phased, for a deadline too close for
 // the whole matrix, it builds the rows by priority (rowRange.byPriority):
-// first every running job's current configuration (Round keeps time for
-// it), then, while ctx lasts and up to the budget's bound, the queued jobs'
-// cheap rows (rowCheap), so that a round out of time can still start queued
-// jobs on free GPUs, and then full rows, replacing those, while ctx lasts.
-// Otherwise it builds full rows in order, and the rows left when ctx
-// expires keep only the current configuration. It reports whether any row
-// is not full.
+// first the cheap rows (rowCheap) of the smallest queued jobs that may
+// start on free GPUs, until minCheap of them are not empty, whatever the
+// deadline (cluster.cheapFirst), and every running job's current
+// configuration (Round keeps time for it), then, while ctx lasts and up to
+// the budget's bound, the other queued jobs' cheap rows, so that a round
+// out of time can still start queued jobs on free GPUs, and then full rows,
+// replacing those, while ctx lasts. Otherwise it builds full rows in order,
+// and the rows left when ctx expires keep only the current configuration.
+// It reports whether any row is not full.
 func buildRows(ctx context.Context, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, m *goodputMatrix, lambda float64, lo, hi int, phased bool) (bool, error) {
 	r := &rowRange{ctx: ctx, snap: snap, o: o, k: k, cl: cl, m: m, lambda: lambda, lo: lo, hi: hi, ev: newEvaluator(),
 		bare: phased && cl.bareFirst}
@@ -493,10 +502,15 @@ func (r *rowRange) byPriority() (late bool, err error) {
 	// cheap row one entry per type, the others empty (append grows the
 	// array should a row hold more).
 	r.backing = make([]matrixEntry, 0, running+min(r.cl.minCheap(), r.hi-r.lo-running)*len(r.cl.types))
-	queued := 0
+	built, queued, err := r.startable()
+	if err != nil {
+		return true, err
+	}
 	for i := r.lo; i < r.hi; i++ {
 		mode := rowKeep // a queued job's row stays empty
-		if r.snap.Jobs[i].State.Current.Running() {
+		if built[i-r.lo] {
+			continue
+		} else if r.snap.Jobs[i].State.Current.Running() {
 			mode = r.keepMode()
 		} else {
 			if late = late || queued >= r.cl.maxCheap() || queued >= r.cl.minCheap() && r.expired(); !late {
@@ -519,6 +533,31 @@ func (r *rowRange) byPriority() (late bool, err error) {
 		}
 	}
 	return late, nil
+}
+
+// startable builds the cheap rows of the smallest queued jobs that may
+// start on free GPUs (cluster.cheapFirst) until minCheap of them are not
+// empty, whatever the deadline: even a round out of time when it starts
+// admits some, and a queue whose first jobs cannot start does not keep the
+// others waiting. It reports the rows built (by position in [lo, hi)) and
+// their number.
+func (r *rowRange) startable() (built []bool, n int, err error) {
+	built = make([]bool, r.hi-r.lo)
+	admitted := 0
+	for k, i := range r.cl.cheapFirst(r.snap, r.o, r.lo, r.hi) {
+		if admitted >= r.cl.minCheap() || k >= cheapExamine*r.cl.minCheap() {
+			break
+		}
+		if err := r.build(i, rowCheap); err != nil {
+			return built, n, err
+		}
+		built[i-r.lo] = true
+		n++
+		if len(r.m.Rows[i].Entries) > 0 {
+			admitted++
+		}
+	}
+	return built, n, nil
 }
 
 // fullRows builds full rows in order while ctx lasts; phased, it stops
@@ -606,6 +645,11 @@ type rowBuilder struct {
 	eval  Evaluator // the job's own predictor, or nil
 	dst   []matrixEntry
 	bound struct{ minG, maxG, capR int }
+	// capT and reach are the scale-up cap on replicas on the type being
+	// added (see scaleUpCap); window says its candidates are windowShapes.
+	capT   int
+	reach  []poolReach // in ev's storage
+	window bool
 	// keepOnly builds the current configuration only; smallestOnly each
 	// type's smallest valid configuration (see rowMode).
 	keepOnly, smallestOnly bool
@@ -662,8 +706,10 @@ func (rb *rowBuilder) addType(t string) error {
 	if err != nil || !ok {
 		return err
 	}
-	curSeen, noModelDone := false, false
-	for _, c := range rb.candidates() {
+	curSeen, noModelDone := false, []string(nil)
+	cands := rb.candidates()
+	rb.scaleUpCap(cands)
+	for _, c := range cands {
 		e, keep := rb.value(c, &noModelDone)
 		if !keep {
 			continue
@@ -751,6 +797,9 @@ func (rb *rowBuilder) candidates() []configset.Config {
 		}
 		// a minimum no pool holds: configurations spanning pools
 		cands = append(cands, rb.cl.set.Spans(t, rb.bound.minG, rb.bound.maxG, p, maxSpansPerType)...)
+		if rb.window = rb.poolsWithout(cands); rb.window {
+			cands = rb.windowShapes(cands)
+		}
 	}
 	if rb.keepOnly {
 		kept := cands[:0]
@@ -765,6 +814,114 @@ func (rb *rowBuilder) candidates() []configset.Config {
 	return cands
 }
 
+// poolsWithout reports whether some pool of the type being added has no
+// candidate among cands (spanning ones aside; the type's configurations
+// come pool by pool, configset.Set.ByType).
+func (rb *rowBuilder) poolsWithout(cands []configset.Config) bool {
+	pools := len(rb.cl.pools[rb.t])
+	if pools == 1 {
+		return len(cands) == 0
+	}
+	seen, last := 0, -2
+	for _, c := range cands {
+		if k := poolKey(c); k != -1 && k != last {
+			seen, last = seen+1, k
+		}
+	}
+	return seen < pools
+}
+
+// windowShapes appends to cands, for a job whose bounds [MinGPUs, MaxGPUs]
+// hold no configuration size of a pool of the type (3 GPUs exactly on 8-GPU
+// nodes, 9 to 12 on 8-GPU nodes, 4 or 5 on 6-GPU nodes), the shape of its
+// smallest count in the bounds in that pool as a rigid job's (whole nodes
+// plus a remainder, charged as configset.Set.Charge says), and when no pool
+// has a candidate the count spanning the pools: without them the job could
+// never run on those nodes however idle they are.
+func (rb *rowBuilder) windowShapes(cands []configset.Config) []configset.Config {
+	g := ceilDiv(rb.bound.minG, rb.p) * rb.p
+	if g <= 0 || g > rb.bound.maxG {
+		return cands
+	}
+	n := len(cands)
+	for _, f := range rb.cl.set.Fixed(rb.t, g) {
+		k, has := poolKey(f), false
+		for _, c := range cands[:n] {
+			has = has || !c.Spanning() && poolKey(c) == k
+		}
+		if !has {
+			cands = append(cands, f)
+		}
+	}
+	if n > 0 {
+		return cands
+	}
+	if c, ok := rb.cl.set.Span(rb.t, g); ok {
+		cands = append(cands, c)
+	}
+	return cands
+}
+
+// scaleUpCap sets the cap on replicas on the type being added, whose
+// candidates are cands: ScaleUpFactor × PeakReplicas (bound.capR), never
+// below the job's minimum (capT), and in each pool never below the pool's
+// smallest candidate above the peak (reach). On nodes whose configuration
+// sizes leave gaps wider than the factor (1, 7 on 7-GPU nodes; 1, 2, 6 on
+// 6-GPU nodes) the cap alone would offer nothing above the peak, and a job
+// would never grow (or, with a MinGPUs off the sizes, never start) while
+// the node's other GPUs idle.
+func (rb *rowBuilder) scaleUpCap(cands []configset.Config) {
+	rb.capT = max(rb.bound.capR, ceilDiv(rb.bound.minG, rb.p))
+	rb.reach = rb.ev.reach[:0]
+	defer func() { rb.ev.reach = rb.reach }()
+	if rb.capT == math.MaxInt {
+		return
+	}
+	for _, c := range cands {
+		r := c.GPUs / rb.p
+		if r <= rb.j.State.PeakReplicas {
+			continue
+		}
+		k, found := poolKey(c), false
+		for i := range rb.reach {
+			if rb.reach[i].pool == k {
+				rb.reach[i].replicas = min(rb.reach[i].replicas, r)
+				found = true
+			}
+		}
+		if !found {
+			rb.reach = append(rb.reach, poolReach{pool: k, replicas: r})
+		}
+	}
+}
+
+// capped reports whether candidate c (of r replicas) is beyond the
+// scale-up cap (see scaleUpCap).
+func (rb *rowBuilder) capped(c configset.Config, r int) bool {
+	if r <= rb.capT {
+		return false
+	}
+	k := poolKey(c)
+	for _, pr := range rb.reach {
+		if pr.pool == k {
+			return r > pr.replicas
+		}
+	}
+	return true
+}
+
+// poolReach is a pool's smallest candidate above a job's peak (replicas).
+type poolReach struct{ pool, replicas int }
+
+// poolKey names c's pool within its type: its node size (0 for a type of
+// one pool), −1 for configurations spanning pools.
+func poolKey(c configset.Config) int {
+	if c.Spanning() {
+		return -1
+	}
+	return c.NodeGPUs
+}
+
 // isCurrent reports whether c is the job's current configuration.
 func (rb *rowBuilder) isCurrent(c configset.Config) bool {
 	return rb.cur.Running() && rb.cur.Type == rb.t && c == rb.curCfg
@@ -772,28 +929,36 @@ func (rb *rowBuilder) isCurrent(c configset.Config) bool {
 
 // value makes the entry of candidate c with its predicted goodput (§3.2);
 // keep is false for an entry left out: beyond the scale-up cap, a type
-// without a model beyond its smallest configuration, or no feasible batch
+// without a model beyond its smallest configuration in each of its pools
+// (noModelDone lists the pools that have theirs), or no feasible batch
 // size (with ArtifactKnobs.Filler such entries stay, marked Invalid).
-func (rb *rowBuilder) value(c configset.Config, noModelDone *bool) (e matrixEntry, keep bool) {
+func (rb *rowBuilder) value(c configset.Config, noModelDone *[]string) (e matrixEntry, keep bool) {
 	p, filler := rb.p, rb.k.Filler
 	e = matrixEntry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: rb.src, Restart: 1, Current: rb.isCurrent(c)}
-	if rb.j.Kind == Rigid || c.Spanning() {
+	if rb.j.Kind == Rigid || c.Spanning() || rb.window {
 		e.Charge = rb.cl.set.Charge(c) // the configurations of the set charge their GPUs
 	}
 	switch {
-	case e.Replicas > max(rb.bound.capR, ceilDiv(rb.bound.minG, p)) && !e.Current:
+	case rb.capped(c, e.Replicas) && !e.Current:
 		// Beyond the scale-up cap (which never goes below the job's
-		// minimum).
+		// minimum, see scaleUpCap).
 		e.Invalid = true
 		return e, filler
 	case rb.src == bootstrap.None:
 		// Only the smallest configuration of the type, valued at its GPU
-		// count (in normalise); the current one is kept too.
-		if *noModelDone && !e.Current {
+		// count (in normalise); the current one is kept too. A type with
+		// nodes of several sizes offers it in each pool (configurations
+		// spanning pools count as one more), so that a full pool does not
+		// keep the job off the type's other nodes.
+		pool := c.Pool()
+		if c.Spanning() {
+			pool = "+span"
+		}
+		if slices.Contains(*noModelDone, pool) && !e.Current {
 			e.Invalid = true
 			return e, filler
 		}
-		*noModelDone = true
+		*noModelDone = append(*noModelDone, pool)
 		return e, true
 	case rb.bare:
 		e.unvalued = true

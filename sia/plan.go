@@ -511,17 +511,34 @@ func idSet(ids []string) map[string]bool {
 // nodesOf returns the number of distinct nodes of gs (a job spans few
 // nodes: a scan of the nodes seen so far beats a map).
 func nodesOf(gs []GPU) int {
-	var seen []string
 	var buf [16]string
-	seen = buf[:0]
+	seen := buf[:0]
+	var many map[string]struct{} // beyond 16 nodes: linear, not quadratic
+	prev := ""
 next:
-	for _, g := range gs {
+	for k, g := range gs {
+		if k > 0 && g.Node == prev {
+			continue // placements come node by node
+		}
+		prev = g.Node
+		if many != nil {
+			many[g.Node] = struct{}{}
+			continue
+		}
 		for _, n := range seen {
 			if n == g.Node {
 				continue next
 			}
 		}
-		seen = append(seen, g.Node)
+		if seen = append(seen, g.Node); len(seen) > len(buf) {
+			many = make(map[string]struct{}, 2*len(seen))
+			for _, n := range seen {
+				many[n] = struct{}{}
+			}
+		}
+	}
+	if many != nil {
+		return len(many)
 	}
 	return len(seen)
 }

@@ -128,7 +128,7 @@ func (r *reasoner) reason(i int, unplaced bool) QueueReason {
 	}
 	switch {
 	case len(row.Entries) == 0 && row.Partial:
-		return ReasonDeadline
+		return r.whyNotBuilt(j)
 	case len(row.Entries) == 0:
 		return r.whyNoEntries(j)
 	case offered == 0 && row.Partial:
@@ -187,6 +187,34 @@ func (r *reasoner) blocked(i int, row *matrixRow, static bool) (quota, reserved 
 		quota = quota && blockedByQuota
 	}
 	return quota, reserved
+}
+
+// whyNotBuilt is the reason of a job whose row the round had no time to
+// build: TooLarge or NoAdmissibleType when the job's bounds and Types alone
+// say so (no call to its Models, past the deadline), else Deadline. A job
+// that can never run must not read "deadline" round after round.
+func (r *reasoner) whyNotBuilt(j *Job) QueueReason {
+	allowed, tooLarge := 0, 0
+	for _, t := range r.m.Types {
+		if j.Types != nil && !slices.Contains(j.Types, t) {
+			continue
+		}
+		allowed++
+		size, limit := max(j.MinGPUs, 1), min(r.m.TypeCapacity(t), r.o.MaxGPUsPerJob)
+		if j.Kind == Rigid {
+			size, limit = j.GPUs, r.m.TypeCapacity(t)
+		}
+		if size > limit {
+			tooLarge++
+		}
+	}
+	switch {
+	case allowed == 0:
+		return ReasonNoAdmissibleType
+	case tooLarge == allowed:
+		return ReasonTooLarge
+	}
+	return ReasonDeadline
 }
 
 // whyNoEntries tells TooLarge from NoAdmissibleType for a job whose row is

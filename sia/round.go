@@ -109,12 +109,14 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	// placement and the plan their time.
 	work := ctx
 	var b roundBudget
-	if dl, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		b = planBudget(time.Until(dl), &snap, cl, o)
-		work, cancel = context.WithDeadline(ctx, dl.Add(-b.reserve))
-		defer cancel()
-		clk.leavePlacement(dl.Add(-b.reserve))
+	if dl, ok := ctx.Deadline(); ok || ctx.Err() != nil {
+		b = planBudget(timeLeft(ctx, dl), &snap, cl, o)
+		if ok {
+			var cancel context.CancelFunc
+			work, cancel = context.WithDeadline(ctx, dl.Add(-b.reserve))
+			defer cancel()
+			clk.leavePlacement(dl.Add(-b.reserve))
+		}
 	}
 	mctx, mcancel := matrixContext(work, b, cl)
 	m, err := buildMatrix(mctx, &snap, o, cl, b.phased)

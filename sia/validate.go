@@ -321,6 +321,10 @@ func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
 	}
 	cl.cur = append(cl.cur, curModel{m, src})
 	cl.curAt[i] = int32(len(cl.cur))
+	if src == bootstrap.Excluded && pinned(j, s.Now) {
+		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.Type",
+			Reason: "the job's Models exclude the type it runs on, but the job is pinned (Restoring or NonPreemptible) and cannot move"}
+	}
 	if src == bootstrap.Excluded {
 		return nil
 	}
