@@ -161,10 +161,10 @@ func probeHeadOfQueue() sia.Snapshot {
 
 // probeOutOfTime runs a round of probeHeadOfQueue under ctx, checks the
 // plan and returns it with the number of jobs started.
-func probeOutOfTime(t *testing.T, ctx context.Context) (sia.Snapshot, sia.Plan, int) {
+func probeOutOfTime(t *testing.T, ctx context.Context, opts *sia.Options) (sia.Snapshot, sia.Plan, int) {
 	t.Helper()
 	snap := probeHeadOfQueue()
-	s, err := sia.New(nil)
+	s, err := sia.New(opts)
 	require.NoError(t, err)
 	plan, err := s.Round(ctx, snap)
 	require.NoError(t, err)
@@ -184,7 +184,7 @@ func probeOutOfTime(t *testing.T, ctx context.Context) (sia.Snapshot, sia.Plan, 
 func TestProbeOutOfTimeReasons(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 0)
 	defer cancel()
-	snap, plan, _ := probeOutOfTime(t, ctx)
+	snap, plan, _ := probeOutOfTime(t, ctx, nil)
 	for i, d := range plan.Decisions {
 		switch j := snap.Jobs[i]; {
 		case j.Kind == sia.Rigid:
@@ -204,8 +204,12 @@ func TestProbeOutOfTimeReasons(t *testing.T) {
 func TestProbeOutOfTimeHeadOfQueue(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 0)
 	defer cancel()
-	_, _, started := probeOutOfTime(t, ctx)
+	_, _, started := probeOutOfTime(t, ctx, nil)
 	assert.Equal(t, 10, started, "the small jobs start on the free GPUs")
+	// on four matrix workers each builds its own guaranteed rows (8): the
+	// small jobs all lie in the last worker's range
+	_, _, started = probeOutOfTime(t, ctx, &sia.Options{Parallelism: 4})
+	assert.GreaterOrEqual(t, started, 8, "the small jobs start on the free GPUs")
 }
 
 // TestProbeCancelledAdmits: a cancelled ctx (no deadline) is out of time
@@ -214,7 +218,7 @@ func TestProbeOutOfTimeHeadOfQueue(t *testing.T) {
 func TestProbeCancelledAdmits(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, _, started := probeOutOfTime(t, ctx)
+	_, _, started := probeOutOfTime(t, ctx, nil)
 	assert.Equal(t, 10, started, "the small jobs start on the free GPUs")
 }
 
