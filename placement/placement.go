@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 )
 
 // ErrInvalidInput is wrapped by every error Place returns for bad caller data
@@ -145,23 +144,32 @@ type Result struct {
 // It returns nil for g ≤ 0 or r ≤ 0, and when the shape would have more
 // than MaxShapeParts parts (no cluster Place accepts needs that many).
 func Shape(g, r int) []int {
-	if g <= 0 || r <= 0 {
+	parts, ok := appendShape(nil, g, r)
+	if !ok {
 		return nil
-	}
-	if g <= r {
-		return []int{g}
-	}
-	if g/r > MaxShapeParts || (g/r == MaxShapeParts && g%r > 0) {
-		return nil
-	}
-	parts := make([]int, 0, g/r+1)
-	for i := 0; i < g/r; i++ {
-		parts = append(parts, r)
-	}
-	if g%r > 0 {
-		parts = append(parts, g%r)
 	}
 	return parts
+}
+
+// appendShape appends Shape(g, r) to dst; false where Shape is nil.
+func appendShape(dst []int, g, r int) ([]int, bool) {
+	if g <= 0 || r <= 0 {
+		return dst, false
+	}
+	if g <= r {
+		return append(dst, g), true
+	}
+	if g/r > MaxShapeParts || (g/r == MaxShapeParts && g%r > 0) {
+		return dst, false
+	}
+	dst = slices.Grow(dst, g/r+1)
+	for i := 0; i < g/r; i++ {
+		dst = append(dst, r)
+	}
+	if g%r > 0 {
+		dst = append(dst, g%r)
+	}
+	return dst, true
 }
 
 // shapeOn is the shape of g GPUs over exactly n nodes of r GPUs: Shape(g, r)
@@ -169,21 +177,32 @@ func Shape(g, r int) []int {
 // nodes, largest first (8 over 2 nodes of 8 → [4 4]); nil when n nodes of r
 // GPUs cannot hold g GPUs with at least one on each.
 func shapeOn(g, n, r int) []int {
-	sh := Shape(g, r)
-	if n <= 0 || len(sh) == n {
-		return sh
-	}
-	if n > g || g/n > r || (g/n == r && g%n > 0) || n > MaxShapeParts {
+	parts, ok := appendShapeOn(nil, g, n, r)
+	if !ok {
 		return nil
 	}
-	parts := make([]int, n)
-	for i := range parts {
-		parts[i] = g / n
-		if i < g%n {
-			parts[i]++
-		}
-	}
 	return parts
+}
+
+// appendShapeOn appends shapeOn(g, n, r) to dst; false where it is nil.
+func appendShapeOn(dst []int, g, n, r int) ([]int, bool) {
+	start := len(dst)
+	dst, ok := appendShape(dst, g, r)
+	if !ok || n <= 0 || len(dst)-start == n {
+		return dst, ok
+	}
+	dst = dst[:start]
+	if n > g || g/n > r || (g/n == r && g%n > 0) || n > MaxShapeParts {
+		return dst, false
+	}
+	for i := 0; i < n; i++ {
+		part := g / n
+		if i < g%n {
+			part++
+		}
+		dst = append(dst, part)
+	}
+	return dst, true
 }
 
 // Place maps each request onto concrete GPUs.
@@ -277,296 +296,23 @@ func (p *problem) run(evict bool) Result {
 	// Pinned jobs that may use every node of a type with nodes of several
 	// sizes (pools of size 0, placed last) hold their GPUs from the start:
 	// the pools of one size, placed before them, must not take those.
-	for j := range p.jobs {
-		if jb := &p.jobs[j]; jb.kept && jb.req.Pinned && jb.pool.size == 0 {
-			for _, g := range jb.cur {
-				p.assign(j, g)
+	for _, ti := range p.types {
+		if ti.mixed < 0 {
+			continue
+		}
+		for _, j := range p.poolJobs[ti.mixed] {
+			if jb := &p.jobs[j]; jb.kept && jb.req.Pinned {
+				p.assignAll(j, jb.cur)
+				jb.placed = true
 			}
-			jb.placed = true
 		}
 	}
-	for _, pk := range p.pools {
-		p.placeType(pk)
+	for pl := range p.pools {
+		p.placeType(pl)
 	}
 	res := p.result()
 	res.Cut = p.cut
 	return res
-}
-
-type nodeInfo struct {
-	id    string
-	typ   string
-	gpus  int
-	owner []int // per GPU: job index or -1
-	free  int
-}
-
-// poolKey names the nodes a request may use: those of type typ with size
-// GPUs each, or all nodes of the type when size is 0 (only for a type with
-// nodes of several sizes; otherwise size is the one node size).
-type poolKey struct {
-	typ  string
-	size int
-}
-
-type jobInfo struct {
-	req     Request
-	pool    poolKey
-	parts   []int // the job's shape
-	shape   []int // the parts being placed (parts once placement started)
-	kept    bool  // keeps type, count (and pool and nodes): holds its current GPUs
-	evicted bool  // was kept, then moved off its GPUs
-	placed  bool  // has GPUs this round
-	gpus    []int // global GPU ids assigned this round (see problem.gid)
-	cur     []int // current GPUs as global ids
-	typeOK  bool  // current GPUs all of the requested type
-	order   int   // first node (position in its pool) of the job's current GPUs, for the exact search
-}
-
-type problem struct {
-	nodes  []nodeInfo
-	byID   map[string]int
-	pools  []poolKey         // in first-appearance order of nodes; mixed-type (size 0) pools last
-	pnodes map[poolKey][]int // pool -> node indices
-	jobs   []jobInfo
-	base   []int // base[n] = global id of GPU 0 of node n
-	evict  bool  // allow incremental evictions
-	used   []int // per node: stamp of the job placement that uses it
-	stamp  int
-	ctx    context.Context // PlaceContext's (nil: none)
-	checks int             // calls of stopped
-	cut    bool            // ctx ended: no more evictions or re-packing
-}
-
-// usedSet marks the nodes one job's parts use: node n is in the set iff
-// marks[n] == stamp.
-type usedSet struct {
-	marks []int
-	stamp int
-}
-
-func (u usedSet) has(n int) bool { return u.marks[n] == u.stamp }
-func (u usedSet) add(n int)      { u.marks[n] = u.stamp }
-
-func (p *problem) gid(n, i int) int { return p.base[n] + i }
-
-func (p *problem) nodeOf(g int) (int, int) {
-	n := sort.Search(len(p.base), func(k int) bool { return p.base[k] > g }) - 1
-	return n, g - p.base[n]
-}
-
-func newProblem(nodes []Node, reqs []Request) (*problem, error) {
-	p := &problem{byID: make(map[string]int, len(nodes)), pnodes: map[poolKey][]int{},
-		nodes: make([]nodeInfo, 0, len(nodes)), base: make([]int, 0, len(nodes)), jobs: make([]jobInfo, 0, len(reqs))}
-	sizes := map[string][]int{} // type -> node sizes in first-appearance order
-	total := 0
-	for _, n := range nodes {
-		total += max(min(n.GPUs, MaxNodeGPUs), 0)
-	}
-	owners := make([]int, total) // one backing array for the nodes' owner slices
-	for k := range owners {
-		owners[k] = -1
-	}
-	total = 0
-	for i, n := range nodes {
-		switch {
-		case n.ID == "":
-			return nil, &InputError{Type: n.Type, Field: "ID", Reason: fmt.Sprintf("node %d has an empty ID", i)}
-		case n.Type == "":
-			return nil, &InputError{Node: n.ID, Field: "Type", Reason: "empty GPU type"}
-		case n.GPUs <= 0 || n.GPUs > MaxNodeGPUs:
-			return nil, &InputError{Node: n.ID, Type: n.Type, Field: "GPUs", Reason: fmt.Sprintf("must be in [1, %d], got %d", MaxNodeGPUs, n.GPUs)}
-		}
-		if _, dup := p.byID[n.ID]; dup {
-			return nil, &InputError{Node: n.ID, Field: "ID", Reason: "duplicate node ID"}
-		}
-		p.byID[n.ID] = i
-		pk := poolKey{n.Type, n.GPUs}
-		if _, ok := p.pnodes[pk]; !ok {
-			p.pools = append(p.pools, pk)
-			sizes[n.Type] = append(sizes[n.Type], n.GPUs)
-		}
-		p.pnodes[pk] = append(p.pnodes[pk], i)
-		owner := owners[total : total+n.GPUs : total+n.GPUs]
-		p.nodes = append(p.nodes, nodeInfo{id: n.ID, typ: n.Type, gpus: n.GPUs, owner: owner, free: n.GPUs})
-		p.base = append(p.base, total)
-		total += n.GPUs
-	}
-	p.used = make([]int, len(p.nodes))
-	capacity := map[string]int{}
-	maxNode := map[string]int{}
-	poolCap := map[poolKey]int{}
-	var mixed []poolKey
-	for i, n := range p.nodes {
-		capacity[n.typ] += n.gpus
-		maxNode[n.typ] = max(maxNode[n.typ], n.gpus)
-		poolCap[poolKey{n.typ, n.gpus}] += n.gpus
-		if len(sizes[n.typ]) > 1 {
-			// requests without NodeGPUs on a type with nodes of several
-			// sizes may use all of them
-			all := poolKey{n.typ, 0}
-			if _, ok := p.pnodes[all]; !ok {
-				mixed = append(mixed, all)
-			}
-			p.pnodes[all] = append(p.pnodes[all], i)
-			poolCap[all] += n.gpus
-		}
-	}
-	p.pools = append(p.pools, mixed...)
-	demand := map[string]int{}
-	poolDemand := map[poolKey]int{}
-	seenJob := make(map[string]bool, len(reqs))
-	claimed := make([]int32, total) // job position in sorted + 1, 0 = free
-	// Sort by job ID so that the output does not depend on the request
-	// order (a permutation: requests are large to move).
-	perm := make([]int32, len(reqs))
-	for k := range perm {
-		perm[k] = int32(k)
-	}
-	slices.SortFunc(perm, func(a, b int32) int { return cmp.Compare(reqs[a].Job, reqs[b].Job) })
-	for pos, k := range perm {
-		r := reqs[k]
-		if r.Job == "" {
-			return nil, &InputError{Type: r.Type, Field: "Job", Reason: fmt.Sprintf("request %d has an empty job ID", slices.IndexFunc(reqs, func(q Request) bool { return q.Job == "" }))}
-		}
-		if seenJob[r.Job] {
-			return nil, &InputError{Job: r.Job, Field: "Job", Reason: "duplicate job"}
-		}
-		seenJob[r.Job] = true
-		if r.GPUs < 0 {
-			return nil, &InputError{Job: r.Job, Type: r.Type, Field: "GPUs", Reason: fmt.Sprintf("must be ≥ 0, got %d", r.GPUs)}
-		}
-		if r.GPUs > 0 {
-			c, ok := capacity[r.Type]
-			if !ok {
-				return nil, &InputError{Job: r.Job, Type: r.Type, Field: "Type", Reason: "no node has this GPU type"}
-			}
-			if r.GPUs > c {
-				return nil, &InputError{Job: r.Job, Type: r.Type, Field: "GPUs", Reason: fmt.Sprintf("requests %d GPUs, the type has %d", r.GPUs, c)}
-			}
-			demand[r.Type] += r.GPUs
-		}
-		j := jobInfo{req: r, typeOK: len(r.Current) > 0}
-		if r.GPUs > 0 {
-			var err error
-			if j.pool, j.parts, err = requestShape(r, sizes[r.Type], maxNode[r.Type], poolCap); err != nil {
-				return nil, err
-			}
-			poolDemand[j.pool] += r.GPUs
-		}
-		for _, g := range r.Current {
-			n, ok := p.byID[g.Node]
-			if !ok {
-				return nil, &InputError{Job: r.Job, Node: g.Node, Field: "Current", Reason: "unknown node"}
-			}
-			if g.Index < 0 || g.Index >= p.nodes[n].gpus {
-				return nil, &InputError{Job: r.Job, Node: g.Node, Field: "Current",
-					Reason: fmt.Sprintf("GPU index %d out of range [0,%d)", g.Index, p.nodes[n].gpus)}
-			}
-			id := p.gid(n, g.Index)
-			if c := claimed[id]; c != 0 {
-				who := "twice by this job"
-				if other := reqs[perm[c-1]].Job; other != r.Job {
-					who = fmt.Sprintf("also by job %q", other)
-				}
-				return nil, &InputError{Job: r.Job, Node: g.Node, Field: "Current", Reason: fmt.Sprintf("GPU %d claimed %s", g.Index, who)}
-			}
-			claimed[id] = int32(pos + 1)
-			if j.cur == nil {
-				j.cur = make([]int, 0, len(r.Current))
-			}
-			j.cur = append(j.cur, id)
-			if p.nodes[n].typ != r.Type {
-				j.typeOK = false
-			}
-		}
-		slices.Sort(j.cur)
-		if r.GPUs > 0 {
-			j.kept = j.typeOK && len(j.cur) == r.GPUs && p.inPool(j.cur, j.pool) && (r.Nodes == 0 || p.spans(j.cur) == r.Nodes)
-		}
-		p.jobs = append(p.jobs, j)
-	}
-	for _, t := range slices.Sorted(maps.Keys(capacity)) {
-		if demand[t] > capacity[t] {
-			return nil, &InputError{Type: t, Field: "GPUs", Reason: fmt.Sprintf("requests total %d GPUs, the type has %d", demand[t], capacity[t])}
-		}
-	}
-	for _, pk := range p.pools {
-		if poolDemand[pk] > poolCap[pk] {
-			return nil, &InputError{Type: pk.typ, Field: "GPUs", Reason: fmt.Sprintf("requests total %d GPUs on the %d-GPU nodes, which have %d", poolDemand[pk], pk.size, poolCap[pk])}
-		}
-	}
-	return p, nil
-}
-
-// requestShape returns the pool and the shape of request r on a type whose
-// nodes have the given sizes (largest maxNode).
-func requestShape(r Request, sizes []int, maxNode int, poolCap map[poolKey]int) (poolKey, []int, error) {
-	pk := poolKey{r.Type, r.NodeGPUs}
-	switch {
-	case r.NodeGPUs < 0:
-		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "NodeGPUs", Reason: fmt.Sprintf("must be ≥ 0, got %d", r.NodeGPUs)}
-	case r.NodeGPUs > 0 && !slices.Contains(sizes, r.NodeGPUs):
-		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "NodeGPUs", Reason: fmt.Sprintf("no node of the type has %d GPUs (sizes %v)", r.NodeGPUs, sizes)}
-	case r.Nodes < 0:
-		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "Nodes", Reason: fmt.Sprintf("must be ≥ 0, got %d", r.Nodes)}
-	}
-	size := r.NodeGPUs
-	if size == 0 {
-		size = maxNode
-		if len(sizes) == 1 {
-			pk.size = size
-		}
-	}
-	if r.GPUs > poolCap[pk] {
-		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "GPUs", Reason: fmt.Sprintf("requests %d GPUs, the type's %d-GPU nodes have %d", r.GPUs, size, poolCap[pk])}
-	}
-	parts := shapeOn(r.GPUs, r.Nodes, size)
-	if parts == nil {
-		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "Nodes", Reason: fmt.Sprintf("%d GPUs cannot span %d nodes of %d GPUs", r.GPUs, r.Nodes, size)}
-	}
-	return pk, parts, nil
-}
-
-// inPool reports whether all GPUs gs lie on nodes of pool pk.
-func (p *problem) inPool(gs []int, pk poolKey) bool {
-	for _, g := range gs {
-		n, _ := p.nodeOf(g)
-		if nd := &p.nodes[n]; nd.typ != pk.typ || (pk.size != 0 && nd.gpus != pk.size) {
-			return false
-		}
-	}
-	return true
-}
-
-// spans returns the number of distinct nodes of the GPUs gs (sorted).
-func (p *problem) spans(gs []int) int {
-	k, last := 0, -1
-	for _, g := range gs {
-		if n, _ := p.nodeOf(g); n != last {
-			k, last = k+1, n
-		}
-	}
-	return k
-}
-
-// assign gives GPU g to job j.
-func (p *problem) assign(j, g int) {
-	n, i := p.nodeOf(g)
-	p.nodes[n].owner[i] = j
-	p.nodes[n].free--
-	p.jobs[j].gpus = append(p.jobs[j].gpus, g)
-}
-
-// release takes all GPUs from job j.
-func (p *problem) release(j int) {
-	for _, g := range p.jobs[j].gpus {
-		n, i := p.nodeOf(g)
-		p.nodes[n].owner[i] = -1
-		p.nodes[n].free++
-	}
-	p.jobs[j].gpus = nil
-	p.jobs[j].placed = false
 }
 
 // item is a unit of work in the placement queue: phase 0 places a job's
@@ -623,7 +369,7 @@ func head(parts []int) ([]int, []int) {
 // evict, kept jobs may be evicted and are re-queued; with repack, kept jobs
 // first try to take their current GPUs. It returns the number of jobs left
 // unplaced.
-func (p *problem) runQueue(pk poolKey, jobs []int, evict, repack bool) int {
+func (p *problem) runQueue(pk int, jobs []int, evict, repack bool) int {
 	queue := make([]item, 0, len(jobs))
 	for _, j := range jobs {
 		queue = append(queue, item{job: j})
@@ -674,13 +420,9 @@ func (p *problem) runQueue(pk poolKey, jobs []int, evict, repack bool) int {
 }
 
 // placeType places every request of pool pk.
-func (p *problem) placeType(pk poolKey) {
-	var jobs, queue []int
-	for j := range p.jobs {
-		if p.jobs[j].req.GPUs > 0 && p.jobs[j].pool == pk {
-			jobs = append(jobs, j)
-		}
-	}
+func (p *problem) placeType(pk int) {
+	jobs := p.poolJobs[pk]
+	var queue []int
 	// Kept jobs take their GPUs first (pinned jobs of a mixed pool hold
 	// them already, see run). A kept job of a mixed pool whose GPUs a pool
 	// of one size took is moved (evicted) instead of given them twice.
@@ -689,9 +431,7 @@ func (p *problem) placeType(pk poolKey) {
 		switch {
 		case jb.kept && jb.placed:
 		case jb.kept && p.curFree(j):
-			for _, g := range jb.cur {
-				p.assign(j, g)
-			}
+			p.assignAll(j, jb.cur)
 			jb.placed = true
 		case jb.kept:
 			jb.evicted = true
@@ -719,7 +459,7 @@ func (p *problem) placeType(pk poolKey) {
 // current GPUs, then pack places the others and returns how many it left
 // unplaced. The result is kept if it places more jobs. It returns the number
 // of unplaced jobs afterwards.
-func (p *problem) repack(pk poolKey, jobs []int, unplaced int, pack func(rest []int) int) int {
+func (p *problem) repack(pk int, jobs []int, unplaced int, pack func(rest []int) int) int {
 	type saved struct {
 		gpus            []int
 		shape           []int
@@ -772,7 +512,7 @@ const exactBudget = 1 << 17
 // search finds a packing within exactBudget node visits, else it places nothing and
 // returns len(jobs). Within a node, a job re-takes its own current GPUs where
 // they are free.
-func (p *problem) exact(pk poolKey, jobs []int) int {
+func (p *problem) exact(pk int, jobs []int) int {
 	if len(jobs) == 0 {
 		return 0
 	}
@@ -904,7 +644,6 @@ func sortedCopy(s []int) []int {
 	return c
 }
 
-// takeCurrent gives a kept job its current GPUs if they are all free.
 // curFree reports whether every current GPU of job j is unassigned.
 func (p *problem) curFree(j int) bool {
 	for _, g := range p.jobs[j].cur {
@@ -916,20 +655,13 @@ func (p *problem) curFree(j int) bool {
 	return true
 }
 
+// takeCurrent gives a kept job its current GPUs if they are all free.
 func (p *problem) takeCurrent(j int) bool {
 	jb := &p.jobs[j]
-	if !jb.kept {
+	if !jb.kept || !p.curFree(j) {
 		return false
 	}
-	for _, g := range jb.cur {
-		n, i := p.nodeOf(g)
-		if p.nodes[n].owner[i] != -1 {
-			return false
-		}
-	}
-	for _, g := range jb.cur {
-		p.assign(j, g)
-	}
+	p.assignAll(j, jb.cur)
 	jb.placed = true
 	return true
 }
@@ -937,7 +669,7 @@ func (p *problem) takeCurrent(j int) bool {
 // placeParts places parts of job j on distinct nodes of type t, none holding
 // GPUs the job already has, best fit, evicting kept jobs when allowed and
 // needed. It returns the evicted jobs. On failure nothing changes.
-func (p *problem) placeParts(j int, pk poolKey, parts []int, evict bool) ([]int, bool) {
+func (p *problem) placeParts(j int, pk int, parts []int, evict bool) ([]int, bool) {
 	p.stamp++
 	used := usedSet{p.used, p.stamp}
 	for _, g := range p.jobs[j].gpus { // nodes holding the job's other parts
@@ -998,7 +730,7 @@ func (p *problem) placeParts(j int, pk poolKey, parts []int, evict bool) ([]int,
 
 // bestFit returns the node of type t, not in used, with the fewest free GPUs
 // that are at least size (ties: earliest node), or -1.
-func (p *problem) bestFit(pk poolKey, size int, used usedSet) int {
+func (p *problem) bestFit(pk int, size int, used usedSet) int {
 	best := -1
 	for _, n := range p.pnodes[pk] {
 		f := p.nodes[n].free
@@ -1019,7 +751,7 @@ func (p *problem) bestFit(pk poolKey, size int, used usedSet) int {
 // kept jobs frees room for size GPUs at least cost: fewest jobs, then fewest
 // GPUs, single-node victims preferred over multi-node ones; ties go to the
 // earliest node. It returns -1 if no node works.
-func (p *problem) cheapestEviction(pk poolKey, size int, used usedSet, self int) (int, []int) {
+func (p *problem) cheapestEviction(pk int, size int, used usedSet, self int) (int, []int) {
 	var onNode, cands []victim // scratch, reused node by node
 	for _, allowMulti := range []bool{false, true} {
 		bestNode, bestCount, bestCost := -1, 0, 0
@@ -1205,7 +937,9 @@ func (p *problem) result() Result {
 		start := len(ids)
 		ids = append(ids, jb.gpus...)
 		gs := ids[start:len(ids):len(ids)]
-		slices.Sort(gs)
+		if !slices.IsSorted(gs) {
+			slices.Sort(gs)
+		}
 		for _, g := range gs {
 			n, i := p.nodeOf(g)
 			backing = append(backing, GPU{Node: p.nodes[n].id, Index: i})
