@@ -909,9 +909,10 @@ func (p *problem) pickGPUs(n, size int) []int {
 	return out
 }
 
+// result lists the placement: every placed job's GPUs (one map sized for
+// them, one backing array for their GPUs, each job's slice capped at its
+// length) and the sorted lists of evicted, migrated and unplaced jobs.
 func (p *problem) result() Result {
-	// One map sized for the placed jobs and one backing array for their
-	// GPUs (each job's slice capped at its length).
 	placed, total := 0, 0
 	for j := range p.jobs {
 		if jb := &p.jobs[j]; jb.req.GPUs > 0 && jb.placed {
@@ -920,37 +921,38 @@ func (p *problem) result() Result {
 		}
 	}
 	res := Result{Placements: make(map[string][]GPU, placed)}
-	ids := make([]int, 0, total)
 	backing := make([]GPU, 0, total)
+	var scratch []int
 	for j := range p.jobs {
 		jb := &p.jobs[j]
 		if jb.req.GPUs == 0 {
 			continue
 		}
+		if jb.evicted {
+			res.Evicted = append(res.Evicted, jb.req.Job)
+		}
 		if !jb.placed {
 			res.Unplaced = append(res.Unplaced, jb.req.Job)
-			if jb.evicted {
-				res.Evicted = append(res.Evicted, jb.req.Job)
-			}
 			continue
 		}
-		start := len(ids)
-		ids = append(ids, jb.gpus...)
-		gs := ids[start:len(ids):len(ids)]
+		gs := jb.gpus
 		if !slices.IsSorted(gs) {
-			slices.Sort(gs)
+			scratch = append(scratch[:0], gs...)
+			slices.Sort(scratch)
+			gs = scratch
 		}
+		start := len(backing)
 		for _, g := range gs {
 			n, i := p.nodeOf(g)
 			backing = append(backing, GPU{Node: p.nodes[n].id, Index: i})
 		}
 		res.Placements[jb.req.Job] = backing[start:len(backing):len(backing)]
-		if jb.evicted {
-			res.Evicted = append(res.Evicted, jb.req.Job)
-		}
 		if len(jb.cur) > 0 && (!jb.typeOK || (len(jb.cur) == jb.req.GPUs && !slices.Equal(gs, jb.cur))) {
 			res.Migrated = append(res.Migrated, jb.req.Job)
 		}
 	}
+	slices.Sort(res.Evicted)
+	slices.Sort(res.Unplaced)
+	slices.Sort(res.Migrated)
 	return res
 }

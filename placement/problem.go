@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"slices"
 )
@@ -207,25 +208,24 @@ func (p *problem) indexPools() {
 	}
 }
 
-// readRequests validates the requests in job ID order and records each
-// one's pool, shape and current GPUs.
+// readRequests validates the requests and records each one's pool, shape
+// and current GPUs; job j is request j. Nothing placement does depends on
+// that order (its queues order jobs by ID, its lists are sorted), and an
+// error is reported for the first bad request in job ID order.
 func (p *problem) readRequests(reqs []Request) error {
-	// Sort by job ID so that the output does not depend on the request
-	// order (a permutation: requests are large to move).
-	perm := make([]int32, len(reqs))
-	held := 0
-	for k := range perm {
-		perm[k] = int32(k)
-		held += len(reqs[k].Current)
-	}
-	slices.SortFunc(perm, func(a, b int32) int { return cmp.Compare(reqs[a].Job, reqs[b].Job) })
-	rd := requestReader{p: p, reqs: reqs, perm: perm, claimed: make([]int32, len(p.gpuNode)), node: -1,
-		cur: make([]int, 0, min(held, len(p.gpuNode)+1))}
-	p.jobs = make([]jobInfo, len(reqs))
-	for pos, k := range perm {
-		if err := rd.read(pos, &reqs[k]); err != nil {
+	if err := p.readInOrder(reqs, nil); err != nil {
+		for t := range p.types {
+			p.types[t].demand = 0
+		}
+		perm := make([]int32, len(reqs))
+		for k := range perm {
+			perm[k] = int32(k)
+		}
+		slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(reqs[a].Job, reqs[b].Job) })
+		if err := p.readInOrder(reqs, perm); err != nil {
 			return err
 		}
+		return err // not reached: the same requests in another order
 	}
 	p.poolJobs = make([][]int, len(p.pools))
 	for j := range p.jobs {
@@ -236,17 +236,50 @@ func (p *problem) readRequests(reqs []Request) error {
 	return nil
 }
 
+// readInOrder reads the requests in the order perm (nil: as given), job
+// pos being request perm[pos]. With perm, a duplicate job ID is the one
+// before it; without, a set of the IDs finds it.
+func (p *problem) readInOrder(reqs []Request, perm []int32) error {
+	held := 0
+	for k := range reqs {
+		held += len(reqs[k].Current)
+	}
+	// Current GPUs beyond the fleet's are claimed twice: an error.
+	rd := requestReader{p: p, reqs: reqs, perm: perm, claimed: make([]int32, len(p.gpuNode)), node: -1,
+		cur: make([]int, 0, min(held, len(p.gpuNode)+1)), typ: -1}
+	if perm == nil {
+		rd.seen = newIDSet(reqs)
+	}
+	p.jobs = make([]jobInfo, len(reqs))
+	for pos := range reqs {
+		if err := rd.read(pos, &reqs[rd.at(pos)]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // requestReader reads the requests one by one: claimed records which job
 // (position + 1) holds each GPU, cur and parts back the jobs' slices.
 type requestReader struct {
 	p       *problem
 	reqs    []Request
-	perm    []int32
+	perm    []int32 // reading order (nil: as given)
+	seen    idSet   // the job IDs read (without perm)
 	claimed []int32
 	cur     []int
 	parts   []int
 	node    int    // the node of the last current GPU read, or -1
 	nodeID  string // its ID
+	typ     int    // the type of the last request read, or -1
+}
+
+// at returns the request read at position pos.
+func (rd *requestReader) at(pos int) int {
+	if rd.perm == nil {
+		return pos
+	}
+	return int(rd.perm[pos])
 }
 
 // read checks request r (job pos in ID order) and records its job.
@@ -258,7 +291,7 @@ func (rd *requestReader) read(pos int, r *Request) error {
 	j := &p.jobs[pos]
 	*j = jobInfo{req: r, typeOK: len(r.Current) > 0}
 	if r.GPUs > 0 {
-		t, err := p.requestType(r)
+		t, err := rd.requestType(r)
 		if err != nil {
 			return err
 		}
@@ -281,7 +314,7 @@ func (rd *requestReader) checkID(pos int, r *Request) error {
 	switch {
 	case r.Job == "":
 		return &InputError{Type: r.Type, Field: "Job", Reason: fmt.Sprintf("request %d has an empty job ID", slices.IndexFunc(rd.reqs, func(q Request) bool { return q.Job == "" }))}
-	case pos > 0 && rd.reqs[rd.perm[pos-1]].Job == r.Job:
+	case rd.duplicate(pos, r.Job):
 		return &InputError{Job: r.Job, Field: "Job", Reason: "duplicate job"}
 	case r.GPUs < 0:
 		return &InputError{Job: r.Job, Type: r.Type, Field: "GPUs", Reason: fmt.Sprintf("must be ≥ 0, got %d", r.GPUs)}
@@ -289,12 +322,57 @@ func (rd *requestReader) checkID(pos int, r *Request) error {
 	return nil
 }
 
+// duplicate reports whether job ID id, read at position pos, was read
+// before.
+func (rd *requestReader) duplicate(pos int, id string) bool {
+	if rd.perm != nil {
+		return pos > 0 && rd.reqs[rd.perm[pos-1]].Job == id
+	}
+	return !rd.seen.add(rd.at(pos))
+}
+
+// idSet is a set of the requests' job IDs by open addressing: one hash and
+// usually one string comparison per request, no allocation per ID.
+type idSet struct {
+	reqs  []Request
+	seed  maphash.Seed
+	slots []int32 // request index + 1; 0: empty
+	mask  uint64
+}
+
+func newIDSet(reqs []Request) idSet {
+	size := 1
+	for size < 2*len(reqs) {
+		size <<= 1
+	}
+	return idSet{reqs: reqs, seed: maphash.MakeSeed(), slots: make([]int32, size), mask: uint64(size - 1)}
+}
+
+// add adds the job ID of request k; false when the set holds it already.
+func (s *idSet) add(k int) bool {
+	id := s.reqs[k].Job
+	for h := maphash.String(s.seed, id) & s.mask; ; h = (h + 1) & s.mask {
+		switch v := s.slots[h]; {
+		case v == 0:
+			s.slots[h] = int32(k + 1)
+			return true
+		case s.reqs[v-1].Job == id:
+			return false
+		}
+	}
+}
+
 // requestType returns the type of request r (GPUs > 0), checked to exist
 // and to hold the request, with the request added to its demand.
-func (p *problem) requestType(r *Request) (int, error) {
-	t, ok := p.typeOf[r.Type]
-	if !ok {
-		return 0, &InputError{Job: r.Job, Type: r.Type, Field: "Type", Reason: "no node has this GPU type"}
+func (rd *requestReader) requestType(r *Request) (int, error) {
+	p := rd.p
+	t := rd.typ
+	if t < 0 || p.types[t].name != r.Type {
+		var ok bool
+		if t, ok = p.typeOf[r.Type]; !ok {
+			return 0, &InputError{Job: r.Job, Type: r.Type, Field: "Type", Reason: "no node has this GPU type"}
+		}
+		rd.typ = t
 	}
 	ti := &p.types[t]
 	if r.GPUs > ti.capacity {
@@ -363,7 +441,7 @@ func (rd *requestReader) current(pos int, j *jobInfo) error {
 		id := p.gid(n, g.Index)
 		if c := rd.claimed[id]; c != 0 {
 			who := "twice by this job"
-			if other := rd.reqs[rd.perm[c-1]].Job; other != r.Job {
+			if other := rd.reqs[rd.at(int(c-1))].Job; other != r.Job {
 				who = fmt.Sprintf("also by job %q", other)
 			}
 			return &InputError{Job: r.Job, Node: g.Node, Field: "Current", Reason: fmt.Sprintf("GPU %d claimed %s", g.Index, who)}
