@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 )
 
@@ -516,15 +515,46 @@ func (p *problem) exact(pk int, jobs []int) int {
 	if len(jobs) == 0 {
 		return 0
 	}
-	nodes := p.pnodes[pk]
-	free := make([]int, len(nodes))
-	local := make(map[int]int, len(nodes)) // node index -> position in nodes
-	for k, n := range nodes {
-		free[k] = p.nodes[n].free
-		local[n] = k
+	ex := p.newExactSearch(pk, jobs)
+	if !ex.search(0) {
+		return len(jobs)
 	}
-	order := slices.Clone(jobs)
-	slices.SortFunc(order, func(a, b int) int {
+	ex.assign()
+	return 0
+}
+
+// exactSearch is the state of one exact packing: the pool's nodes (local
+// positions k) and their free GPUs, the jobs in search order and their
+// parts, and the node chosen for each part so far.
+type exactSearch struct {
+	p     *problem
+	nodes []int       // local position -> node
+	local []int32     // node -> local position, or -1 (nil until needed)
+	free  []int       // per local node
+	order []int       // the jobs, largest part first, then most GPUs, then ID
+	parts []exactPart // the jobs' parts in order
+	home  [][]bool    // per job (position in order): local nodes holding its current GPUs
+	at    []int       // chosen local node per part
+	steps int         // node visits so far
+}
+
+// exactPart is a part of a job (its position in the search order) of size
+// GPUs; first is the index of the job's first part.
+type exactPart struct{ job, size, first int }
+
+// newExactSearch sets up the search for the jobs of pool pk.
+func (p *problem) newExactSearch(pk int, jobs []int) *exactSearch {
+	ex := &exactSearch{p: p, nodes: p.pnodes[pk], order: slices.Clone(jobs)}
+	ex.free = make([]int, len(ex.nodes))
+	ex.local = make([]int32, len(p.nodes))
+	for n := range ex.local {
+		ex.local[n] = -1
+	}
+	for k, n := range ex.nodes {
+		ex.free[k] = p.nodes[n].free
+		ex.local[n] = int32(k)
+	}
+	slices.SortFunc(ex.order, func(a, b int) int {
 		ja, jb := &p.jobs[a], &p.jobs[b]
 		if c := cmp.Compare(jb.parts[0], ja.parts[0]); c != 0 {
 			return c
@@ -534,108 +564,149 @@ func (p *problem) exact(pk int, jobs []int) int {
 		}
 		return cmp.Compare(ja.req.Job, jb.req.Job)
 	})
-	type part struct{ job, size, first int } // first: index of the job's first part
-	var parts []part
-	home := make([][]bool, len(order)) // per job (position in order): nodes holding its current GPUs
-	for o, j := range order {
-		first := len(parts)
+	ex.home = make([][]bool, len(ex.order))
+	for o, j := range ex.order {
+		first := len(ex.parts)
 		for _, sz := range p.jobs[j].parts {
-			parts = append(parts, part{o, sz, first})
+			ex.parts = append(ex.parts, exactPart{o, sz, first})
 		}
-		home[o] = make([]bool, len(nodes))
+		ex.home[o] = make([]bool, len(ex.nodes))
 		for _, g := range p.jobs[j].cur {
-			n, _ := p.nodeOf(g)
-			if k, ok := local[n]; ok {
-				home[o][k] = true
+			if k := ex.local[p.gpuNode[g]]; k >= 0 {
+				ex.home[o][k] = true
 			}
 		}
 	}
-	at := make([]int, len(parts)) // chosen node (local) per part
-	steps := 0
-	var rec func(i int) bool
-	rec = func(i int) bool {
-		if i == len(parts) {
-			return true
-		}
-		if steps += len(nodes); steps > exactBudget || i%8 == 0 && p.stopped() {
-			steps = exactBudget + 1 // out of budget, or ctx ended: give up
-			return false
-		}
-		pt := parts[i]
-		taken := func(k int) bool {
-			for q := pt.first; q < i; q++ {
-				if at[q] == k {
-					return true
-				}
-			}
-			return false
-		}
-		try := func(k int) bool {
-			free[k] -= pt.size
-			at[i] = k
-			ok := rec(i + 1)
-			free[k] += pt.size
-			return ok
-		}
-		// the job's own nodes first, then the rest by fewest free GPUs
-		for k := range nodes {
-			if home[pt.job][k] && free[k] >= pt.size && !taken(k) && try(k) {
-				return true
-			}
-		}
-		cands := make([]int, 0, len(nodes))
-		for k := range nodes {
-			if !home[pt.job][k] && free[k] >= pt.size && !taken(k) {
-				cands = append(cands, k)
-			}
-		}
-		slices.SortStableFunc(cands, func(a, b int) int { return cmp.Compare(free[a], free[b]) })
-		for c, k := range cands {
-			if c > 0 && free[cands[c-1]] == free[k] {
-				continue // same free count: the same subproblem
-			}
-			if try(k) {
-				return true
-			}
-			if steps > exactBudget {
-				return false
-			}
-		}
+	ex.at = make([]int, len(ex.parts))
+	return ex
+}
+
+// search places parts i… and reports whether all of them found nodes;
+// it gives up (false) past exactBudget node visits or when ctx ends.
+func (ex *exactSearch) search(i int) bool {
+	if i == len(ex.parts) {
+		return true
+	}
+	if ex.steps += len(ex.nodes); ex.steps > exactBudget || i%8 == 0 && ex.p.stopped() {
+		ex.steps = exactBudget + 1 // out of budget, or ctx ended: give up
 		return false
 	}
-	if !rec(0) {
-		return len(jobs)
-	}
-	// Assign GPUs: first every job's own free GPUs on its chosen nodes, then
-	// the rest.
-	need := make([]map[int]int, len(order)) // per job: local node -> GPUs still to take
-	for i, pt := range parts {
-		if need[pt.job] == nil {
-			need[pt.job] = map[int]int{}
+	pt := ex.parts[i]
+	// the job's own nodes first, then the rest by fewest free GPUs
+	for k := range ex.nodes {
+		if ex.home[pt.job][k] && ex.fits(i, k) && ex.try(i, k) {
+			return true
 		}
-		need[pt.job][at[i]] += pt.size
 	}
-	for o, j := range order {
+	cands := ex.candidates(i)
+	for c, k := range cands {
+		if c > 0 && ex.free[cands[c-1]] == ex.free[k] {
+			continue // same free count: the same subproblem
+		}
+		if ex.try(i, k) {
+			return true
+		}
+		if ex.steps > exactBudget {
+			return false
+		}
+	}
+	return false
+}
+
+// fits reports whether part i fits local node k, which holds none of its
+// job's earlier parts.
+func (ex *exactSearch) fits(i, k int) bool {
+	pt := ex.parts[i]
+	if ex.free[k] < pt.size {
+		return false
+	}
+	for q := pt.first; q < i; q++ {
+		if ex.at[q] == k {
+			return false
+		}
+	}
+	return true
+}
+
+// candidates returns the local nodes part i fits, other than its job's
+// own, by fewest free GPUs (ties in node order).
+func (ex *exactSearch) candidates(i int) []int {
+	job := ex.parts[i].job
+	cands := make([]int, 0, len(ex.nodes))
+	for k := range ex.nodes {
+		if !ex.home[job][k] && ex.fits(i, k) {
+			cands = append(cands, k)
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b int) int { return cmp.Compare(ex.free[a], ex.free[b]) })
+	return cands
+}
+
+// try puts part i on local node k and searches the parts after it.
+func (ex *exactSearch) try(i, k int) bool {
+	size := ex.parts[i].size
+	ex.free[k] -= size
+	ex.at[i] = k
+	ok := ex.search(i + 1)
+	ex.free[k] += size
+	return ok
+}
+
+// assign gives the jobs GPUs on the nodes found: first every job's own
+// free GPUs on its chosen nodes, then the lowest (or aligned) free ones.
+func (ex *exactSearch) assign() {
+	p := ex.p
+	need := make([]int, len(ex.parts)) // per part: GPUs still to take on its node
+	for i, pt := range ex.parts {
+		need[i] = pt.size
+	}
+	partOn := func(o, k int) int { // the part of job o on local node k, or -1
+		for i := ex.firstPart(o); i < len(ex.parts) && ex.parts[i].job == o; i++ {
+			if ex.at[i] == k {
+				return i
+			}
+		}
+		return -1
+	}
+	for o, j := range ex.order {
 		for _, g := range p.jobs[j].cur {
 			n, idx := p.nodeOf(g)
-			if k, ok := local[n]; ok && need[o][k] > 0 && p.nodes[n].owner[idx] == -1 {
-				p.assign(j, g)
-				need[o][k]--
+			if k := ex.local[n]; k >= 0 && p.nodes[n].owner[idx] == -1 {
+				if i := partOn(o, int(k)); i >= 0 && need[i] > 0 {
+					p.assign(j, g)
+					need[i]--
+				}
 			}
 		}
 	}
-	for o, j := range order {
-		for _, k := range slices.Sorted(maps.Keys(need[o])) {
-			if c := need[o][k]; c > 0 {
-				n := nodes[k]
-				for _, idx := range p.pickGPUs(n, c) {
+	for o, j := range ex.order {
+		for _, i := range ex.partsByNode(o) {
+			if need[i] > 0 {
+				n := ex.nodes[ex.at[i]]
+				for _, idx := range p.pickGPUs(n, need[i]) {
 					p.assign(j, p.gid(n, idx))
 				}
 			}
 		}
 		p.jobs[j].shape, p.jobs[j].placed = p.jobs[j].parts, true
 	}
-	return 0
+}
+
+// firstPart returns the index of the first part of job o (position in the
+// search order).
+func (ex *exactSearch) firstPart(o int) int {
+	i, _ := slices.BinarySearchFunc(ex.parts, o, func(pt exactPart, o int) int { return cmp.Compare(pt.job, o) })
+	return i
+}
+
+// partsByNode returns the parts of job o by their local node.
+func (ex *exactSearch) partsByNode(o int) []int {
+	var out []int
+	for i := ex.firstPart(o); i < len(ex.parts) && ex.parts[i].job == o; i++ {
+		out = append(out, i)
+	}
+	slices.SortFunc(out, func(a, b int) int { return cmp.Compare(ex.at[a], ex.at[b]) })
+	return out
 }
 
 func sortedCopy(s []int) []int {
