@@ -192,6 +192,7 @@ type fleetShape struct {
 	types []typeShape
 	last  int // the type looked up last (jobs come in runs of one type)
 	name  string
+	gpus  int // the fleet's GPUs
 }
 
 type typeShape struct {
@@ -235,6 +236,7 @@ func placeNodes(snap *Snapshot) ([]placement.Node, *fleetShape) {
 	f := &fleetShape{index: map[string]int{}, last: -1}
 	for i, n := range snap.Nodes {
 		nodes[i] = placement.Node{ID: n.ID, Type: n.Type, GPUs: n.GPUs}
+		f.gpus += n.GPUs
 		t, ok := f.index[n.Type]
 		if !ok {
 			t = len(f.types)
@@ -265,7 +267,7 @@ func placeRequests(snap *Snapshot, m *goodputMatrix, sol solution, fleet *fleetS
 	}
 	reqs = make([]placement.Request, 0, min(n, len(snap.Jobs)))
 	of = make([]int, 0, cap(reqs))
-	var curs gpuChunks
+	curs := gpuChunks{size: min(gpuChunk, fleet.gpus)}
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
 		r := placement.Request{Job: j.ID}
@@ -285,7 +287,10 @@ func placeRequests(snap *Snapshot, m *goodputMatrix, sol solution, fleet *fleetS
 // gpuChunks copies GPU lists into shared chunks, so that a few thousand
 // jobs' current GPUs cost a few allocations and little more memory than
 // they take.
-type gpuChunks struct{ free []placement.GPU }
+type gpuChunks struct {
+	free []placement.GPU
+	size int // GPUs per chunk: gpuChunk, or the fleet's GPUs when fewer
+}
 
 const gpuChunk = 1024
 
@@ -295,7 +300,7 @@ func (c *gpuChunks) copy(gs []GPU) []placement.GPU {
 		return nil
 	}
 	if len(gs) > cap(c.free)-len(c.free) {
-		c.free = make([]placement.GPU, 0, max(gpuChunk, len(gs)))
+		c.free = make([]placement.GPU, 0, max(c.size, len(gs)))
 	}
 	start := len(c.free)
 	for _, g := range gs {
