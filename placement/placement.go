@@ -551,7 +551,7 @@ func (p *problem) newExactSearch(pk int, jobs []int) *exactSearch {
 		ex.local[n] = -1
 	}
 	for k, n := range ex.nodes {
-		ex.free[k] = p.nodes[n].free
+		ex.free[k] = p.free[n]
 		ex.local[n] = int32(k)
 	}
 	slices.SortFunc(ex.order, func(a, b int) int {
@@ -780,7 +780,7 @@ func (p *problem) placeParts(j int, pk int, parts []int, evict bool) ([]int, boo
 		}
 		if n < 0 {
 			for _, c := range chosen {
-				p.nodes[c.node].free += c.size
+				p.free[c.node] += c.size
 			}
 			rollback()
 			return nil, false
@@ -788,10 +788,10 @@ func (p *problem) placeParts(j int, pk int, parts []int, evict bool) ([]int, boo
 		used.add(n)
 		chosen = append(chosen, choice{n, size})
 		// reserve now so later parts see the right free counts
-		p.nodes[n].free -= size
+		p.free[n] -= size
 	}
 	for _, c := range chosen {
-		p.nodes[c.node].free += c.size
+		p.free[c.node] += c.size
 		for _, i := range p.pickGPUs(c.node, c.size) {
 			p.assign(j, p.gid(c.node, i))
 		}
@@ -804,11 +804,11 @@ func (p *problem) placeParts(j int, pk int, parts []int, evict bool) ([]int, boo
 func (p *problem) bestFit(pk int, size int, used usedSet) int {
 	best := -1
 	for _, n := range p.pnodes[pk] {
-		f := p.nodes[n].free
+		f := p.free[n]
 		if f < size || used.has(n) {
 			continue
 		}
-		if best < 0 || f < p.nodes[best].free {
+		if best < 0 || f < p.free[best] {
 			best = n
 			if f == size {
 				break
@@ -832,7 +832,7 @@ func (p *problem) cheapestEviction(pk int, size int, used usedSet, self int) (in
 			if used.has(n) || nd.gpus < size {
 				continue
 			}
-			need := size - nd.free
+			need := size - p.free[n]
 			// candidate victims on this node with GPUs freed here (a node
 			// has at most MaxNodeGPUs GPUs: a slice beats a map)
 			onNode = onNode[:0]

@@ -20,9 +20,8 @@ type nodeInfo struct {
 	typ   string
 	gpus  int
 	owner []int // per GPU: job index or -1
-	free  int
-	pool  int // the pool of the node's type and size
-	mixed int // the pool of all nodes of its type (a type with several node sizes), or -1
+	pool  int   // the pool of the node's type and size
+	mixed int   // the pool of all nodes of its type (a type with several node sizes), or -1
 }
 
 // poolKey names the nodes a request may use: those of type typ with size
@@ -68,6 +67,7 @@ type problem struct {
 	poolJobs [][]int        // pool -> the jobs (GPUs > 0) placed in it, in job order
 	jobs     []jobInfo
 	base     []int   // base[n] = global id of GPU 0 of node n
+	free     []int   // per node: GPUs not assigned (or reserved by placeParts)
 	gpuNode  []int32 // global GPU id -> node
 	evict    bool    // allow incremental evictions
 	used     []int   // per node: stamp of the job placement that uses it
@@ -140,6 +140,7 @@ func (p *problem) indexNodes(nodes []Node) error {
 	p.nodes = make([]nodeInfo, len(nodes))
 	p.base = make([]int, len(nodes))
 	p.used = make([]int, len(nodes))
+	p.free = make([]int, len(nodes))
 	p.gpuNode = make([]int32, total)
 	owners := make([]int, total) // one backing array for the nodes' owner slices
 	for k := range owners {
@@ -153,7 +154,8 @@ func (p *problem) indexNodes(nodes []Node) error {
 		}
 		p.byID[n.ID] = i
 		p.nodes[i] = nodeInfo{id: n.ID, typ: n.Type, gpus: n.GPUs, owner: owners[total : total+n.GPUs : total+n.GPUs],
-			free: n.GPUs, pool: p.sizePool(n.Type, n.GPUs), mixed: -1}
+			pool: p.sizePool(n.Type, n.GPUs), mixed: -1}
+		p.free[i] = n.GPUs
 		p.base[i] = total
 		for k := total; k < total+n.GPUs; k++ {
 			p.gpuNode[k] = int32(i)
@@ -522,7 +524,7 @@ func (p *problem) spans(gs []int) int {
 func (p *problem) assign(j, g int) {
 	n, i := p.nodeOf(g)
 	p.nodes[n].owner[i] = j
-	p.nodes[n].free--
+	p.free[n]--
 	p.jobs[j].gpus = append(p.jobs[j].gpus, g)
 }
 
@@ -532,7 +534,7 @@ func (p *problem) assignAll(j int, gs []int) {
 	for _, g := range gs {
 		n, i := p.nodeOf(g)
 		p.nodes[n].owner[i] = j
-		p.nodes[n].free--
+		p.free[n]--
 	}
 	if jb := &p.jobs[j]; len(jb.gpus) == 0 {
 		jb.gpus = gs[:len(gs):len(gs)]
@@ -546,7 +548,7 @@ func (p *problem) release(j int) {
 	for _, g := range p.jobs[j].gpus {
 		n, i := p.nodeOf(g)
 		p.nodes[n].owner[i] = -1
-		p.nodes[n].free++
+		p.free[n]++
 	}
 	p.jobs[j].gpus = nil
 	p.jobs[j].placed = false
