@@ -180,9 +180,23 @@ func place(ctx context.Context, snap *Snapshot, m *goodputMatrix, sol solution) 
 	slices.Sort(out.Unplaced)
 	out.Unplaced = slices.Compact(out.Unplaced)
 	if len(out.Unplaced) > 0 {
-		keepUnplaced(snap, m, sol, &out, owners.get())
+		idx := unplacedJobs(snap, sol, &out)
+		owners.only(snap, idx)
+		keepUnplaced(snap, m, sol, &out, owners.get(), idx)
 	}
 	return out, nil
+}
+
+// unplacedJobs returns, in snapshot order, the jobs of out.Unplaced: those
+// allocated GPUs that the layout gives none.
+func unplacedJobs(snap *Snapshot, sol solution, out *layout) []int {
+	var idx []int
+	for i, c := range sol.Choice {
+		if c >= 0 && out.GPUs[i] == nil {
+			idx = append(idx, i)
+		}
+	}
+	return idx
 }
 
 // fleetShape is, per GPU type of the snapshot, its largest node and its
@@ -359,17 +373,38 @@ func layoutOf(n int, reqs []placement.Request, of []int, sol solution, res place
 }
 
 // gpuOwners maps the layout's GPUs to jobs, built when first needed (a
-// pinned job moved, or jobs left unplaced).
+// pinned job moved, or jobs left unplaced): all of them, or (only) those
+// that some jobs currently hold, when only those are asked about.
 type gpuOwners struct {
 	gpus  [][]GPU
 	owner map[GPU]int
+	want  map[GPU]struct{} // nil: every GPU
+}
+
+// only restricts a map not built yet to the GPUs the jobs idx hold now.
+func (o *gpuOwners) only(snap *Snapshot, idx []int) {
+	if o.owner != nil {
+		return
+	}
+	o.want = map[GPU]struct{}{}
+	for _, i := range idx {
+		for _, g := range snap.Jobs[i].State.Current.Placement {
+			o.want[g] = struct{}{}
+		}
+	}
 }
 
 func (o *gpuOwners) get() map[GPU]int {
-	if o.owner == nil {
+	if o.owner != nil {
+		return o.owner
+	}
+	o.owner = make(map[GPU]int, len(o.want))
+	if o.want == nil {
 		o.owner = make(map[GPU]int, len(o.gpus))
-		for i, gs := range o.gpus {
-			for _, g := range gs {
+	}
+	for i, gs := range o.gpus {
+		for _, g := range gs {
+			if _, ok := o.want[g]; ok || o.want == nil {
 				o.owner[g] = i
 			}
 		}
@@ -428,9 +463,10 @@ func placeShape(c configset.Config, fleet *fleetShape) (nodeGPUs, nodes int) {
 // placed its current allocation back (issue: a job that cannot be resized
 // must not lose its GPUs), when its current entry is in its row and not
 // Dropped, its current GPUs are all free in the layout, and the
-// reservations and quotas still hold with it. owner maps the layout's GPUs
-// to jobs.
-func keepUnplaced(snap *Snapshot, m *goodputMatrix, sol solution, out *layout, owner map[GPU]int) {
+// reservations and quotas still hold with it. idx are the unplaced jobs in
+// snapshot order (unplacedJobs); owner maps the layout's GPUs to jobs, at
+// least those the jobs idx hold now.
+func keepUnplaced(snap *Snapshot, m *goodputMatrix, sol solution, out *layout, owner map[GPU]int, idx []int) {
 	if len(out.Unplaced) == 0 {
 		return
 	}
@@ -440,7 +476,7 @@ func keepUnplaced(snap *Snapshot, m *goodputMatrix, sol solution, out *layout, o
 		unplaced[id] = true
 	}
 	var h *holdCheck
-	for i := range snap.Jobs {
+	for _, i := range idx {
 		j := &snap.Jobs[i]
 		row := &m.Rows[i]
 		cur := j.State.Current.Placement
