@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"sort"
 )
 
 // ErrInvalidInput is wrapped by every error Place returns for bad caller data
@@ -145,23 +143,32 @@ type Result struct {
 // It returns nil for g ≤ 0 or r ≤ 0, and when the shape would have more
 // than MaxShapeParts parts (no cluster Place accepts needs that many).
 func Shape(g, r int) []int {
-	if g <= 0 || r <= 0 {
+	parts, ok := appendShape(nil, g, r)
+	if !ok {
 		return nil
-	}
-	if g <= r {
-		return []int{g}
-	}
-	if g/r > MaxShapeParts || (g/r == MaxShapeParts && g%r > 0) {
-		return nil
-	}
-	parts := make([]int, 0, g/r+1)
-	for i := 0; i < g/r; i++ {
-		parts = append(parts, r)
-	}
-	if g%r > 0 {
-		parts = append(parts, g%r)
 	}
 	return parts
+}
+
+// appendShape appends Shape(g, r) to dst; false where Shape is nil.
+func appendShape(dst []int, g, r int) ([]int, bool) {
+	if g <= 0 || r <= 0 {
+		return dst, false
+	}
+	if g <= r {
+		return append(dst, g), true
+	}
+	if g/r > MaxShapeParts || (g/r == MaxShapeParts && g%r > 0) {
+		return dst, false
+	}
+	dst = slices.Grow(dst, g/r+1)
+	for i := 0; i < g/r; i++ {
+		dst = append(dst, r)
+	}
+	if g%r > 0 {
+		dst = append(dst, g%r)
+	}
+	return dst, true
 }
 
 // shapeOn is the shape of g GPUs over exactly n nodes of r GPUs: Shape(g, r)
@@ -169,21 +176,32 @@ func Shape(g, r int) []int {
 // nodes, largest first (8 over 2 nodes of 8 → [4 4]); nil when n nodes of r
 // GPUs cannot hold g GPUs with at least one on each.
 func shapeOn(g, n, r int) []int {
-	sh := Shape(g, r)
-	if n <= 0 || len(sh) == n {
-		return sh
-	}
-	if n > g || g/n > r || (g/n == r && g%n > 0) || n > MaxShapeParts {
+	parts, ok := appendShapeOn(nil, g, n, r)
+	if !ok {
 		return nil
 	}
-	parts := make([]int, n)
-	for i := range parts {
-		parts[i] = g / n
-		if i < g%n {
-			parts[i]++
-		}
-	}
 	return parts
+}
+
+// appendShapeOn appends shapeOn(g, n, r) to dst; false where it is nil.
+func appendShapeOn(dst []int, g, n, r int) ([]int, bool) {
+	start := len(dst)
+	dst, ok := appendShape(dst, g, r)
+	if !ok || n <= 0 || len(dst)-start == n {
+		return dst, ok
+	}
+	dst = dst[:start]
+	if n > g || g/n > r || (g/n == r && g%n > 0) || n > MaxShapeParts {
+		return dst, false
+	}
+	for i := 0; i < n; i++ {
+		part := g / n
+		if i < g%n {
+			part++
+		}
+		dst = append(dst, part)
+	}
+	return dst, true
 }
 
 // Place maps each request onto concrete GPUs.
@@ -277,296 +295,23 @@ func (p *problem) run(evict bool) Result {
 	// Pinned jobs that may use every node of a type with nodes of several
 	// sizes (pools of size 0, placed last) hold their GPUs from the start:
 	// the pools of one size, placed before them, must not take those.
-	for j := range p.jobs {
-		if jb := &p.jobs[j]; jb.kept && jb.req.Pinned && jb.pool.size == 0 {
-			for _, g := range jb.cur {
-				p.assign(j, g)
+	for _, ti := range p.types {
+		if ti.mixed < 0 {
+			continue
+		}
+		for _, j := range p.poolJobs[ti.mixed] {
+			if jb := &p.jobs[j]; jb.kept && jb.req.Pinned {
+				p.assignAll(j, jb.cur)
+				jb.placed = true
 			}
-			jb.placed = true
 		}
 	}
-	for _, pk := range p.pools {
-		p.placeType(pk)
+	for pl := range p.pools {
+		p.placeType(pl)
 	}
 	res := p.result()
 	res.Cut = p.cut
 	return res
-}
-
-type nodeInfo struct {
-	id    string
-	typ   string
-	gpus  int
-	owner []int // per GPU: job index or -1
-	free  int
-}
-
-// poolKey names the nodes a request may use: those of type typ with size
-// GPUs each, or all nodes of the type when size is 0 (only for a type with
-// nodes of several sizes; otherwise size is the one node size).
-type poolKey struct {
-	typ  string
-	size int
-}
-
-type jobInfo struct {
-	req     Request
-	pool    poolKey
-	parts   []int // the job's shape
-	shape   []int // the parts being placed (parts once placement started)
-	kept    bool  // keeps type, count (and pool and nodes): holds its current GPUs
-	evicted bool  // was kept, then moved off its GPUs
-	placed  bool  // has GPUs this round
-	gpus    []int // global GPU ids assigned this round (see problem.gid)
-	cur     []int // current GPUs as global ids
-	typeOK  bool  // current GPUs all of the requested type
-	order   int   // first node (position in its pool) of the job's current GPUs, for the exact search
-}
-
-type problem struct {
-	nodes  []nodeInfo
-	byID   map[string]int
-	pools  []poolKey         // in first-appearance order of nodes; mixed-type (size 0) pools last
-	pnodes map[poolKey][]int // pool -> node indices
-	jobs   []jobInfo
-	base   []int // base[n] = global id of GPU 0 of node n
-	evict  bool  // allow incremental evictions
-	used   []int // per node: stamp of the job placement that uses it
-	stamp  int
-	ctx    context.Context // PlaceContext's (nil: none)
-	checks int             // calls of stopped
-	cut    bool            // ctx ended: no more evictions or re-packing
-}
-
-// usedSet marks the nodes one job's parts use: node n is in the set iff
-// marks[n] == stamp.
-type usedSet struct {
-	marks []int
-	stamp int
-}
-
-func (u usedSet) has(n int) bool { return u.marks[n] == u.stamp }
-func (u usedSet) add(n int)      { u.marks[n] = u.stamp }
-
-func (p *problem) gid(n, i int) int { return p.base[n] + i }
-
-func (p *problem) nodeOf(g int) (int, int) {
-	n := sort.Search(len(p.base), func(k int) bool { return p.base[k] > g }) - 1
-	return n, g - p.base[n]
-}
-
-func newProblem(nodes []Node, reqs []Request) (*problem, error) {
-	p := &problem{byID: make(map[string]int, len(nodes)), pnodes: map[poolKey][]int{},
-		nodes: make([]nodeInfo, 0, len(nodes)), base: make([]int, 0, len(nodes)), jobs: make([]jobInfo, 0, len(reqs))}
-	sizes := map[string][]int{} // type -> node sizes in first-appearance order
-	total := 0
-	for _, n := range nodes {
-		total += max(min(n.GPUs, MaxNodeGPUs), 0)
-	}
-	owners := make([]int, total) // one backing array for the nodes' owner slices
-	for k := range owners {
-		owners[k] = -1
-	}
-	total = 0
-	for i, n := range nodes {
-		switch {
-		case n.ID == "":
-			return nil, &InputError{Type: n.Type, Field: "ID", Reason: fmt.Sprintf("node %d has an empty ID", i)}
-		case n.Type == "":
-			return nil, &InputError{Node: n.ID, Field: "Type", Reason: "empty GPU type"}
-		case n.GPUs <= 0 || n.GPUs > MaxNodeGPUs:
-			return nil, &InputError{Node: n.ID, Type: n.Type, Field: "GPUs", Reason: fmt.Sprintf("must be in [1, %d], got %d", MaxNodeGPUs, n.GPUs)}
-		}
-		if _, dup := p.byID[n.ID]; dup {
-			return nil, &InputError{Node: n.ID, Field: "ID", Reason: "duplicate node ID"}
-		}
-		p.byID[n.ID] = i
-		pk := poolKey{n.Type, n.GPUs}
-		if _, ok := p.pnodes[pk]; !ok {
-			p.pools = append(p.pools, pk)
-			sizes[n.Type] = append(sizes[n.Type], n.GPUs)
-		}
-		p.pnodes[pk] = append(p.pnodes[pk], i)
-		owner := owners[total : total+n.GPUs : total+n.GPUs]
-		p.nodes = append(p.nodes, nodeInfo{id: n.ID, typ: n.Type, gpus: n.GPUs, owner: owner, free: n.GPUs})
-		p.base = append(p.base, total)
-		total += n.GPUs
-	}
-	p.used = make([]int, len(p.nodes))
-	capacity := map[string]int{}
-	maxNode := map[string]int{}
-	poolCap := map[poolKey]int{}
-	var mixed []poolKey
-	for i, n := range p.nodes {
-		capacity[n.typ] += n.gpus
-		maxNode[n.typ] = max(maxNode[n.typ], n.gpus)
-		poolCap[poolKey{n.typ, n.gpus}] += n.gpus
-		if len(sizes[n.typ]) > 1 {
-			// requests without NodeGPUs on a type with nodes of several
-			// sizes may use all of them
-			all := poolKey{n.typ, 0}
-			if _, ok := p.pnodes[all]; !ok {
-				mixed = append(mixed, all)
-			}
-			p.pnodes[all] = append(p.pnodes[all], i)
-			poolCap[all] += n.gpus
-		}
-	}
-	p.pools = append(p.pools, mixed...)
-	demand := map[string]int{}
-	poolDemand := map[poolKey]int{}
-	seenJob := make(map[string]bool, len(reqs))
-	claimed := make([]int32, total) // job position in sorted + 1, 0 = free
-	// Sort by job ID so that the output does not depend on the request
-	// order (a permutation: requests are large to move).
-	perm := make([]int32, len(reqs))
-	for k := range perm {
-		perm[k] = int32(k)
-	}
-	slices.SortFunc(perm, func(a, b int32) int { return cmp.Compare(reqs[a].Job, reqs[b].Job) })
-	for pos, k := range perm {
-		r := reqs[k]
-		if r.Job == "" {
-			return nil, &InputError{Type: r.Type, Field: "Job", Reason: fmt.Sprintf("request %d has an empty job ID", slices.IndexFunc(reqs, func(q Request) bool { return q.Job == "" }))}
-		}
-		if seenJob[r.Job] {
-			return nil, &InputError{Job: r.Job, Field: "Job", Reason: "duplicate job"}
-		}
-		seenJob[r.Job] = true
-		if r.GPUs < 0 {
-			return nil, &InputError{Job: r.Job, Type: r.Type, Field: "GPUs", Reason: fmt.Sprintf("must be ≥ 0, got %d", r.GPUs)}
-		}
-		if r.GPUs > 0 {
-			c, ok := capacity[r.Type]
-			if !ok {
-				return nil, &InputError{Job: r.Job, Type: r.Type, Field: "Type", Reason: "no node has this GPU type"}
-			}
-			if r.GPUs > c {
-				return nil, &InputError{Job: r.Job, Type: r.Type, Field: "GPUs", Reason: fmt.Sprintf("requests %d GPUs, the type has %d", r.GPUs, c)}
-			}
-			demand[r.Type] += r.GPUs
-		}
-		j := jobInfo{req: r, typeOK: len(r.Current) > 0}
-		if r.GPUs > 0 {
-			var err error
-			if j.pool, j.parts, err = requestShape(r, sizes[r.Type], maxNode[r.Type], poolCap); err != nil {
-				return nil, err
-			}
-			poolDemand[j.pool] += r.GPUs
-		}
-		for _, g := range r.Current {
-			n, ok := p.byID[g.Node]
-			if !ok {
-				return nil, &InputError{Job: r.Job, Node: g.Node, Field: "Current", Reason: "unknown node"}
-			}
-			if g.Index < 0 || g.Index >= p.nodes[n].gpus {
-				return nil, &InputError{Job: r.Job, Node: g.Node, Field: "Current",
-					Reason: fmt.Sprintf("GPU index %d out of range [0,%d)", g.Index, p.nodes[n].gpus)}
-			}
-			id := p.gid(n, g.Index)
-			if c := claimed[id]; c != 0 {
-				who := "twice by this job"
-				if other := reqs[perm[c-1]].Job; other != r.Job {
-					who = fmt.Sprintf("also by job %q", other)
-				}
-				return nil, &InputError{Job: r.Job, Node: g.Node, Field: "Current", Reason: fmt.Sprintf("GPU %d claimed %s", g.Index, who)}
-			}
-			claimed[id] = int32(pos + 1)
-			if j.cur == nil {
-				j.cur = make([]int, 0, len(r.Current))
-			}
-			j.cur = append(j.cur, id)
-			if p.nodes[n].typ != r.Type {
-				j.typeOK = false
-			}
-		}
-		slices.Sort(j.cur)
-		if r.GPUs > 0 {
-			j.kept = j.typeOK && len(j.cur) == r.GPUs && p.inPool(j.cur, j.pool) && (r.Nodes == 0 || p.spans(j.cur) == r.Nodes)
-		}
-		p.jobs = append(p.jobs, j)
-	}
-	for _, t := range slices.Sorted(maps.Keys(capacity)) {
-		if demand[t] > capacity[t] {
-			return nil, &InputError{Type: t, Field: "GPUs", Reason: fmt.Sprintf("requests total %d GPUs, the type has %d", demand[t], capacity[t])}
-		}
-	}
-	for _, pk := range p.pools {
-		if poolDemand[pk] > poolCap[pk] {
-			return nil, &InputError{Type: pk.typ, Field: "GPUs", Reason: fmt.Sprintf("requests total %d GPUs on the %d-GPU nodes, which have %d", poolDemand[pk], pk.size, poolCap[pk])}
-		}
-	}
-	return p, nil
-}
-
-// requestShape returns the pool and the shape of request r on a type whose
-// nodes have the given sizes (largest maxNode).
-func requestShape(r Request, sizes []int, maxNode int, poolCap map[poolKey]int) (poolKey, []int, error) {
-	pk := poolKey{r.Type, r.NodeGPUs}
-	switch {
-	case r.NodeGPUs < 0:
-		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "NodeGPUs", Reason: fmt.Sprintf("must be ≥ 0, got %d", r.NodeGPUs)}
-	case r.NodeGPUs > 0 && !slices.Contains(sizes, r.NodeGPUs):
-		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "NodeGPUs", Reason: fmt.Sprintf("no node of the type has %d GPUs (sizes %v)", r.NodeGPUs, sizes)}
-	case r.Nodes < 0:
-		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "Nodes", Reason: fmt.Sprintf("must be ≥ 0, got %d", r.Nodes)}
-	}
-	size := r.NodeGPUs
-	if size == 0 {
-		size = maxNode
-		if len(sizes) == 1 {
-			pk.size = size
-		}
-	}
-	if r.GPUs > poolCap[pk] {
-		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "GPUs", Reason: fmt.Sprintf("requests %d GPUs, the type's %d-GPU nodes have %d", r.GPUs, size, poolCap[pk])}
-	}
-	parts := shapeOn(r.GPUs, r.Nodes, size)
-	if parts == nil {
-		return pk, nil, &InputError{Job: r.Job, Type: r.Type, Field: "Nodes", Reason: fmt.Sprintf("%d GPUs cannot span %d nodes of %d GPUs", r.GPUs, r.Nodes, size)}
-	}
-	return pk, parts, nil
-}
-
-// inPool reports whether all GPUs gs lie on nodes of pool pk.
-func (p *problem) inPool(gs []int, pk poolKey) bool {
-	for _, g := range gs {
-		n, _ := p.nodeOf(g)
-		if nd := &p.nodes[n]; nd.typ != pk.typ || (pk.size != 0 && nd.gpus != pk.size) {
-			return false
-		}
-	}
-	return true
-}
-
-// spans returns the number of distinct nodes of the GPUs gs (sorted).
-func (p *problem) spans(gs []int) int {
-	k, last := 0, -1
-	for _, g := range gs {
-		if n, _ := p.nodeOf(g); n != last {
-			k, last = k+1, n
-		}
-	}
-	return k
-}
-
-// assign gives GPU g to job j.
-func (p *problem) assign(j, g int) {
-	n, i := p.nodeOf(g)
-	p.nodes[n].owner[i] = j
-	p.nodes[n].free--
-	p.jobs[j].gpus = append(p.jobs[j].gpus, g)
-}
-
-// release takes all GPUs from job j.
-func (p *problem) release(j int) {
-	for _, g := range p.jobs[j].gpus {
-		n, i := p.nodeOf(g)
-		p.nodes[n].owner[i] = -1
-		p.nodes[n].free++
-	}
-	p.jobs[j].gpus = nil
-	p.jobs[j].placed = false
 }
 
 // item is a unit of work in the placement queue: phase 0 places a job's
@@ -623,7 +368,7 @@ func head(parts []int) ([]int, []int) {
 // evict, kept jobs may be evicted and are re-queued; with repack, kept jobs
 // first try to take their current GPUs. It returns the number of jobs left
 // unplaced.
-func (p *problem) runQueue(pk poolKey, jobs []int, evict, repack bool) int {
+func (p *problem) runQueue(pk int, jobs []int, evict, repack bool) int {
 	queue := make([]item, 0, len(jobs))
 	for _, j := range jobs {
 		queue = append(queue, item{job: j})
@@ -674,13 +419,9 @@ func (p *problem) runQueue(pk poolKey, jobs []int, evict, repack bool) int {
 }
 
 // placeType places every request of pool pk.
-func (p *problem) placeType(pk poolKey) {
-	var jobs, queue []int
-	for j := range p.jobs {
-		if p.jobs[j].req.GPUs > 0 && p.jobs[j].pool == pk {
-			jobs = append(jobs, j)
-		}
-	}
+func (p *problem) placeType(pk int) {
+	jobs := p.poolJobs[pk]
+	var queue []int
 	// Kept jobs take their GPUs first (pinned jobs of a mixed pool hold
 	// them already, see run). A kept job of a mixed pool whose GPUs a pool
 	// of one size took is moved (evicted) instead of given them twice.
@@ -689,9 +430,7 @@ func (p *problem) placeType(pk poolKey) {
 		switch {
 		case jb.kept && jb.placed:
 		case jb.kept && p.curFree(j):
-			for _, g := range jb.cur {
-				p.assign(j, g)
-			}
+			p.assignAll(j, jb.cur)
 			jb.placed = true
 		case jb.kept:
 			jb.evicted = true
@@ -719,7 +458,7 @@ func (p *problem) placeType(pk poolKey) {
 // current GPUs, then pack places the others and returns how many it left
 // unplaced. The result is kept if it places more jobs. It returns the number
 // of unplaced jobs afterwards.
-func (p *problem) repack(pk poolKey, jobs []int, unplaced int, pack func(rest []int) int) int {
+func (p *problem) repack(pk int, jobs []int, unplaced int, pack func(rest []int) int) int {
 	type saved struct {
 		gpus            []int
 		shape           []int
@@ -772,19 +511,50 @@ const exactBudget = 1 << 17
 // search finds a packing within exactBudget node visits, else it places nothing and
 // returns len(jobs). Within a node, a job re-takes its own current GPUs where
 // they are free.
-func (p *problem) exact(pk poolKey, jobs []int) int {
+func (p *problem) exact(pk int, jobs []int) int {
 	if len(jobs) == 0 {
 		return 0
 	}
-	nodes := p.pnodes[pk]
-	free := make([]int, len(nodes))
-	local := make(map[int]int, len(nodes)) // node index -> position in nodes
-	for k, n := range nodes {
-		free[k] = p.nodes[n].free
-		local[n] = k
+	ex := p.newExactSearch(pk, jobs)
+	if !ex.search(0) {
+		return len(jobs)
 	}
-	order := slices.Clone(jobs)
-	slices.SortFunc(order, func(a, b int) int {
+	ex.assign()
+	return 0
+}
+
+// exactSearch is the state of one exact packing: the pool's nodes (local
+// positions k) and their free GPUs, the jobs in search order and their
+// parts, and the node chosen for each part so far.
+type exactSearch struct {
+	p     *problem
+	nodes []int       // local position -> node
+	local []int32     // node -> local position, or -1 (nil until needed)
+	free  []int       // per local node
+	order []int       // the jobs, largest part first, then most GPUs, then ID
+	parts []exactPart // the jobs' parts in order
+	home  [][]bool    // per job (position in order): local nodes holding its current GPUs
+	at    []int       // chosen local node per part
+	steps int         // node visits so far
+}
+
+// exactPart is a part of a job (its position in the search order) of size
+// GPUs; first is the index of the job's first part.
+type exactPart struct{ job, size, first int }
+
+// newExactSearch sets up the search for the jobs of pool pk.
+func (p *problem) newExactSearch(pk int, jobs []int) *exactSearch {
+	ex := &exactSearch{p: p, nodes: p.pnodes[pk], order: slices.Clone(jobs)}
+	ex.free = make([]int, len(ex.nodes))
+	ex.local = make([]int32, len(p.nodes))
+	for n := range ex.local {
+		ex.local[n] = -1
+	}
+	for k, n := range ex.nodes {
+		ex.free[k] = p.free[n]
+		ex.local[n] = int32(k)
+	}
+	slices.SortFunc(ex.order, func(a, b int) int {
 		ja, jb := &p.jobs[a], &p.jobs[b]
 		if c := cmp.Compare(jb.parts[0], ja.parts[0]); c != 0 {
 			return c
@@ -794,108 +564,149 @@ func (p *problem) exact(pk poolKey, jobs []int) int {
 		}
 		return cmp.Compare(ja.req.Job, jb.req.Job)
 	})
-	type part struct{ job, size, first int } // first: index of the job's first part
-	var parts []part
-	home := make([][]bool, len(order)) // per job (position in order): nodes holding its current GPUs
-	for o, j := range order {
-		first := len(parts)
+	ex.home = make([][]bool, len(ex.order))
+	for o, j := range ex.order {
+		first := len(ex.parts)
 		for _, sz := range p.jobs[j].parts {
-			parts = append(parts, part{o, sz, first})
+			ex.parts = append(ex.parts, exactPart{o, sz, first})
 		}
-		home[o] = make([]bool, len(nodes))
+		ex.home[o] = make([]bool, len(ex.nodes))
 		for _, g := range p.jobs[j].cur {
-			n, _ := p.nodeOf(g)
-			if k, ok := local[n]; ok {
-				home[o][k] = true
+			if k := ex.local[p.gpuNode[g]]; k >= 0 {
+				ex.home[o][k] = true
 			}
 		}
 	}
-	at := make([]int, len(parts)) // chosen node (local) per part
-	steps := 0
-	var rec func(i int) bool
-	rec = func(i int) bool {
-		if i == len(parts) {
-			return true
-		}
-		if steps += len(nodes); steps > exactBudget || i%8 == 0 && p.stopped() {
-			steps = exactBudget + 1 // out of budget, or ctx ended: give up
-			return false
-		}
-		pt := parts[i]
-		taken := func(k int) bool {
-			for q := pt.first; q < i; q++ {
-				if at[q] == k {
-					return true
-				}
-			}
-			return false
-		}
-		try := func(k int) bool {
-			free[k] -= pt.size
-			at[i] = k
-			ok := rec(i + 1)
-			free[k] += pt.size
-			return ok
-		}
-		// the job's own nodes first, then the rest by fewest free GPUs
-		for k := range nodes {
-			if home[pt.job][k] && free[k] >= pt.size && !taken(k) && try(k) {
-				return true
-			}
-		}
-		cands := make([]int, 0, len(nodes))
-		for k := range nodes {
-			if !home[pt.job][k] && free[k] >= pt.size && !taken(k) {
-				cands = append(cands, k)
-			}
-		}
-		slices.SortStableFunc(cands, func(a, b int) int { return cmp.Compare(free[a], free[b]) })
-		for c, k := range cands {
-			if c > 0 && free[cands[c-1]] == free[k] {
-				continue // same free count: the same subproblem
-			}
-			if try(k) {
-				return true
-			}
-			if steps > exactBudget {
-				return false
-			}
-		}
+	ex.at = make([]int, len(ex.parts))
+	return ex
+}
+
+// search places parts i… and reports whether all of them found nodes;
+// it gives up (false) past exactBudget node visits or when ctx ends.
+func (ex *exactSearch) search(i int) bool {
+	if i == len(ex.parts) {
+		return true
+	}
+	if ex.steps += len(ex.nodes); ex.steps > exactBudget || i%8 == 0 && ex.p.stopped() {
+		ex.steps = exactBudget + 1 // out of budget, or ctx ended: give up
 		return false
 	}
-	if !rec(0) {
-		return len(jobs)
-	}
-	// Assign GPUs: first every job's own free GPUs on its chosen nodes, then
-	// the rest.
-	need := make([]map[int]int, len(order)) // per job: local node -> GPUs still to take
-	for i, pt := range parts {
-		if need[pt.job] == nil {
-			need[pt.job] = map[int]int{}
+	pt := ex.parts[i]
+	// the job's own nodes first, then the rest by fewest free GPUs
+	for k := range ex.nodes {
+		if ex.home[pt.job][k] && ex.fits(i, k) && ex.try(i, k) {
+			return true
 		}
-		need[pt.job][at[i]] += pt.size
 	}
-	for o, j := range order {
+	cands := ex.candidates(i)
+	for c, k := range cands {
+		if c > 0 && ex.free[cands[c-1]] == ex.free[k] {
+			continue // same free count: the same subproblem
+		}
+		if ex.try(i, k) {
+			return true
+		}
+		if ex.steps > exactBudget {
+			return false
+		}
+	}
+	return false
+}
+
+// fits reports whether part i fits local node k, which holds none of its
+// job's earlier parts.
+func (ex *exactSearch) fits(i, k int) bool {
+	pt := ex.parts[i]
+	if ex.free[k] < pt.size {
+		return false
+	}
+	for q := pt.first; q < i; q++ {
+		if ex.at[q] == k {
+			return false
+		}
+	}
+	return true
+}
+
+// candidates returns the local nodes part i fits, other than its job's
+// own, by fewest free GPUs (ties in node order).
+func (ex *exactSearch) candidates(i int) []int {
+	job := ex.parts[i].job
+	cands := make([]int, 0, len(ex.nodes))
+	for k := range ex.nodes {
+		if !ex.home[job][k] && ex.fits(i, k) {
+			cands = append(cands, k)
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b int) int { return cmp.Compare(ex.free[a], ex.free[b]) })
+	return cands
+}
+
+// try puts part i on local node k and searches the parts after it.
+func (ex *exactSearch) try(i, k int) bool {
+	size := ex.parts[i].size
+	ex.free[k] -= size
+	ex.at[i] = k
+	ok := ex.search(i + 1)
+	ex.free[k] += size
+	return ok
+}
+
+// assign gives the jobs GPUs on the nodes found: first every job's own
+// free GPUs on its chosen nodes, then the lowest (or aligned) free ones.
+func (ex *exactSearch) assign() {
+	p := ex.p
+	need := make([]int, len(ex.parts)) // per part: GPUs still to take on its node
+	for i, pt := range ex.parts {
+		need[i] = pt.size
+	}
+	partOn := func(o, k int) int { // the part of job o on local node k, or -1
+		for i := ex.firstPart(o); i < len(ex.parts) && ex.parts[i].job == o; i++ {
+			if ex.at[i] == k {
+				return i
+			}
+		}
+		return -1
+	}
+	for o, j := range ex.order {
 		for _, g := range p.jobs[j].cur {
 			n, idx := p.nodeOf(g)
-			if k, ok := local[n]; ok && need[o][k] > 0 && p.nodes[n].owner[idx] == -1 {
-				p.assign(j, g)
-				need[o][k]--
+			if k := ex.local[n]; k >= 0 && p.nodes[n].owner[idx] == -1 {
+				if i := partOn(o, int(k)); i >= 0 && need[i] > 0 {
+					p.assign(j, g)
+					need[i]--
+				}
 			}
 		}
 	}
-	for o, j := range order {
-		for _, k := range slices.Sorted(maps.Keys(need[o])) {
-			if c := need[o][k]; c > 0 {
-				n := nodes[k]
-				for _, idx := range p.pickGPUs(n, c) {
+	for o, j := range ex.order {
+		for _, i := range ex.partsByNode(o) {
+			if need[i] > 0 {
+				n := ex.nodes[ex.at[i]]
+				for _, idx := range p.pickGPUs(n, need[i]) {
 					p.assign(j, p.gid(n, idx))
 				}
 			}
 		}
 		p.jobs[j].shape, p.jobs[j].placed = p.jobs[j].parts, true
 	}
-	return 0
+}
+
+// firstPart returns the index of the first part of job o (position in the
+// search order).
+func (ex *exactSearch) firstPart(o int) int {
+	i, _ := slices.BinarySearchFunc(ex.parts, o, func(pt exactPart, o int) int { return cmp.Compare(pt.job, o) })
+	return i
+}
+
+// partsByNode returns the parts of job o by their local node.
+func (ex *exactSearch) partsByNode(o int) []int {
+	var out []int
+	for i := ex.firstPart(o); i < len(ex.parts) && ex.parts[i].job == o; i++ {
+		out = append(out, i)
+	}
+	slices.SortFunc(out, func(a, b int) int { return cmp.Compare(ex.at[a], ex.at[b]) })
+	return out
 }
 
 func sortedCopy(s []int) []int {
@@ -904,7 +715,6 @@ func sortedCopy(s []int) []int {
 	return c
 }
 
-// takeCurrent gives a kept job its current GPUs if they are all free.
 // curFree reports whether every current GPU of job j is unassigned.
 func (p *problem) curFree(j int) bool {
 	for _, g := range p.jobs[j].cur {
@@ -916,20 +726,13 @@ func (p *problem) curFree(j int) bool {
 	return true
 }
 
+// takeCurrent gives a kept job its current GPUs if they are all free.
 func (p *problem) takeCurrent(j int) bool {
 	jb := &p.jobs[j]
-	if !jb.kept {
+	if !jb.kept || !p.curFree(j) {
 		return false
 	}
-	for _, g := range jb.cur {
-		n, i := p.nodeOf(g)
-		if p.nodes[n].owner[i] != -1 {
-			return false
-		}
-	}
-	for _, g := range jb.cur {
-		p.assign(j, g)
-	}
+	p.assignAll(j, jb.cur)
 	jb.placed = true
 	return true
 }
@@ -937,7 +740,7 @@ func (p *problem) takeCurrent(j int) bool {
 // placeParts places parts of job j on distinct nodes of type t, none holding
 // GPUs the job already has, best fit, evicting kept jobs when allowed and
 // needed. It returns the evicted jobs. On failure nothing changes.
-func (p *problem) placeParts(j int, pk poolKey, parts []int, evict bool) ([]int, bool) {
+func (p *problem) placeParts(j int, pk int, parts []int, evict bool) ([]int, bool) {
 	p.stamp++
 	used := usedSet{p.used, p.stamp}
 	for _, g := range p.jobs[j].gpus { // nodes holding the job's other parts
@@ -977,7 +780,7 @@ func (p *problem) placeParts(j int, pk poolKey, parts []int, evict bool) ([]int,
 		}
 		if n < 0 {
 			for _, c := range chosen {
-				p.nodes[c.node].free += c.size
+				p.free[c.node] += c.size
 			}
 			rollback()
 			return nil, false
@@ -985,10 +788,10 @@ func (p *problem) placeParts(j int, pk poolKey, parts []int, evict bool) ([]int,
 		used.add(n)
 		chosen = append(chosen, choice{n, size})
 		// reserve now so later parts see the right free counts
-		p.nodes[n].free -= size
+		p.free[n] -= size
 	}
 	for _, c := range chosen {
-		p.nodes[c.node].free += c.size
+		p.free[c.node] += c.size
 		for _, i := range p.pickGPUs(c.node, c.size) {
 			p.assign(j, p.gid(c.node, i))
 		}
@@ -998,14 +801,14 @@ func (p *problem) placeParts(j int, pk poolKey, parts []int, evict bool) ([]int,
 
 // bestFit returns the node of type t, not in used, with the fewest free GPUs
 // that are at least size (ties: earliest node), or -1.
-func (p *problem) bestFit(pk poolKey, size int, used usedSet) int {
+func (p *problem) bestFit(pk int, size int, used usedSet) int {
 	best := -1
 	for _, n := range p.pnodes[pk] {
-		f := p.nodes[n].free
+		f := p.free[n]
 		if f < size || used.has(n) {
 			continue
 		}
-		if best < 0 || f < p.nodes[best].free {
+		if best < 0 || f < p.free[best] {
 			best = n
 			if f == size {
 				break
@@ -1019,7 +822,7 @@ func (p *problem) bestFit(pk poolKey, size int, used usedSet) int {
 // kept jobs frees room for size GPUs at least cost: fewest jobs, then fewest
 // GPUs, single-node victims preferred over multi-node ones; ties go to the
 // earliest node. It returns -1 if no node works.
-func (p *problem) cheapestEviction(pk poolKey, size int, used usedSet, self int) (int, []int) {
+func (p *problem) cheapestEviction(pk int, size int, used usedSet, self int) (int, []int) {
 	var onNode, cands []victim // scratch, reused node by node
 	for _, allowMulti := range []bool{false, true} {
 		bestNode, bestCount, bestCost := -1, 0, 0
@@ -1029,7 +832,7 @@ func (p *problem) cheapestEviction(pk poolKey, size int, used usedSet, self int)
 			if used.has(n) || nd.gpus < size {
 				continue
 			}
-			need := size - nd.free
+			need := size - p.free[n]
 			// candidate victims on this node with GPUs freed here (a node
 			// has at most MaxNodeGPUs GPUs: a slice beats a map)
 			onNode = onNode[:0]
@@ -1177,9 +980,10 @@ func (p *problem) pickGPUs(n, size int) []int {
 	return out
 }
 
+// result lists the placement: every placed job's GPUs (one map sized for
+// them, one backing array for their GPUs, each job's slice capped at its
+// length) and the sorted lists of evicted, migrated and unplaced jobs.
 func (p *problem) result() Result {
-	// One map sized for the placed jobs and one backing array for their
-	// GPUs (each job's slice capped at its length).
 	placed, total := 0, 0
 	for j := range p.jobs {
 		if jb := &p.jobs[j]; jb.req.GPUs > 0 && jb.placed {
@@ -1188,35 +992,38 @@ func (p *problem) result() Result {
 		}
 	}
 	res := Result{Placements: make(map[string][]GPU, placed)}
-	ids := make([]int, 0, total)
 	backing := make([]GPU, 0, total)
+	var scratch []int
 	for j := range p.jobs {
 		jb := &p.jobs[j]
 		if jb.req.GPUs == 0 {
 			continue
 		}
+		if jb.evicted {
+			res.Evicted = append(res.Evicted, jb.req.Job)
+		}
 		if !jb.placed {
 			res.Unplaced = append(res.Unplaced, jb.req.Job)
-			if jb.evicted {
-				res.Evicted = append(res.Evicted, jb.req.Job)
-			}
 			continue
 		}
-		start := len(ids)
-		ids = append(ids, jb.gpus...)
-		gs := ids[start:len(ids):len(ids)]
-		slices.Sort(gs)
+		gs := jb.gpus
+		if !slices.IsSorted(gs) {
+			scratch = append(scratch[:0], gs...)
+			slices.Sort(scratch)
+			gs = scratch
+		}
+		start := len(backing)
 		for _, g := range gs {
 			n, i := p.nodeOf(g)
 			backing = append(backing, GPU{Node: p.nodes[n].id, Index: i})
 		}
 		res.Placements[jb.req.Job] = backing[start:len(backing):len(backing)]
-		if jb.evicted {
-			res.Evicted = append(res.Evicted, jb.req.Job)
-		}
 		if len(jb.cur) > 0 && (!jb.typeOK || (len(jb.cur) == jb.req.GPUs && !slices.Equal(gs, jb.cur))) {
 			res.Migrated = append(res.Migrated, jb.req.Job)
 		}
 	}
+	slices.Sort(res.Evicted)
+	slices.Sort(res.Unplaced)
+	slices.Sort(res.Migrated)
 	return res
 }

@@ -301,6 +301,43 @@ func TestDeterministicAcrossRequestOrder(t *testing.T) {
 	}
 }
 
+// TestErrorsAcrossRequestOrder: with several bad requests, the error is the
+// same whatever the order of the requests (the first bad request in job ID
+// order), although placement reads the requests in their given order.
+func TestErrorsAcrossRequestOrder(t *testing.T) {
+	nodes := append(mkNodes("a", 2, 4), mkNodes("b", 1, 8)...)
+	reqs := []Request{
+		{Job: "d", Type: "a", GPUs: 1, Current: gpus("a-0", 1)},
+		{Job: "b", Type: "zz", GPUs: 1},
+		{Job: "e", Type: "a", GPUs: 1, Current: gpus("a-0", 1)},
+		{Job: "c", Type: "a", GPUs: -1},
+		{Job: "f", Type: "b", GPUs: 1, Current: gpus("nope", 0)},
+		{Job: "c", Type: "a", GPUs: 1},
+		{Job: "g", Type: "a", GPUs: 2, Current: gpus("b-0", 9)},
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	_, want := Place(nodes, reqs)
+	require.ErrorIs(t, want, ErrInvalidInput)
+	assert.Contains(t, want.Error(), `job "b"`, "b is the first bad job by ID")
+	for iter := 0; iter < 40; iter++ {
+		shuffled := slices.Clone(reqs)
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		_, err := Place(nodes, shuffled)
+		require.Equal(t, want.Error(), err.Error(), "order %v", shuffled)
+		// without the job with the unknown type: the duplicate or the
+		// negative count of c, then the GPU claimed by d and e
+		rest := slices.DeleteFunc(slices.Clone(shuffled), func(r Request) bool { return r.Job == "b" })
+		_, err = Place(nodes, rest)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `job "c"`)
+		rest = slices.DeleteFunc(rest, func(r Request) bool { return r.Job == "c" })
+		_, err = Place(nodes, rest)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `job "e"`)
+		assert.Contains(t, err.Error(), `also by job "d"`)
+	}
+}
+
 // checkResult verifies the invariants of a result: GPUs exist and are not
 // shared, counts and shapes match requests, kept jobs keep their GPUs unless
 // evicted, Migrated and Evicted are consistent. With all, every request must

@@ -168,92 +168,260 @@ func (l *layout) choice(i int, sol solution) int {
 // ends, no more evictions or re-packing; the jobs left unplaced keep their
 // current GPUs where keepUnplaced can give them back, or wait).
 func place(ctx context.Context, snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
-	nodes := make([]placement.Node, len(snap.Nodes))
-	pools := map[configset.Config]int{} // {Type, NodeGPUs} -> nodes, also {Type, 0} -> all nodes of the type
-	sizes := map[string]int{}           // type -> largest node
-	for i, n := range snap.Nodes {
-		nodes[i] = placement.Node{ID: n.ID, Type: n.Type, GPUs: n.GPUs}
-		sizes[n.Type] = max(sizes[n.Type], n.GPUs)
-		pools[configset.Config{Type: n.Type, NodeGPUs: n.GPUs}]++
-		pools[configset.Config{Type: n.Type}]++
-	}
-	reqs := make([]placement.Request, 0, len(snap.Jobs))
-	held := 0
-	for i := range snap.Jobs {
-		held += len(snap.Jobs[i].State.Current.Placement)
-	}
-	curs := make([]placement.GPU, 0, held) // the requests' Current, one array
-	for i := range snap.Jobs {
-		j := &snap.Jobs[i]
-		r := placement.Request{Job: j.ID}
-		if c := sol.Choice[i]; c >= 0 {
-			e := &m.Rows[i].Entries[c]
-			r.Type, r.GPUs = e.Config.Type, e.Config.GPUs
-			r.NodeGPUs, r.Nodes = placeShape(e.Config, sizes, pools)
-			if e.Config.Spanning() {
-				r.NodeGPUs, r.Nodes = 0, 0 // the parts say both
-			}
-			for _, pt := range e.Config.Parts() {
-				r.Parts = append(r.Parts, placement.Part{NodeGPUs: pt.NodeGPUs, Nodes: pt.Nodes, GPUs: pt.GPUs})
-			}
-			// A job pinned to its current configuration is never evicted
-			// to make room for others; nor is one kept without a prediction
-			// (a round past its deadline): moving it would restart it with
-			// no batch size to give it.
-			r.Pinned = c == m.Rows[i].Pin || e.unvalued
-			if r.Pinned && len(m.Rows[i].spill) > 0 {
-				r.NodeGPUs = 0 // its GPUs span pools: it keeps them on any node of the type
-			}
-		}
-		if cur := j.State.Current.Placement; len(cur) > 0 {
-			start := len(curs)
-			for _, g := range cur {
-				curs = append(curs, placement.GPU{Node: g.Node, Index: g.Index})
-			}
-			r.Current = curs[start:len(curs):len(curs)]
-		}
-		if r.GPUs == 0 && len(r.Current) == 0 {
-			continue
-		}
-		reqs = append(reqs, r)
-	}
+	nodes, fleet := placeNodes(snap)
+	reqs, of, pinned := placeRequests(snap, m, sol, fleet)
 	res, err := placement.PlaceContext(ctx, nodes, reqs)
 	if err != nil {
 		return layout{}, &InputError{Field: "placement", Reason: err.Error(), Err: err}
 	}
-	out := layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: res.Evicted, Unplaced: res.Unplaced, cut: res.Cut}
-	for i := range snap.Jobs {
-		if gs, ok := res.Placements[snap.Jobs[i].ID]; ok && sol.Choice[i] >= 0 {
-			out.GPUs[i] = make([]GPU, len(gs))
-			for k, g := range gs {
-				out.GPUs[i][k] = GPU{Node: g.Node, Index: g.Index}
-			}
+	out := layoutOf(len(snap.Jobs), reqs, of, sol, res)
+	owners := gpuOwners{gpus: out.GPUs}
+	keepPins(snap, pinned, &out, &owners)
+	slices.Sort(out.Unplaced)
+	out.Unplaced = slices.Compact(out.Unplaced)
+	if len(out.Unplaced) > 0 {
+		idx := unplacedJobs(snap, sol, &out)
+		owners.only(snap, idx)
+		keepUnplaced(snap, m, sol, &out, owners.get(), idx)
+	}
+	return out, nil
+}
+
+// unplacedJobs returns, in snapshot order, the jobs of out.Unplaced: those
+// allocated GPUs that the layout gives none.
+func unplacedJobs(snap *Snapshot, sol solution, out *layout) []int {
+	var idx []int
+	for i, c := range sol.Choice {
+		if c >= 0 && out.GPUs[i] == nil {
+			idx = append(idx, i)
 		}
 	}
-	// Pins win: placement never evicts a pinned job, and should the
-	// placer still move one, it keeps its GPUs and whoever was put on them
-	// loses its placement.
-	// owner maps the layout's GPUs to jobs, built when first needed (a
-	// pinned job moved, or jobs left unplaced).
-	var owner map[GPU]int
-	owners := func() map[GPU]int {
-		if owner == nil {
-			owner = make(map[GPU]int, len(snap.Jobs))
-			for i, gs := range out.GPUs {
-				for _, g := range gs {
-					owner[g] = i
-				}
-			}
-		}
-		return owner
+	return idx
+}
+
+// fleetShape is, per GPU type of the snapshot, its largest node and its
+// node count per node size: what placeShape asks of the cluster.
+type fleetShape struct {
+	index map[string]int
+	types []typeShape
+	last  int // the type looked up last (jobs come in runs of one type)
+	name  string
+	gpus  int // the fleet's GPUs
+}
+
+type typeShape struct {
+	largest, nodes int
+	sizes, counts  []int // node sizes and the nodes of each
+}
+
+// of returns the shape of type typ, or nil for a type no node has.
+func (f *fleetShape) of(typ string) *typeShape {
+	if f.last >= 0 && typ == f.name {
+		return &f.types[f.last]
 	}
+	t, ok := f.index[typ]
+	if !ok {
+		return nil
+	}
+	f.last, f.name = t, typ
+	return &f.types[t]
+}
+
+// poolNodes returns the number of nodes of type typ with size GPUs each
+// (size 0: all its nodes).
+func (f *fleetShape) poolNodes(typ string, size int) int {
+	ts := f.of(typ)
+	switch {
+	case ts == nil:
+		return 0
+	case size == 0:
+		return ts.nodes
+	}
+	if k := slices.Index(ts.sizes, size); k >= 0 {
+		return ts.counts[k]
+	}
+	return 0
+}
+
+// placeNodes returns the snapshot's nodes for package placement and the
+// fleet's shape.
+func placeNodes(snap *Snapshot) ([]placement.Node, *fleetShape) {
+	nodes := make([]placement.Node, len(snap.Nodes))
+	f := &fleetShape{index: map[string]int{}, last: -1}
+	for i, n := range snap.Nodes {
+		nodes[i] = placement.Node{ID: n.ID, Type: n.Type, GPUs: n.GPUs}
+		f.gpus += n.GPUs
+		t, ok := f.index[n.Type]
+		if !ok {
+			t = len(f.types)
+			f.index[n.Type] = t
+			f.types = append(f.types, typeShape{})
+		}
+		ts := &f.types[t]
+		ts.largest, ts.nodes = max(ts.largest, n.GPUs), ts.nodes+1
+		if k := slices.Index(ts.sizes, n.GPUs); k >= 0 {
+			ts.counts[k]++
+		} else {
+			ts.sizes, ts.counts = append(ts.sizes, n.GPUs), append(ts.counts, 1)
+		}
+	}
+	return nodes, f
+}
+
+// placeRequests returns one placement request per job that is allocated
+// GPUs or holds some: its entry's type, count and shape, and its current
+// GPUs (in chunks of one backing array, see gpuChunks); of gives each
+// request's job, pinned the jobs allocated their pinned entry.
+func placeRequests(snap *Snapshot, m *goodputMatrix, sol solution, fleet *fleetShape) (reqs []placement.Request, of, pinned []int) {
+	n := len(snap.Jobs) / 16 // room for jobs preempted
+	for _, c := range sol.Choice {
+		if c >= 0 {
+			n++
+		}
+	}
+	reqs = make([]placement.Request, 0, min(n, len(snap.Jobs)))
+	of = make([]int, 0, cap(reqs))
+	curs := gpuChunks{size: min(gpuChunk, fleet.gpus)}
 	for i := range snap.Jobs {
-		row := &m.Rows[i]
-		cur := snap.Jobs[i].State.Current.Placement
-		if row.Pin < 0 || sol.Choice[i] != row.Pin || len(cur) == 0 || sameGPUs(out.GPUs[i], cur) {
+		j := &snap.Jobs[i]
+		r := placement.Request{Job: j.ID}
+		if c := sol.Choice[i]; c >= 0 && entryRequest(&r, &m.Rows[i], c, fleet) {
+			pinned = append(pinned, i)
+		}
+		r.Current = curs.copy(j.State.Current.Placement)
+		if r.GPUs == 0 && len(r.Current) == 0 {
 			continue
 		}
-		owner := owners()
+		reqs = append(reqs, r)
+		of = append(of, i)
+	}
+	return reqs, of, pinned
+}
+
+// gpuChunks copies GPU lists into shared chunks, so that a few thousand
+// jobs' current GPUs cost a few allocations and little more memory than
+// they take.
+type gpuChunks struct {
+	free []placement.GPU
+	size int // GPUs per chunk: gpuChunk, or the fleet's GPUs when fewer
+}
+
+const gpuChunk = 1024
+
+// copy returns gs as placement GPUs (nil for none).
+func (c *gpuChunks) copy(gs []GPU) []placement.GPU {
+	if len(gs) == 0 {
+		return nil
+	}
+	if len(gs) > cap(c.free)-len(c.free) {
+		c.free = make([]placement.GPU, 0, max(c.size, len(gs)))
+	}
+	start := len(c.free)
+	for _, g := range gs {
+		c.free = append(c.free, placement.GPU{Node: g.Node, Index: g.Index})
+	}
+	return c.free[start:len(c.free):len(c.free)]
+}
+
+// entryRequest sets the type, count, shape and pin of request r from entry
+// c of row; true when c is the row's pinned entry.
+func entryRequest(r *placement.Request, row *matrixRow, c int, fleet *fleetShape) bool {
+	e := &row.Entries[c]
+	r.Type, r.GPUs = e.Config.Type, e.Config.GPUs
+	r.NodeGPUs, r.Nodes = placeShape(e.Config, fleet)
+	if e.Config.Spanning() {
+		r.NodeGPUs, r.Nodes = 0, 0 // the parts say both
+		for _, pt := range e.Config.Parts() {
+			r.Parts = append(r.Parts, placement.Part{NodeGPUs: pt.NodeGPUs, Nodes: pt.Nodes, GPUs: pt.GPUs})
+		}
+	}
+	// A job pinned to its current configuration is never evicted to make
+	// room for others; nor is one kept without a prediction (a round past
+	// its deadline): moving it would restart it with no batch size to give
+	// it.
+	r.Pinned = c == row.Pin || e.unvalued
+	if r.Pinned && len(row.spill) > 0 {
+		r.NodeGPUs = 0 // its GPUs span pools: it keeps them on any node of the type
+	}
+	return c == row.Pin
+}
+
+// layoutOf returns the layout of placement's result for a snapshot of n
+// jobs: the GPUs of every job allocated and placed (one backing array),
+// the evicted and unplaced jobs.
+func layoutOf(n int, reqs []placement.Request, of []int, sol solution, res placement.Result) layout {
+	out := layout{GPUs: make([][]GPU, n), Evicted: res.Evicted, Unplaced: res.Unplaced, cut: res.Cut}
+	total := 0
+	for _, gs := range res.Placements {
+		total += len(gs)
+	}
+	backing := make([]GPU, 0, total)
+	for k := range reqs {
+		i := of[k]
+		if sol.Choice[i] < 0 {
+			continue
+		}
+		if gs, ok := res.Placements[reqs[k].Job]; ok {
+			start := len(backing)
+			for _, g := range gs {
+				backing = append(backing, GPU{Node: g.Node, Index: g.Index})
+			}
+			out.GPUs[i] = backing[start:len(backing):len(backing)]
+		}
+	}
+	return out
+}
+
+// gpuOwners maps the layout's GPUs to jobs, built when first needed (a
+// pinned job moved, or jobs left unplaced): all of them, or (only) those
+// that some jobs currently hold, when only those are asked about.
+type gpuOwners struct {
+	gpus  [][]GPU
+	owner map[GPU]int
+	want  map[GPU]struct{} // nil: every GPU
+}
+
+// only restricts a map not built yet to the GPUs the jobs idx hold now.
+func (o *gpuOwners) only(snap *Snapshot, idx []int) {
+	if o.owner != nil {
+		return
+	}
+	o.want = map[GPU]struct{}{}
+	for _, i := range idx {
+		for _, g := range snap.Jobs[i].State.Current.Placement {
+			o.want[g] = struct{}{}
+		}
+	}
+}
+
+func (o *gpuOwners) get() map[GPU]int {
+	if o.owner != nil {
+		return o.owner
+	}
+	o.owner = make(map[GPU]int, len(o.want))
+	if o.want == nil {
+		o.owner = make(map[GPU]int, len(o.gpus))
+	}
+	for i, gs := range o.gpus {
+		for _, g := range gs {
+			if _, ok := o.want[g]; ok || o.want == nil {
+				o.owner[g] = i
+			}
+		}
+	}
+	return o.owner
+}
+
+// keepPins makes pins win for the jobs allocated their pinned entry: placement never evicts a pinned job, and should
+// the placer still move one, it keeps its GPUs and whoever was put on them
+// loses its placement.
+func keepPins(snap *Snapshot, pinned []int, out *layout, owners *gpuOwners) {
+	for _, i := range pinned {
+		cur := snap.Jobs[i].State.Current.Placement
+		if len(cur) == 0 || sameGPUs(out.GPUs[i], cur) {
+			continue
+		}
+		owner := owners.get()
 		for _, g := range out.GPUs[i] {
 			delete(owner, g)
 		}
@@ -272,24 +440,20 @@ func place(ctx context.Context, snap *Snapshot, m *goodputMatrix, sol solution) 
 		}
 		out.Unplaced = slices.DeleteFunc(out.Unplaced, func(s string) bool { return s == snap.Jobs[i].ID })
 	}
-	slices.Sort(out.Unplaced)
-	out.Unplaced = slices.Compact(out.Unplaced)
-	if len(out.Unplaced) > 0 {
-		keepUnplaced(snap, m, sol, &out, owners())
-	}
-	return out, nil
 }
 
 // placeShape returns the pool (NodeGPUs) and node count a configuration is
 // placed with; the node count is left to placement (0) when it cannot hold
 // the GPUs on nodes of the pool's size, or the pool has fewer nodes (a
 // host-chosen current shape).
-func placeShape(c configset.Config, sizes map[string]int, pools map[configset.Config]int) (nodeGPUs, nodes int) {
+func placeShape(c configset.Config, fleet *fleetShape) (nodeGPUs, nodes int) {
 	r := c.NodeGPUs
 	if r == 0 {
-		r = sizes[c.Type]
+		if ts := fleet.of(c.Type); ts != nil {
+			r = ts.largest
+		}
 	}
-	if c.Nodes < 1 || c.Nodes > c.GPUs || r <= 0 || ceilDiv(c.GPUs, c.Nodes) > r || c.Nodes > pools[configset.Config{Type: c.Type, NodeGPUs: c.NodeGPUs}] {
+	if c.Nodes < 1 || c.Nodes > c.GPUs || r <= 0 || ceilDiv(c.GPUs, c.Nodes) > r || c.Nodes > fleet.poolNodes(c.Type, c.NodeGPUs) {
 		return c.NodeGPUs, 0
 	}
 	return c.NodeGPUs, c.Nodes
@@ -299,9 +463,10 @@ func placeShape(c configset.Config, sizes map[string]int, pools map[configset.Co
 // placed its current allocation back (issue: a job that cannot be resized
 // must not lose its GPUs), when its current entry is in its row and not
 // Dropped, its current GPUs are all free in the layout, and the
-// reservations and quotas still hold with it. owner maps the layout's GPUs
-// to jobs.
-func keepUnplaced(snap *Snapshot, m *goodputMatrix, sol solution, out *layout, owner map[GPU]int) {
+// reservations and quotas still hold with it. idx are the unplaced jobs in
+// snapshot order (unplacedJobs); owner maps the layout's GPUs to jobs, at
+// least those the jobs idx hold now.
+func keepUnplaced(snap *Snapshot, m *goodputMatrix, sol solution, out *layout, owner map[GPU]int, idx []int) {
 	if len(out.Unplaced) == 0 {
 		return
 	}
@@ -311,7 +476,7 @@ func keepUnplaced(snap *Snapshot, m *goodputMatrix, sol solution, out *layout, o
 		unplaced[id] = true
 	}
 	var h *holdCheck
-	for i := range snap.Jobs {
+	for _, i := range idx {
 		j := &snap.Jobs[i]
 		row := &m.Rows[i]
 		cur := j.State.Current.Placement

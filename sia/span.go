@@ -286,107 +286,156 @@ func containsInt(s []int, x int) bool {
 // constants above); fixed maps the positions of jobs given a spanning
 // entry to it.
 func solveSpans(ctx context.Context, p *ilp.Problem, warm []int, spans []spanOpt, o *Options) (ilp.Solution, map[int]*spanOpt, error) {
+	e := newSpanEnum(p, spans)
+	fixed := make([]*spanOpt, len(e.enum))
+	w := make([]int, len(warm))
+	for b := 0; b < e.branches; b++ {
+		e.branch(b, fixed)
+		if err := e.solveBranch(ctx, b, fixed, warm, w, o); err != nil {
+			return ilp.Solution{}, nil, err
+		}
+	}
+	return e.result()
+}
+
+// spanEnum is the enumeration of the spanning entries: the groups
+// enumerated (jobs in row order while the branches stay within
+// maxSpanBranches) and skipped, and the best branch so far.
+type spanEnum struct {
+	p              *ilp.Problem
+	enum, skipped  []spanGroup
+	branches       int
+	lambdas        []float64 // per enumerated group: its job's Unallocated
+	best           ilp.Solution
+	bestFix        []*spanOpt
+	found, optimal bool
+	bound          float64
+	firstErr       error // the first infeasible branch's
+}
+
+func newSpanEnum(p *ilp.Problem, spans []spanOpt) *spanEnum {
 	groups := groupSpans(p, spans)
 	branches, n := 1, 0
 	for n < len(groups) && branches*groups[n].digits() <= maxSpanBranches {
 		branches *= groups[n].digits()
 		n++
 	}
-	enum, skipped := groups[:n], groups[n:]
-	lambdas := make([]float64, len(enum))
-	for x := range enum {
-		lambdas[x] = enum[x].lambda
+	e := &spanEnum{p: p, enum: groups[:n], skipped: groups[n:], branches: branches, lambdas: make([]float64, n), optimal: n == len(groups)}
+	for x := range e.enum {
+		e.lambdas[x] = e.enum[x].lambda
 	}
-	deadline, hasDL := ctx.Deadline()
-	var (
-		best     ilp.Solution
-		bestFix  []*spanOpt
-		found    bool
-		bound    float64
-		optimal  = len(skipped) == 0
-		firstErr error
-	)
-	fixed := make([]*spanOpt, len(enum))
-	w := make([]int, len(warm))
-	for b := 0; b < branches; b++ {
-		d := b
-		for x := range enum {
-			fixed[x] = enum[x].choice(d % enum[x].digits())
-			d /= enum[x].digits()
-		}
-		q, adj, ok := fixBranch(p, fixed, lambdas)
-		if !ok {
-			continue
-		}
-		copy(w, warm)
-		for _, s := range fixed {
-			if s != nil {
-				w[s.pos] = -1
-			}
-		}
-		if found && !better(relaxedBound(q)+adj, best.Objective, p.Sense) {
-			continue // cannot beat the incumbent: pruned, the proof holds
-		}
-		if found && ctx.Err() != nil {
-			// Out of time: the branch is not solved, only bounded (every
-			// job at its best option, capacities ignored).
-			if rb := relaxedBound(q) + adj; better(rb, bound, p.Sense) {
-				bound = rb
-			}
-			optimal = false
-			continue
-		}
-		bctx, cancel := ctx, context.CancelFunc(func() {})
-		if hasDL {
-			bctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/time.Duration(branches-b)))
-		}
-		sol, err := solveOrGreedy(bctx, q, w, o)
-		cancel()
-		if err != nil {
-			if errors.Is(err, ilp.ErrInfeasible) {
-				if firstErr == nil {
-					firstErr = err
-				}
-				continue
-			}
-			return ilp.Solution{}, nil, err
-		}
-		if sol.Assignment == nil {
-			optimal = false
-			continue
-		}
-		sol.Objective += adj
-		sol.Bound += adj
-		optimal = optimal && sol.Status == ilp.Optimal
-		if !found || better(sol.Bound, bound, p.Sense) {
-			bound = sol.Bound
-		}
-		if !found || better(sol.Objective, best.Objective, p.Sense) {
-			best, bestFix = sol, append([]*spanOpt(nil), fixed...)
-		}
-		found = true
+	return e
+}
+
+// branch sets fixed to the spanning entries of branch b (a mixed-radix
+// number, one digit per enumerated group).
+func (e *spanEnum) branch(b int, fixed []*spanOpt) {
+	for x := range e.enum {
+		fixed[x] = e.enum[x].choice(b % e.enum[x].digits())
+		b /= e.enum[x].digits()
 	}
-	if !found {
-		if firstErr != nil {
-			return ilp.Solution{}, nil, firstErr
+}
+
+// solveBranch solves branch b (its entries fixed) with its share of ctx's
+// time, or only bounds it once ctx has ended, and keeps it if it is the
+// best; w is scratch for its warm start. Errors other than an infeasible
+// branch end the enumeration.
+func (e *spanEnum) solveBranch(ctx context.Context, b int, fixed []*spanOpt, warm, w []int, o *Options) error {
+	p := e.p
+	q, adj, ok := fixBranch(p, fixed, e.lambdas)
+	if !ok {
+		return nil
+	}
+	copy(w, warm)
+	for _, s := range fixed {
+		if s != nil {
+			w[s.pos] = -1
+		}
+	}
+	if e.found && !better(relaxedBound(q)+adj, e.best.Objective, p.Sense) {
+		return nil // cannot beat the incumbent: pruned, the proof holds
+	}
+	if e.found && ctx.Err() != nil {
+		// Out of time: the branch is not solved, only bounded (every
+		// job at its best option, capacities ignored).
+		if rb := relaxedBound(q) + adj; better(rb, e.bound, p.Sense) {
+			e.bound = rb
+		}
+		e.optimal = false
+		return nil
+	}
+	sol, err := e.solveShare(ctx, b, q, w, o)
+	if err != nil {
+		if errors.Is(err, ilp.ErrInfeasible) {
+			if e.firstErr == nil {
+				e.firstErr = err
+			}
+			return nil
+		}
+		return err
+	}
+	if sol.Assignment == nil {
+		e.optimal = false
+		return nil
+	}
+	e.keep(sol, adj, fixed)
+	return nil
+}
+
+// solveShare solves branch b's problem q under its even share of the time
+// left before ctx's deadline.
+func (e *spanEnum) solveShare(ctx context.Context, b int, q *ilp.Problem, w []int, o *Options) (ilp.Solution, error) {
+	bctx, cancel := ctx, context.CancelFunc(func() {})
+	if deadline, ok := ctx.Deadline(); ok {
+		bctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/time.Duration(e.branches-b)))
+	}
+	defer cancel()
+	return solveOrGreedy(bctx, q, w, o)
+}
+
+// keep records a solved branch (objective and bound shifted by adj, the
+// fixed entries' value) and keeps it if it is the best so far.
+func (e *spanEnum) keep(sol ilp.Solution, adj float64, fixed []*spanOpt) {
+	sense := e.p.Sense
+	sol.Objective += adj
+	sol.Bound += adj
+	e.optimal = e.optimal && sol.Status == ilp.Optimal
+	if !e.found || better(sol.Bound, e.bound, sense) {
+		e.bound = sol.Bound
+	}
+	if !e.found || better(sol.Objective, e.best.Objective, sense) {
+		e.best, e.bestFix = sol, append([]*spanOpt(nil), fixed...)
+	}
+	e.found = true
+}
+
+// result returns the best branch, its bound raised by what the skipped
+// groups could gain, Optimal only when every branch was proven; and the
+// spanning entries it fixed, by job position.
+func (e *spanEnum) result() (ilp.Solution, map[int]*spanOpt, error) {
+	if !e.found {
+		if e.firstErr != nil {
+			return ilp.Solution{}, nil, e.firstErr
 		}
 		return ilp.Solution{}, nil, &ilp.InputError{Field: "spanning configurations", Reason: "the pinned jobs on nodes of several sizes do not fit together", Err: ilp.ErrInfeasible}
 	}
-	for x := range skipped {
-		if g := skipped[x].gain(p.Sense); p.Sense == ilp.Maximize {
+	bound := e.bound
+	for x := range e.skipped {
+		if g := e.skipped[x].gain(e.p.Sense); e.p.Sense == ilp.Maximize {
 			bound += g
 		} else {
 			bound -= g
 		}
 	}
+	best := e.best
 	best.Bound = bound
 	best.Status = ilp.Feasible
-	if optimal {
+	if e.optimal {
 		best.Status = ilp.Optimal
 		best.Bound = best.Objective
 	}
 	out := map[int]*spanOpt{}
-	for _, s := range bestFix {
+	for _, s := range e.bestFix {
 		if s != nil {
 			out[s.pos] = s
 		}
