@@ -48,7 +48,7 @@ func checkBudget(t *testing.T, snap *Snapshot, o *Options) {
 		t.Run(fmt.Sprint(left), func(t *testing.T) {
 			b := planBudget(left, snap, cl, o)
 			assert.LessOrEqual(t, b.starts, min(queued, free))
-			assert.Equal(t, placeReserve(jobs, b.starts), b.reserve)
+			assert.Equal(t, placeReserve(jobs, b.starts, free), b.reserve)
 			if !b.phased {
 				assert.Equal(t, min(queued, free), b.starts, "time to spare: every start")
 				assert.LessOrEqual(t, b.reserve+b.matrix, left)
@@ -66,7 +66,7 @@ func checkBudget(t *testing.T, snap *Snapshot, o *Options) {
 			assert.Equal(t, min(queued, free, k), b.starts, "the starts are bounded by the rows valued")
 			if b.capRows > b.floorRows {
 				// The afforded rows fit the matrix's share.
-				assert.LessOrEqual(t, float64(time.Duration(k-w)*row), matrixShare*float64(left-placeReserve(jobs, 0)-keep-time.Duration(min(k-w, free))*placeCostPerStart))
+				assert.LessOrEqual(t, float64(time.Duration(k-w)*row), matrixShare*float64(left-placeReserve(jobs, 0, free)-keep-time.Duration(min(k-w, free))*placeCostPerStart))
 				assert.LessOrEqual(t, b.reserve+b.matrix, left, "reserve and matrix fit the time left")
 			}
 			if left >= 20*time.Millisecond {

@@ -62,7 +62,10 @@ func (s *Scheduler) Options() Options { return s.opts }
 // at the deadline: every running job's current configuration, the queued
 // jobs' smallest valid configuration per type, then the full rows (the jobs
 // whose row was cut short and that get no GPUs say ReasonDeadline). The
-// queued jobs valued are, in snapshot order, as many as the time affords:
+// queued jobs valued are first the smallest that fit the free GPUs (a few
+// per matrix worker, whatever the deadline, so that a queue headed by jobs
+// that cannot start does not keep the others waiting), then the others in
+// snapshot order, as many as the time affords:
 // their rows take 60 % of the time left once placement's reserve and the
 // running jobs' rows are set aside, the solver the rest, and placement's
 // reserve is sized for the starts they may make (at most one per valued
@@ -71,7 +74,8 @@ func (s *Scheduler) Options() Options { return s.opts }
 // configurations would cost queued rows, they are kept without a
 // prediction first and valued after the queued rows while time lasts.
 // The solver stops a tenth of its time before the deadline, placement gets
-// the time it is measured to need (per job, and more per start). The steps
+// the time it is measured to need (per job, per start, and per free GPU a
+// start may take: listing the GPUs of a plan cannot be cut short). The steps
 // that run past D have shares of S, as
 // ilp.Solve's: the running jobs' current configurations are valued (their
 // goodput predicted, every 64 jobs the clock is read) until D + S/4, or
