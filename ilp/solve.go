@@ -189,6 +189,14 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 	if sc.checked < len(p.Jobs) {
 		return fallback(p, s.WarmStart, sc, clk)
 	}
+	orig, k := p, 0
+	if e := valueExponent(p, sc); e != 0 {
+		if q, qs := scaled(p, s, -e); q != nil {
+			if qsc, err := q.validate(cl, qs.WarmStart); err == nil && qsc.checked == len(q.Jobs) {
+				p, s, sc, k = q, qs, qsc, e
+			}
+		}
+	}
 	m := buildModel(p, sc, cl)
 	trace("build")
 	clk.beginSearch()
@@ -196,6 +204,88 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 	sr.run()
 	trace("search")
 	sol := sr.solution()
+	if k != 0 {
+		// back to the caller's values: power-of-two scaling is exact, so
+		// the objective summed on p is the scaled one times 2^k
+		sol.Objective = orig.Objective(sol.Assignment)
+		if sol.Status == Optimal && sol.Bound == p.Objective(sol.Assignment) {
+			sol.Bound = sol.Objective
+		} else {
+			sol.Bound = math.Ldexp(sol.Bound, k)
+		}
+	}
 	trace("solution")
 	return sol, nil
+}
+
+// Values far from 1 are solved scaled by a power of two into
+// [2^minValueExp, 2^maxValueExp): the search's tolerances are sized for
+// values of that order (with values of 10^40 and more, or on a grid of
+// 10^-13, it called optimal assignments that were not), and scaling by a
+// power of two changes no rounding, so the scaled problem has the same
+// optima.
+const (
+	minValueExp = -16
+	maxValueExp = 32
+)
+
+// valueExponent returns the binary exponent e of the largest |Value| or
+// |Unallocated| of p (2^(e-1) <= it < 2^e) when it lies outside
+// [2^minValueExp, 2^maxValueExp), else 0 (also when every value is 0).
+func valueExponent(p *Problem, sc scan) int {
+	top := sc.scale // max(1, the largest |value|)
+	if top <= 1 {
+		top = 0
+		for i := range p.Jobs {
+			top = math.Max(top, math.Abs(p.Jobs[i].Unallocated))
+			for _, o := range p.Jobs[i].Options {
+				top = math.Max(top, math.Abs(o.Value))
+			}
+		}
+	}
+	if top == 0 || top >= math.Ldexp(1, minValueExp) && top < math.Ldexp(1, maxValueExp) {
+		return 0
+	}
+	_, e := math.Frexp(top)
+	return e
+}
+
+// scaled returns copies of p and s with every value, the grid and the
+// tolerance multiplied by 2^k, or nil when that would overflow or lose a
+// nonzero value to underflow.
+func scaled(p *Problem, s *Settings, k int) (*Problem, *Settings) {
+	ok := true
+	sc := func(v float64) float64 {
+		w := math.Ldexp(v, k)
+		if math.IsInf(w, 0) || v != 0 && math.Abs(w) < 0x1p-1022 {
+			ok = false
+		}
+		return w
+	}
+	q := *p
+	q.Grid = sc(p.Grid)
+	q.Jobs = make([]Job, len(p.Jobs))
+	n := 0
+	for i := range p.Jobs {
+		n += len(p.Jobs[i].Options)
+	}
+	opts := make([]Option, 0, n)
+	for i, j := range p.Jobs {
+		j.Unallocated = sc(j.Unallocated)
+		from := len(opts)
+		for _, o := range j.Options {
+			o.Value = sc(o.Value)
+			opts = append(opts, o)
+		}
+		if j.Options != nil {
+			j.Options = opts[from:len(opts):len(opts)]
+		}
+		q.Jobs[i] = j
+	}
+	qs := *s
+	qs.Tolerance = math.Ldexp(s.Tolerance, k) // underflow to 0: the default
+	if !ok {
+		return nil, nil
+	}
+	return &q, &qs
 }

@@ -1,0 +1,241 @@
+package ilp_test
+
+// Probes of issue 10's number classes: extreme values and grids on small
+// random instances, each answer checked against the brute-force twin.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sia-sched/sia/ilp"
+	"github.com/sia-sched/sia/ilp/ilptest"
+)
+
+// extremeProblem draws a small problem whose numbers come from one of the
+// extreme regimes: values near MaxValueSum, tiny or subnormal, mixed
+// magnitudes, all equal, a few ulps apart, on coarse or fine grids; GPU
+// counts and capacities scaled up to near MaxGPUs.
+func extremeProblem(rng *rand.Rand) (p *ilp.Problem, regime string) {
+	p = ilptest.Small(rng, 6, false)
+	n := len(p.Jobs)
+	vr := rng.IntN(11)
+	scaleGPUs := []int{1, 1, 1000003, 1 << 40, 1 << 44}[rng.IntN(5)]
+	grid := 0.0
+	val := func() float64 { return 0 }
+	switch vr {
+	case 0: // huge: the sum stays within MaxValueSum
+		top := ilp.MaxValueSum / float64(2*(n+1))
+		val = func() float64 { return (rng.Float64()*2 - 1) * top }
+	case 1: // tiny and subnormal
+		val = func() float64 { return (rng.Float64()*2 - 1) * math.Ldexp(1, -1060+rng.IntN(40)) }
+	case 2: // mixed magnitudes
+		val = func() float64 { return (rng.Float64()*2 - 1) * math.Pow(10, float64(rng.IntN(40)-20)) }
+	case 3: // all equal
+		v := float64(rng.IntN(5) - 2)
+		val = func() float64 { return v }
+	case 4: // a few ulps apart
+		val = func() float64 { return 1 + float64(rng.IntN(8))*0x1p-52 }
+	case 5: // coarse grid
+		grid = []float64{2.5, 1000, 1e10, 3}[rng.IntN(4)]
+		val = func() float64 { return float64(rng.IntN(9)-3) * grid }
+	case 6: // fine grid with large values
+		grid = []float64{0.01, 1e-6, 0.125}[rng.IntN(3)]
+		val = func() float64 { return float64(rng.IntN(2001)-1000) * grid }
+	case 7: // grid on huge values
+		grid = 1e250
+		val = func() float64 { return float64(rng.IntN(9)-3) * grid }
+	case 8: // integers near 2^53
+		val = func() float64 { return float64(1<<53 - rng.IntN(64)) }
+	case 9: // one magnitude from 10^-15 to 10^45
+		e := math.Pow(10, float64(rng.IntN(61)-15))
+		val = func() float64 { return (rng.Float64()*4 - 1) * e }
+	case 10: // a grid of 10^-15 to 10^45
+		grid = math.Pow(10, float64(rng.IntN(61)-15))
+		val = func() float64 { return float64(rng.IntN(401)-100) * grid }
+	}
+	p.Grid = grid
+	for i := range p.Jobs {
+		j := &p.Jobs[i]
+		j.Unallocated = val()
+		if rng.IntN(3) == 0 {
+			j.Unallocated = 0
+		}
+		for k := range j.Options {
+			j.Options[k].Value = val()
+			j.Options[k].GPUs *= scaleGPUs
+		}
+	}
+	for t := range p.Capacity {
+		p.Capacity[t] *= scaleGPUs
+		if r, ok := p.Reserved[t]; ok {
+			p.Reserved[t] = r * scaleGPUs
+		}
+	}
+	for q := range p.Quotas {
+		p.Quotas[q].Limit *= scaleGPUs
+		p.Quotas[q].MinGPUs *= scaleGPUs
+	}
+	return p, fmt.Sprintf("values %d, grid %g, GPUs ×%d", vr, grid, scaleGPUs)
+}
+
+// TestProbeExtremeBruteForce: on small random problems with extreme numbers
+// and every kind of settings, Solve never panics or hangs, and every answer
+// is feasible with a true bound; every Optimal answer is the brute-force
+// optimum within the declared grid step or tolerance (and the float64
+// resolution of the sums).
+func TestProbeExtremeBruteForce(t *testing.T) {
+	seed := uint64(10)
+	n := 1500
+	if v := os.Getenv("PROBE_SEED"); v != "" {
+		seed, _ = strconv.ParseUint(v, 10, 64)
+		n = 30000 // PROBE_SEED=s: a long run on another seed
+	}
+	rng := rand.New(rand.NewPCG(seed, 5))
+	if testing.Short() {
+		n = 300
+	}
+	optimal := 0
+	for it := 0; it < n; it++ {
+		p, regime := extremeProblem(rng)
+		if err := p.Validate(); err != nil {
+			require.ErrorIs(t, err, ilp.ErrInvalidInput, "%s: %v", regime, err)
+			continue
+		}
+		var s *ilp.Settings
+		tol := 0.0
+		switch rng.IntN(6) {
+		case 1:
+			tol = []float64{1e-300, 1e-15, 0.5, 1e300}[rng.IntN(4)]
+			s = &ilp.Settings{Tolerance: tol}
+		case 2:
+			s = &ilp.Settings{MaxNodes: 1}
+		case 3:
+			w := make([]int, len(p.Jobs))
+			for i := range w {
+				w[i] = rng.IntN(len(p.Jobs[i].Options)+2) - 1
+			}
+			s = &ilp.Settings{WarmStart: w}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		if rng.IntN(8) == 0 {
+			cancel()
+		}
+		sol, err := ilp.Solve(ctx, p, s)
+		cancel()
+		name := fmt.Sprintf("it %d (%s, settings %+v)", it, regime, s)
+		require.NoError(t, err, name)
+		require.NoError(t, p.Check(sol.Assignment), name)
+		require.Equal(t, p.Objective(sol.Assignment), sol.Objective, name)
+		require.False(t, math.IsNaN(sol.Bound) || math.IsInf(sol.Bound, 0), "%s: bound %v", name, sol.Bound)
+		_, want, ok := ilptest.BruteForce(p)
+		require.True(t, ok, name)
+		scale := 1.0
+		for _, j := range p.Jobs {
+			scale = math.Max(scale, math.Abs(j.Unallocated))
+			for _, o := range j.Options {
+				scale = math.Max(scale, math.Abs(o.Value))
+			}
+		}
+		// float64 resolution of a sum of n+1 values of this scale, and the
+		// solver's own equality tolerance (1e-12 × scale × (n+1))
+		noise := 2e-12 * scale * float64(len(p.Jobs)+1)
+		better := func(a, b, by float64) bool { // a better than b by more than by
+			if p.Sense == ilp.Maximize {
+				return a > b+by
+			}
+			return a < b-by
+		}
+		boundAllow := noise
+		if sol.Status == ilp.Optimal && p.Grid == 0 && tol == 0 {
+			boundAllow += 1e-9 * scale // Bound = Objective, optimal within the default tolerance
+		}
+		if !assert.False(t, better(want, sol.Bound, boundAllow), "%s: %v bound %v excludes the optimum %v (scale %g)", name, sol.Status, sol.Bound, want, scale) {
+			t.Logf("%#v", *p)
+		}
+		if sol.Status == ilp.Optimal {
+			optimal++
+			allow := 1e-9 * scale
+			switch {
+			case p.Grid > 0:
+				allow = p.Grid * (1 - 1e-9)
+			case tol > 0:
+				allow = tol
+			}
+			assert.False(t, better(want, sol.Objective, allow+noise), "%s: optimal %v but brute force %v", name, sol.Objective, want)
+		}
+	}
+	t.Logf("%d instances, %d optimal", n, optimal)
+	assert.Greater(t, optimal, n/3)
+}
+
+// TestProbeValueScale: two problems the brute-force property found, solved
+// at every power of ten of their values (and grid) from 10^-300 to their
+// own: Solve called assignments optimal that were a grid step or a fifth of
+// the values off whenever the values were of order 10^40 and above, or on a
+// grid of 10^-13 (the search's tolerances are sized for values near 1).
+func TestProbeValueScale(t *testing.T) {
+	ps := []ilp.Problem{
+		{Sense: ilp.Minimize, Capacity: map[string]int{"a": 8, "b": 8, "c": 0}, Reserved: map[string]int{"a": 6}, Grid: 1e250, Jobs: []ilp.Job{
+			{ID: "s0", Pin: -1, Unallocated: 3e250, Options: []ilp.Option{{Type: "b", GPUs: 1, Value: 1e250}}},
+			{ID: "s1", Pin: -1, Unallocated: 1e250, Options: []ilp.Option{{Type: "b", GPUs: 4, Value: -2e250}, {Type: "c", GPUs: 4, Value: 4e250}, {Type: "a", GPUs: 2, Value: 5e250}}},
+			{ID: "s2", Pin: -1, Options: []ilp.Option{{Type: "b", GPUs: 1, Value: 4e250}, {Type: "a", GPUs: 3, Value: 3e250}, {Type: "b", GPUs: 2, Value: 5e250}}},
+			{ID: "s3", Pin: -1, Unallocated: 3e250, Options: []ilp.Option{{Type: "c", GPUs: 4, Value: 4e250}, {Type: "a", GPUs: 4, Value: 1e250}, {Type: "b", GPUs: 1, Value: 3e250}}}},
+			Quotas: []ilp.Quota{{Name: "q2", AllJobs: true, Type: "b", Limit: 4}, {Name: "q1", Jobs: []int{0, 2, 3}, Types: []string{"a", "c", "b"}, Limit: 1}}},
+		{Sense: ilp.Minimize, Capacity: map[string]int{"a": 4, "b": 7}, Jobs: []ilp.Job{
+			{ID: "s0", Pin: -1, Options: []ilp.Option{{Type: "a", GPUs: 4, Value: -4.993058751172409e+278}}},
+			{ID: "s1", Pin: -1, Options: []ilp.Option{{Type: "b", GPUs: 3, Value: 2.4023608282987315e+277}}},
+			{ID: "s2", Pin: -1, Options: []ilp.Option{{Type: "b", GPUs: 2, Value: -2.6633193684547733e+278}, {Type: "a", GPUs: 4, Value: -6.690190238271987e+278}, {Type: "b", GPUs: 1, Value: -3.560590690236208e+277}}},
+			{ID: "s3", Pin: -1, Unallocated: 1.6768335817770166e+278, Options: []ilp.Option{{Type: "b", GPUs: 2, Value: -3.903856474134594e+278}, {Type: "a", GPUs: 3, Value: -5.794837042947865e+278}}},
+			{ID: "s4", Pin: -1, Unallocated: 3.482182665116897e+278, Options: []ilp.Option{{Type: "a", GPUs: 3, Value: 5.960250002279867e+278}, {Type: "b", GPUs: 1, Value: 5.960514180436655e+278}, {Type: "b", GPUs: 4, Value: -4.629606834007896e+278}}},
+			{ID: "s5", Pin: -1, Unallocated: 6.896085489324495e+278}},
+			Quotas: []ilp.Quota{{Name: "q1", Jobs: []int{0, 1, 5}, Type: "b", MinGPUs: 4, Limit: 1}}},
+	}
+	wrong := 0
+	for i := range ps {
+		for e := -300; e <= 0; e++ {
+			p := scaleValues(&ps[i], math.Pow(10, float64(e)))
+			require.NoError(t, p.Validate())
+			sol, err := ilp.Solve(context.Background(), p, nil)
+			require.NoError(t, err)
+			require.NoError(t, p.Check(sol.Assignment))
+			_, want, _ := ilptest.BruteForce(p)
+			// within the grid step or the default tolerance (1e-9 of the
+			// largest value, at least 1e-9)
+			allow := p.Grid
+			if allow == 0 {
+				allow = 1e-9 * max(1, 7e278*math.Pow(10, float64(e)))
+			}
+			if assert.False(t, sol.Objective > want+0.5*allow, "problem %d at 1e%d: %v %v, brute force %v", i, e, sol.Status, sol.Objective, want) {
+				assert.False(t, sol.Bound > want+0.5*allow, "problem %d at 1e%d: bound %v, brute force %v", i, e, sol.Bound, want)
+			} else {
+				wrong++
+			}
+		}
+	}
+	t.Logf("%d of %d wrong", wrong, 2*301)
+}
+
+// scaleValues returns a copy of p with every value and the grid times f.
+func scaleValues(p *ilp.Problem, f float64) *ilp.Problem {
+	q := *p
+	q.Grid *= f
+	q.Jobs = nil
+	for _, j := range p.Jobs {
+		j.Unallocated *= f
+		j.Options = append([]ilp.Option(nil), j.Options...)
+		for k := range j.Options {
+			j.Options[k].Value *= f
+		}
+		q.Jobs = append(q.Jobs, j)
+	}
+	return &q
+}
