@@ -239,3 +239,23 @@ func scaleValues(p *ilp.Problem, f float64) *ilp.Problem {
 	}
 	return &q
 }
+
+// TestProbeDefaultToleranceScaled: values of 10^10 were scaled into
+// [0.5, 1), where the default tolerance's floor of 1 doubled it (2e-9 of
+// the largest value instead of 1e-9): this job's best option, 78 better
+// than staying unallocated, was left out as within the tolerance of 73.
+func TestProbeDefaultToleranceScaled(t *testing.T) {
+	p := &ilp.Problem{Sense: ilp.Minimize, Capacity: map[string]int{"a": 5, "b": 2}, Jobs: []ilp.Job{
+		{ID: "s0", Pin: -1},
+		{ID: "s1", Pin: -1, Unallocated: 6.442812779726533e-06, Options: []ilp.Option{
+			{Type: "b", GPUs: 1, Value: -77.98064088758852}, {Type: "b", GPUs: 1, Value: 7.904549981699236e-18},
+			{Type: "b", GPUs: 3, Value: -7.304701967780037e+10}, {Type: "b", GPUs: 4, Value: 94197.80703655604}}}},
+		Quotas: []ilp.Quota{{Name: "q1", Jobs: []int{1}, Type: "a", MinGPUs: 2, Limit: 4}}}
+	for _, s := range []*ilp.Settings{nil, {MaxNodes: 1}} {
+		sol, err := ilp.Solve(context.Background(), p, s)
+		require.NoError(t, err)
+		require.Equal(t, ilp.Optimal, sol.Status)
+		assert.InDelta(t, -77.98064088758852, sol.Objective, 1e-9*7.304701967780037e+10)
+		assert.LessOrEqual(t, sol.Bound, sol.Objective)
+	}
+}

@@ -230,8 +230,10 @@ const (
 )
 
 // valueExponent returns the binary exponent e of the largest |Value| or
-// |Unallocated| of p (2^(e-1) <= it < 2^e) when it lies outside
-// [2^minValueExp, 2^maxValueExp), else 0 (also when every value is 0).
+// |Unallocated| of p (2^e <= it < 2^(e+1)) when it lies outside
+// [2^minValueExp, 2^maxValueExp), else 0 (also when every value is 0). The
+// scaled values' largest is then in [1, 2), so that the default tolerance,
+// 1e-9 × max(1, the largest), stays 1e-9 of the caller's largest value.
 func valueExponent(p *Problem, sc scan) int {
 	top := sc.scale // max(1, the largest |value|)
 	if top <= 1 {
@@ -246,8 +248,8 @@ func valueExponent(p *Problem, sc scan) int {
 	if top == 0 || top >= math.Ldexp(1, minValueExp) && top < math.Ldexp(1, maxValueExp) {
 		return 0
 	}
-	_, e := math.Frexp(top)
-	return e
+	_, e := math.Frexp(top) // top = f × 2^e, f in [0.5, 1)
+	return e - 1
 }
 
 // scaled returns copies of p and s with every value, the grid and the
