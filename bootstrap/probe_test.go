@@ -1,6 +1,7 @@
 package bootstrap_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sia-sched/sia/bootstrap"
+	"github.com/sia-sched/sia/goodput"
 )
 
 // TestProbeProfileReaders: issue 10's class 6 on the placements and
@@ -88,4 +90,33 @@ func TestProbeProfileReaders(t *testing.T) {
 	_, err = bootstrap.ReadScalability(strings.NewReader("num_nodes,num_replicas,local_bsz,step_time,sync_time\n4,2,32,0.5,0.1\n"), "s.csv")
 	require.ErrorIs(t, err, bootstrap.ErrMalformed)
 	assert.Contains(t, err.Error(), "s.csv:2")
+}
+
+// TestProbeTrackerJSONWhere: a saved tracker state that encoding/json
+// would misread is refused with an error that says where: the line and
+// column and the path of the key (before, "key \"a\" given twice" named
+// neither, and "SyncTime":null restored a sync time of 0).
+func TestProbeTrackerJSONWhere(t *testing.T) {
+	tr, err := bootstrap.New(bootstrap.Spec{InitBatch: 64, MaxBatch: 1024,
+		Limits: map[string]goodput.Limits{"a": {MinLocalBatch: 8, MaxLocalBatch: 512}}}, nil)
+	require.NoError(t, err)
+	require.NoError(t, tr.Seed("a", goodput.Observation{Nodes: 1, Replicas: 1, LocalBatch: 64, StepTime: 0.1, SyncTime: 0.01}))
+	good, err := json.Marshal(tr)
+	require.NoError(t, err)
+	s := string(good)
+	for _, c := range []struct{ old, new, want string }{
+		{`"SyncTime":0.01`, `"SyncTime":null`, `types[0].observations[0].SyncTime: null for a float64`},
+		{`"a":{"MinLocalBatch":8,"MaxLocalBatch":512}`, `"a":{"MinLocalBatch":8,"MaxLocalBatch":512},"a":{"MinLocalBatch":1,"MaxLocalBatch":2}`, `spec.Limits: key "a" given twice`},
+		{`"MinLocalBatch":8`, `"MinLocalBatch":8,"MinLocalBatch":9`, `spec.Limits["a"]: key "MinLocalBatch" given twice`},
+		{`"InitBatch":64`, `"InitBatch":64,"x":1`, `spec: unknown key "x"`},
+		{`"refits":1`, `"refits":null`, `refits: null for a int`},
+		{`"grad":{`, "\n" + `"grad":{"Sqr":1,`, `line 2:17, grad: key "Sqr" given twice`},
+	} {
+		require.Contains(t, s, c.old)
+		var back bootstrap.Tracker
+		err := json.Unmarshal([]byte(strings.Replace(s, c.old, c.new, 1)), &back)
+		require.ErrorIs(t, err, bootstrap.ErrInvalidInput, c.new)
+		assert.Contains(t, err.Error(), c.want)
+		assert.Contains(t, err.Error(), "line ")
+	}
 }

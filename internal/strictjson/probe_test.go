@@ -58,3 +58,28 @@ func TestProbeEmbedded(t *testing.T) {
 	assert.ErrorContains(t, Decode([]byte(`{"E":1}`), &w), `must be spelled "e"`)
 	assert.ErrorContains(t, Decode([]byte(`{"z":1}`), &w), `unknown key "z"`)
 }
+
+// TestProbeNullValues: null where the Go type holds no null (a number, a
+// string, a struct, a map's struct value) was left at the zero value by
+// encoding/json, so {"c":null} read as 0; it is an error naming where.
+// Null stays the absence of a pointer, slice or map.
+func TestProbeNullValues(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"name":null}`:                     `line 1:9, name: null for a string`,
+		`{"in":{"a":null}}`:                 `line 1:12, in.a: null for a int`,
+		`{"in":{"b":[{"c":1},{"c":null}]}}`: `in.b[1].c: null for a float64`,
+		`{"map":{"k":null}}`:                `map["k"]: null for a strictjson.inner`,
+		`{"in":{"b":[null]}}`:               `in.b[0]: null for a struct`,
+		`{"Plain":null,"name":"x"}`:         `Plain: null for a int`,
+	} {
+		var o outer
+		err := Decode([]byte(in), &o)
+		if assert.Error(t, err, in) {
+			assert.Contains(t, err.Error(), want, in)
+		}
+	}
+	for _, in := range []string{`{"in":null}`, `{"map":null}`, `{"in":{"b":null}}`, `null`, `{"name":"x","in":{"a":1,"b":[]}}`} {
+		var o outer
+		assert.NoError(t, Decode([]byte(in), &o), in)
+	}
+}

@@ -64,7 +64,7 @@ func lineOf(data []byte, off int64) string {
 // at names where a key is: its line and column and its path from the
 // top-level value (e.g. `spec.Limits["a100"]`).
 func at(data []byte, off int64, path string) string {
-	for off < int64(len(data)) && strings.IndexByte(" \t\r\n,", data[off]) >= 0 {
+	for off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
 		off++
 	}
 	if path == "" {
@@ -80,7 +80,9 @@ const maxDepth = 32
 // CheckKeys walks the JSON value data along the Go type t it decodes into
 // and rejects duplicate keys in any object and, in objects decoded into a
 // struct, keys that match a field's JSON name only case-insensitively and
-// unknown keys. Its errors name the key's line and column and its path
+// unknown keys, and null where the Go type holds no null (a number, string,
+// bool, struct or array, which encoding/json would leave at its zero value).
+// Its errors name the key's line and column and its path
 // (e.g. `line 3:5, spec.Limits["a100"]: key "Min" given twice`).
 // Malformed JSON is left to the decoder (CheckKeys returns nil).
 func CheckKeys(data []byte, t reflect.Type) error {
@@ -98,17 +100,24 @@ var errMalformed = errors.New("malformed JSON")
 func checkKeys(data []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var unknown error // the first unknown key
+	var null error    // the first null where the Go type holds no null
 	var walk func(t reflect.Type, depth int, path string) error
 	walk = func(t reflect.Type, depth int, path string) error {
+		declared := t
 		for t != nil && t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
+		off := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
 			return errMalformed
 		}
 		if depth > maxDepth {
 			return nil
+		}
+		if tok == nil && !nullable(declared) && null == nil {
+			// reported unless the JSON turns out malformed
+			null = fmt.Errorf("%s: null for a %v (want a value)", at(data, off, path), declared)
 		}
 		var elem reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
@@ -170,7 +179,26 @@ func checkKeys(data []byte, t reflect.Type) error {
 	if err := walk(t, 0, ""); err != nil {
 		return err
 	}
-	return unknown
+	if unknown != nil {
+		return unknown
+	}
+	return null
+}
+
+// nullable reports whether JSON null means something for a value of type t
+// (nil for pointers, slices, maps and interfaces; a type's own
+// UnmarshalJSON decides for itself; nil t: not checked). encoding/json
+// leaves any other value unchanged on null, so {"syncTime":null} would read
+// as a sync time of 0.
+func nullable(t reflect.Type) bool {
+	if t == nil {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+		return true
+	}
+	return t.Implements(unmarshaler) || reflect.PointerTo(t).Implements(unmarshaler)
 }
 
 var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
