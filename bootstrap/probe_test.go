@@ -3,8 +3,10 @@ package bootstrap_test
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -119,4 +121,30 @@ func TestProbeTrackerJSONWhere(t *testing.T) {
 		assert.Contains(t, err.Error(), c.want)
 		assert.Contains(t, err.Error(), "line ")
 	}
+}
+
+// TestProbeProfileFolderEntry: a folder where a profile file belongs
+// (scalability-aws.csv made a directory by a bad copy) was skipped, so the
+// type was simulated without its scalability rows; it is an error naming
+// it. Folders of other names are still skipped, and so is a folder for a
+// type the read does not want.
+func TestProbeProfileFolderEntry(t *testing.T) {
+	files := fstest.MapFS{
+		"m/placements-aws.csv": {Data: []byte("placement,local_bsz,step_time,sync_time\n1,32,0.5,0.1\n")},
+		"m/validation-32.csv":  {Data: []byte("progress,iteration,metric,grad_sqr,grad_var\n1,1,1,1,1\n")},
+		"m/notes/readme.txt":   {Data: []byte("x")},
+	}
+	_, err := bootstrap.ReadModelFS(files, "m")
+	require.NoError(t, err)
+	for _, dir := range []string{"m/scalability-aws.csv", "m/placements-rtx.csv", "m/validation-64.csv"} {
+		bad := maps.Clone(files)
+		bad[dir+"/x"] = &fstest.MapFile{Data: []byte("x")}
+		_, err := bootstrap.ReadModelFS(bad, "m")
+		require.ErrorIs(t, err, bootstrap.ErrMalformed, dir)
+		assert.Contains(t, err.Error(), dir+": a folder", dir)
+	}
+	bad := maps.Clone(files)
+	bad["m/placements-rtx.csv/x"] = &fstest.MapFile{Data: []byte("x")}
+	_, err = bootstrap.ReadModelFSWith(bad, "m", &bootstrap.ReadOptions{Types: []string{"aws"}})
+	assert.NoError(t, err, "a type the read does not want")
 }

@@ -593,10 +593,13 @@ func readModel(fsys fs.FS, dir, display string, opt *ReadOptions) (*ModelProfile
 	types := map[string]*TypeProfile{}
 	var typeOrder []string
 	for _, e := range entries {
+		name := e.Name()
 		if e.IsDir() {
+			if profileFile(name, opt) {
+				return nil, &ParseError{File: shown(name), Reason: "a folder, want a profile CSV file"}
+			}
 			continue
 		}
-		name := e.Name()
 		file := path.Join(dir, name)
 		switch {
 		case strings.HasPrefix(name, "placements-") && strings.HasSuffix(name, ".csv"):
@@ -659,6 +662,20 @@ func readModel(fsys fs.FS, dir, display string, opt *ReadOptions) (*ModelProfile
 	}
 	sort.Slice(m.Validation, func(i, j int) bool { return m.Validation[i].Batch < m.Validation[j].Batch })
 	return m, nil
+}
+
+// profileFile reports whether readModel reads a file of this name (with
+// opt's type filter): a folder of that name is an error, not skipped.
+func profileFile(name string, opt *ReadOptions) bool {
+	if !strings.HasSuffix(name, ".csv") {
+		return false
+	}
+	for _, prefix := range []string{"placements-", "scalability-"} {
+		if typ, ok := strings.CutPrefix(strings.TrimSuffix(name, ".csv"), prefix); ok {
+			return typ != "" && opt.wants(typ)
+		}
+	}
+	return strings.HasPrefix(name, "validation-")
 }
 
 func profReadFile[T any](fsys fs.FS, file, shown string, read func(io.Reader, string) ([]T, error)) ([]T, error) {
