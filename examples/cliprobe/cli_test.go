@@ -22,7 +22,8 @@ var programs = []string{"solve", "simulate", "gpt", "fit", "sensitivity", "ilp-d
 // line on stderr that contains want, and no panic. Before the fixes of this
 // table, gpt -phase 0 or NaN looped for ever, ilp-deadline -only with no
 // match and ilp-hardrun -seeds -1 panicked, ilp-deadline -deadlines 1000000h
-// ran without bound, ilp-compare -dir of a missing folder and the instance
+// ran without bound, simulate -jobs-csv in a missing folder failed only
+// after the whole simulation, ilp-compare -dir of a missing folder and the instance
 // programs with 0 or negative counts exited 0 having done nothing.
 func TestBadFlags(t *testing.T) {
 	if testing.Short() {
@@ -73,6 +74,8 @@ func TestBadFlags(t *testing.T) {
 		{"simulate", []string{"-scale", "0"}, "-scale"},
 		{"simulate", []string{"-cluster", "t4:9223372036854775807x8"}, "cluster"},
 		{"simulate", []string{"-parallel", "0"}, "-parallel"},
+		{"simulate", []string{"-policy", "sia", "-jobs-csv", filepath.Join(work, "missing", "jobs.csv")}, "-jobs-csv"},
+		{"simulate", []string{"-policy", "sia", "-jobs-json", work}, "-jobs-json"},
 		{"solve", []string{"-in", filepath.Join(work, "missing.json")}, "no such file"},
 		{"solve", []string{"-grid", "NaN", "-in", "x"}, "-grid"},
 		{"solve", []string{"-timeout", "-1s", "-in", "x"}, "-timeout"},
