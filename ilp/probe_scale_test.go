@@ -105,76 +105,94 @@ func TestProbeExtremeBruteForce(t *testing.T) {
 	}
 	optimal := 0
 	for it := 0; it < n; it++ {
-		p, regime := extremeProblem(rng)
-		if err := p.Validate(); err != nil {
-			require.ErrorIs(t, err, ilp.ErrInvalidInput, "%s: %v", regime, err)
-			continue
-		}
-		var s *ilp.Settings
-		tol := 0.0
-		switch rng.IntN(6) {
-		case 1:
-			tol = []float64{1e-300, 1e-15, 0.5, 1e300}[rng.IntN(4)]
-			s = &ilp.Settings{Tolerance: tol}
-		case 2:
-			s = &ilp.Settings{MaxNodes: 1}
-		case 3:
-			w := make([]int, len(p.Jobs))
-			for i := range w {
-				w[i] = rng.IntN(len(p.Jobs[i].Options)+2) - 1
-			}
-			s = &ilp.Settings{WarmStart: w}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		if rng.IntN(8) == 0 {
-			cancel()
-		}
-		sol, err := ilp.Solve(ctx, p, s)
-		cancel()
-		name := fmt.Sprintf("it %d (%s, settings %+v)", it, regime, s)
-		require.NoError(t, err, name)
-		require.NoError(t, p.Check(sol.Assignment), name)
-		require.Equal(t, p.Objective(sol.Assignment), sol.Objective, name)
-		require.False(t, math.IsNaN(sol.Bound) || math.IsInf(sol.Bound, 0), "%s: bound %v", name, sol.Bound)
-		_, want, ok := ilptest.BruteForce(p)
-		require.True(t, ok, name)
-		scale := 1.0
-		for _, j := range p.Jobs {
-			scale = math.Max(scale, math.Abs(j.Unallocated))
-			for _, o := range j.Options {
-				scale = math.Max(scale, math.Abs(o.Value))
-			}
-		}
-		// float64 resolution of a sum of n+1 values of this scale, and the
-		// solver's own equality tolerance (1e-12 × scale × (n+1))
-		noise := 2e-12 * scale * float64(len(p.Jobs)+1)
-		better := func(a, b, by float64) bool { // a better than b by more than by
-			if p.Sense == ilp.Maximize {
-				return a > b+by
-			}
-			return a < b-by
-		}
-		boundAllow := noise
-		if sol.Status == ilp.Optimal && p.Grid == 0 && tol == 0 {
-			boundAllow += 1e-9 * scale // Bound = Objective, optimal within the default tolerance
-		}
-		if !assert.False(t, better(want, sol.Bound, boundAllow), "%s: %v bound %v excludes the optimum %v (scale %g)", name, sol.Status, sol.Bound, want, scale) {
-			t.Logf("%#v", *p)
-		}
-		if sol.Status == ilp.Optimal {
+		if checkExtreme(t, rng, fmt.Sprintf("it %d", it)) {
 			optimal++
-			allow := 1e-9 * scale
-			switch {
-			case p.Grid > 0:
-				allow = p.Grid * (1 - 1e-9)
-			case tol > 0:
-				allow = tol
-			}
-			assert.False(t, better(want, sol.Objective, allow+noise), "%s: optimal %v but brute force %v", name, sol.Objective, want)
 		}
 	}
 	t.Logf("%d instances, %d optimal", n, optimal)
 	assert.Greater(t, optimal, n/3)
+}
+
+// FuzzSolveExtreme is TestProbeExtremeBruteForce on fuzzed seeds.
+func FuzzSolveExtreme(f *testing.F) {
+	f.Add(uint64(10), uint64(5))
+	f.Add(uint64(4), uint64(9256))
+	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
+		checkExtreme(t, rand.New(rand.NewPCG(s1, s2)), "fuzz")
+	})
+}
+
+// checkExtreme draws one extremeProblem and settings, solves it and checks
+// the answer against brute force; it reports whether it was Optimal.
+func checkExtreme(t testing.TB, rng *rand.Rand, it string) bool {
+	t.Helper()
+	p, regime := extremeProblem(rng)
+	if err := p.Validate(); err != nil {
+		require.ErrorIs(t, err, ilp.ErrInvalidInput, "%s: %v", regime, err)
+		return false
+	}
+	var s *ilp.Settings
+	tol := 0.0
+	switch rng.IntN(6) {
+	case 1:
+		tol = []float64{1e-300, 1e-15, 0.5, 1e300}[rng.IntN(4)]
+		s = &ilp.Settings{Tolerance: tol}
+	case 2:
+		s = &ilp.Settings{MaxNodes: 1}
+	case 3:
+		w := make([]int, len(p.Jobs))
+		for i := range w {
+			w[i] = rng.IntN(len(p.Jobs[i].Options)+2) - 1
+		}
+		s = &ilp.Settings{WarmStart: w}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	if rng.IntN(8) == 0 {
+		cancel()
+	}
+	sol, err := ilp.Solve(ctx, p, s)
+	cancel()
+	name := fmt.Sprintf("%s (%s, settings %+v)", it, regime, s)
+	require.NoError(t, err, name)
+	require.NoError(t, p.Check(sol.Assignment), name)
+	require.Equal(t, p.Objective(sol.Assignment), sol.Objective, name)
+	require.False(t, math.IsNaN(sol.Bound) || math.IsInf(sol.Bound, 0), "%s: bound %v", name, sol.Bound)
+	_, want, ok := ilptest.BruteForce(p)
+	require.True(t, ok, name)
+	scale := 1.0
+	for _, j := range p.Jobs {
+		scale = math.Max(scale, math.Abs(j.Unallocated))
+		for _, o := range j.Options {
+			scale = math.Max(scale, math.Abs(o.Value))
+		}
+	}
+	// float64 resolution of a sum of n+1 values of this scale, and the
+	// solver's own equality tolerance (1e-12 × scale × (n+1))
+	noise := 2e-12 * scale * float64(len(p.Jobs)+1)
+	better := func(a, b, by float64) bool { // a better than b by more than by
+		if p.Sense == ilp.Maximize {
+			return a > b+by
+		}
+		return a < b-by
+	}
+	boundAllow := noise
+	if sol.Status == ilp.Optimal && p.Grid == 0 && tol == 0 {
+		boundAllow += 1e-9 * scale // Bound = Objective, optimal within the default tolerance
+	}
+	if !assert.False(t, better(want, sol.Bound, boundAllow), "%s: %v bound %v excludes the optimum %v (scale %g)", name, sol.Status, sol.Bound, want, scale) {
+		t.Logf("%#v", *p)
+	}
+	if sol.Status == ilp.Optimal {
+		allow := 1e-9 * scale
+		switch {
+		case p.Grid > 0:
+			allow = p.Grid * (1 - 1e-9)
+		case tol > 0:
+			allow = tol
+		}
+		assert.False(t, better(want, sol.Objective, allow+noise), "%s: optimal %v but brute force %v", name, sol.Objective, want)
+	}
+	return sol.Status == ilp.Optimal
 }
 
 // TestProbeValueScale: two problems the brute-force property found, solved
