@@ -277,3 +277,38 @@ func TestProbeDefaultToleranceScaled(t *testing.T) {
 		assert.LessOrEqual(t, sol.Bound, sol.Objective)
 	}
 }
+
+// TestProbeScaledDeadline: the scaling of values far from 1 (a copy of the
+// problem, validated again) stays within the deadline contract: the hard
+// rounds with every value times 2^200 or 2^-100 do at most Slack(D) of
+// work past D, on the solving thread's CPU clock, with a feasible plan and
+// a bound on the right side.
+func TestProbeScaledDeadline(t *testing.T) {
+	if !ilp.ThreadCPUClock {
+		t.Skip("needs a per-thread CPU clock (Linux)")
+	}
+	corpus := ilptest.HardCorpus()
+	for _, base := range []*ilp.Problem{hardRound(), ilptest.Hard(corpus[len(corpus)-2])} {
+		for _, f := range []float64{0x1p200, 0x1p-100} {
+			p := scaleValues(base, f)
+			require.NoError(t, p.Validate())
+			for _, d := range []time.Duration{5 * time.Millisecond, 20 * time.Millisecond} {
+				least := time.Duration(math.MaxInt64)
+				for range 3 {
+					over, _, sol, err := ilp.TraceSolve(p, d, nil)
+					require.NoError(t, err)
+					require.NoError(t, p.Check(sol.Assignment))
+					if p.Sense == ilp.Maximize {
+						assert.GreaterOrEqual(t, sol.Bound, sol.Objective)
+					} else {
+						assert.LessOrEqual(t, sol.Bound, sol.Objective)
+					}
+					least = min(least, over)
+				}
+				if !raceEnabled {
+					assert.LessOrEqual(t, least, ilp.Slack(d), "%d jobs ×%g, deadline %v", len(p.Jobs), f, d)
+				}
+			}
+		}
+	}
+}

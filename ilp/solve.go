@@ -190,7 +190,9 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 		return fallback(p, s.WarmStart, sc, clk)
 	}
 	orig, k := p, 0
-	if e := valueExponent(p, sc); e != 0 {
+	// (not past the deadline: the copy is not interruptible, and a late
+	// solve returns a greedy plan that claims no optimality)
+	if e := valueExponent(p, sc); e != 0 && (cl == nil || !past(clk.deadline)) {
 		if q, qs := scaled(p, s, -e); q != nil {
 			if qsc, err := q.validate(cl, qs.WarmStart); err == nil && qsc.checked == len(q.Jobs) {
 				p, s, sc, k = q, qs, qsc, e
