@@ -105,7 +105,7 @@ func TestProbeExtremeBruteForce(t *testing.T) {
 	}
 	optimal := 0
 	for it := 0; it < n; it++ {
-		if checkExtreme(t, rng, fmt.Sprintf("it %d", it)) {
+		if checkExtreme(t, rng, fmt.Sprintf("it %d", it), 20*time.Second) {
 			optimal++
 		}
 	}
@@ -113,18 +113,21 @@ func TestProbeExtremeBruteForce(t *testing.T) {
 	assert.Greater(t, optimal, n/3)
 }
 
-// FuzzSolveExtreme is TestProbeExtremeBruteForce on fuzzed seeds.
+// FuzzSolveExtreme is TestProbeExtremeBruteForce on fuzzed seeds, each
+// solve under a 2 s deadline: a few instances with capacities of millions
+// of GPUs take seconds without one (BenchmarkProbeCapacityCliff), which the
+// fuzzer takes for a hang.
 func FuzzSolveExtreme(f *testing.F) {
 	f.Add(uint64(10), uint64(5))
 	f.Add(uint64(4), uint64(9256))
 	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
-		checkExtreme(t, rand.New(rand.NewPCG(s1, s2)), "fuzz")
+		checkExtreme(t, rand.New(rand.NewPCG(s1, s2)), "fuzz", 2*time.Second)
 	})
 }
 
 // checkExtreme draws one extremeProblem and settings, solves it and checks
 // the answer against brute force; it reports whether it was Optimal.
-func checkExtreme(t testing.TB, rng *rand.Rand, it string) bool {
+func checkExtreme(t testing.TB, rng *rand.Rand, it string, timeout time.Duration) bool {
 	t.Helper()
 	p, regime := extremeProblem(rng)
 	if err := p.Validate(); err != nil {
@@ -146,7 +149,7 @@ func checkExtreme(t testing.TB, rng *rand.Rand, it string) bool {
 		}
 		s = &ilp.Settings{WarmStart: w}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	if rng.IntN(8) == 0 {
 		cancel()
 	}
@@ -310,5 +313,33 @@ func TestProbeScaledDeadline(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkProbeCapacityCliff: a five-job problem whose GPU counts are
+// multiples of 1,000,003 (capacities of 5–6 million) takes seconds to solve
+// to optimality, in the root heuristics' knapsack programs (seqDP, mckp and
+// improveByType build tables as large as the capacities, up to dpMaxCells),
+// while the same problem with counts ×10,000,019 (past the cells cap) takes
+// milliseconds and ×100,003 microseconds. Found by FuzzSolveExtreme, which
+// took it for a hang; left to the solver's owners (a sparse or
+// gcd-compressed table would size the work by the reachable sums).
+func BenchmarkProbeCapacityCliff(b *testing.B) {
+	for _, k := range []int{100003, 1000003, 10000019} {
+		p := &ilp.Problem{Sense: ilp.Minimize, Capacity: map[string]int{"a": 5 * k, "b": 6 * k, "c": 5 * k}, Jobs: []ilp.Job{
+			{ID: "s0", Options: []ilp.Option{{Type: "b", GPUs: 2 * k, Value: -2}, {Type: "a", GPUs: k, Value: -2}}, Pin: 1},
+			{ID: "s1", Options: []ilp.Option{{Type: "c", GPUs: 2 * k, Value: -2}}, Pin: -1},
+			{ID: "s2", Unallocated: -2, Pin: -1},
+			{ID: "s3", Options: []ilp.Option{{Type: "a", GPUs: 4 * k, Value: -2}, {Type: "a", GPUs: 2 * k, Value: -2}, {Type: "a", GPUs: 2 * k, Value: -2}, {Type: "c", GPUs: 4 * k, Value: -2}}, Pin: -1},
+			{ID: "s4", Unallocated: -2, Pin: -1, Options: []ilp.Option{{Type: "b", GPUs: 1, Value: -1}}}},
+			Quotas: []ilp.Quota{{Name: "q2", AllJobs: true, Limit: 3 * k}, {Name: "q1", Jobs: []int{0, 1, 2}, Type: "a", MinGPUs: k, Limit: 2 * k}}}
+		b.Run(fmt.Sprintf("x%d", k), func(b *testing.B) {
+			for range b.N {
+				sol, err := ilp.Solve(context.Background(), p, nil)
+				if err != nil || sol.Status != ilp.Optimal {
+					b.Fatal(sol.Status, err)
+				}
+			}
+		})
 	}
 }
