@@ -68,7 +68,8 @@ type jsonQuota struct {
 // alone would take the last value, and match keys case-insensitively), except
 // the documented "name" and "optimum" of recorded rounds, returned in Meta.
 // An option needs all of "type", "gpus" and "value", and a quota its
-// "limit", none of them null: a missing number is an error, not 0.
+// "limit", none of them null, and no capacity or reservation may be null: a
+// missing number is an error, not 0.
 // Errors wrap ErrInvalidInput (or ErrInfeasible for pins that cannot hold)
 // and name the line, job or field.
 func ReadJSON(r io.Reader) (*Problem, Meta, error) {
