@@ -41,7 +41,7 @@ type ParseError struct {
 
 // Error implements error as "file:line: column "c": reason". A file name
 // with control characters or invalid UTF-8 is quoted, so that the message
-// stays on one line.
+// stays on one line, and a reason longer than 1000 bytes is cut.
 func (e *ParseError) Error() string {
 	var b strings.Builder
 	b.WriteString(printable(e.File))
@@ -52,8 +52,21 @@ func (e *ParseError) Error() string {
 	if e.Column != "" {
 		fmt.Fprintf(&b, "column %q: ", e.Column)
 	}
-	b.WriteString(e.Reason)
+	b.WriteString(clip(e.Reason, 1000))
 	return b.String()
+}
+
+// clip cuts s after n bytes (at a rune boundary) with "…", so that a
+// message quoting a megabyte-long field stays readable (Reason keeps it
+// whole).
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // Unwrap returns ErrMalformed.
