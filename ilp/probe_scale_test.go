@@ -100,7 +100,7 @@ func TestProbeExtremeBruteForce(t *testing.T) {
 		n = 30000 // PROBE_SEED=s: a long run on another seed
 	}
 	rng := rand.New(rand.NewPCG(seed, 5))
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 300
 	}
 	optimal := 0
