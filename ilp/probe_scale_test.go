@@ -343,3 +343,37 @@ func BenchmarkProbeCapacityCliff(b *testing.B) {
 		})
 	}
 }
+
+// TestProbeToleranceFloor: a Settings.Tolerance below the objective's
+// float64 resolution (1e-12 × max(1, largest |value|) × (jobs + 1)) acts as
+// that resolution, as documented: with Tolerance 1e-14, about one Optimal
+// answer in eleven had Bound more than Tolerance from Objective (up to
+// 2.3e-11) while the documentation promised Tolerance. Every Optimal answer
+// is within the resolution of Objective and of the brute-force optimum.
+func TestProbeToleranceFloor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	optimal := 0
+	for it := 0; it < 600; it++ {
+		p := ilptest.Small(rng, 7, false)
+		const tol = 1e-14
+		sol, err := ilp.Solve(context.Background(), p, &ilp.Settings{Tolerance: tol})
+		require.NoError(t, err)
+		if sol.Status != ilp.Optimal {
+			continue
+		}
+		optimal++
+		scale := 1.0
+		for _, j := range p.Jobs {
+			scale = math.Max(scale, math.Abs(j.Unallocated))
+			for _, o := range j.Options {
+				scale = math.Max(scale, math.Abs(o.Value))
+			}
+		}
+		res := math.Max(tol, 1e-12*scale*float64(len(p.Jobs)+1))
+		// (plus the rounding of Objective + res)
+		assert.LessOrEqual(t, sol.Gap(), res+1e-15*math.Max(1, math.Abs(sol.Objective)), "it %d", it)
+		_, want, _ := ilptest.BruteForce(p)
+		assert.InDelta(t, want, sol.Objective, res+1e-15*scale, "it %d", it)
+	}
+	assert.Greater(t, optimal, 400)
+}

@@ -53,7 +53,8 @@ type Solution struct {
 	// (a lower bound when minimising, an upper bound when maximising). It
 	// equals Objective when Status is Optimal, unless Settings.Tolerance is
 	// set: the optimum is then proven only within Tolerance, and Bound (the
-	// proven one) is within Tolerance of Objective.
+	// proven one) is within Tolerance of Objective (within the objective's
+	// resolution when Tolerance is below it; see Settings.Tolerance).
 	Bound float64
 	// Nodes is the number of branch-and-bound nodes explored.
 	Nodes int
@@ -72,7 +73,10 @@ type Settings struct {
 	// Tolerance is the absolute objective gap below which an assignment is
 	// accepted as optimal when Problem.Grid is 0 (Solution.Bound then stays
 	// the proven bound, within Tolerance of Objective). Default (0): 1e-9
-	// times max(1, the largest |Value| or |Unallocated|).
+	// times max(1, the largest |Value| or |Unallocated|). A Tolerance below
+	// the objective's float64 resolution, 1e-12 × max(1, the largest |Value|
+	// or |Unallocated|) × (number of jobs + 1), acts as that resolution: sums
+	// of the values are not exact below it.
 	Tolerance float64
 	// MaxNodes stops the search after this many branch-and-bound nodes
 	// (0 = no limit); the result is then Feasible unless already proven.
