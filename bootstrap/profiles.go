@@ -41,7 +41,7 @@ type ParseError struct {
 
 // Error implements error as "file:line: column "c": reason". A file name
 // with control characters or invalid UTF-8 is quoted, so that the message
-// stays on one line.
+// stays on one line, and a reason longer than 1000 bytes is cut.
 func (e *ParseError) Error() string {
 	var b strings.Builder
 	b.WriteString(printable(e.File))
@@ -52,8 +52,21 @@ func (e *ParseError) Error() string {
 	if e.Column != "" {
 		fmt.Fprintf(&b, "column %q: ", e.Column)
 	}
-	b.WriteString(e.Reason)
+	b.WriteString(clip(e.Reason, 1000))
 	return b.String()
+}
+
+// clip cuts s after n bytes (at a rune boundary) with "…", so that a
+// message quoting a megabyte-long field stays readable (Reason keeps it
+// whole).
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // Unwrap returns ErrMalformed.
@@ -593,10 +606,13 @@ func readModel(fsys fs.FS, dir, display string, opt *ReadOptions) (*ModelProfile
 	types := map[string]*TypeProfile{}
 	var typeOrder []string
 	for _, e := range entries {
+		name := e.Name()
 		if e.IsDir() {
+			if profileFile(name, opt) {
+				return nil, &ParseError{File: shown(name), Reason: "a folder, want a profile CSV file"}
+			}
 			continue
 		}
-		name := e.Name()
 		file := path.Join(dir, name)
 		switch {
 		case strings.HasPrefix(name, "placements-") && strings.HasSuffix(name, ".csv"):
@@ -659,6 +675,20 @@ func readModel(fsys fs.FS, dir, display string, opt *ReadOptions) (*ModelProfile
 	}
 	sort.Slice(m.Validation, func(i, j int) bool { return m.Validation[i].Batch < m.Validation[j].Batch })
 	return m, nil
+}
+
+// profileFile reports whether readModel reads a file of this name (with
+// opt's type filter): a folder of that name is an error, not skipped.
+func profileFile(name string, opt *ReadOptions) bool {
+	if !strings.HasSuffix(name, ".csv") {
+		return false
+	}
+	for _, prefix := range []string{"placements-", "scalability-"} {
+		if typ, ok := strings.CutPrefix(strings.TrimSuffix(name, ".csv"), prefix); ok {
+			return typ != "" && opt.wants(typ)
+		}
+	}
+	return strings.HasPrefix(name, "validation-")
 }
 
 func profReadFile[T any](fsys fs.FS, file, shown string, read func(io.Reader, string) ([]T, error)) ([]T, error) {

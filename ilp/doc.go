@@ -100,7 +100,10 @@
 // not lie on (a test relative to both the step and the value); sums of
 // pinned or assigned GPUs saturate instead of wrapping. Solve validates
 // Settings the same way. An error comes with Status Unsolved (or
-// Infeasible for pins that cannot hold), never Optimal.
+// Infeasible for pins that cannot hold), never Optimal. Values of any
+// magnitude within MaxValueSum are solved alike: Solve scales values far
+// from 1 by a power of two (exact) before the search, whose tolerances are
+// sized for values near 1.
 // Settings.WarmStart seeds the incumbent with the previous round's
 // assignment.
 //
@@ -115,7 +118,8 @@
 // with optional "reserved" (type → GPUs), "grid" (number), "quotas"
 // ([{"name","jobs":[ids],"all_jobs","type","types","min_gpus","limit"}],
 // see Quota) and the recorded rounds' "name" and "optimum"; any other key,
-// a key given twice and a key spelled in another case are errors. WriteLP
+// a key given twice, a key spelled in another case and a null number are
+// errors. WriteLP
 // writes CPLEX LP for cbc and glpsol.
 //
 // # CLP

@@ -68,7 +68,8 @@ type jsonQuota struct {
 // alone would take the last value, and match keys case-insensitively), except
 // the documented "name" and "optimum" of recorded rounds, returned in Meta.
 // An option needs all of "type", "gpus" and "value", and a quota its
-// "limit", none of them null: a missing number is an error, not 0.
+// "limit", none of them null, and no capacity or reservation may be null: a
+// missing number is an error, not 0.
 // Errors wrap ErrInvalidInput (or ErrInfeasible for pins that cannot hold)
 // and name the line, job or field.
 func ReadJSON(r io.Reader) (*Problem, Meta, error) {
@@ -176,10 +177,13 @@ type keySchema struct {
 	// whose zero value encoding/json would otherwise take silently (an
 	// option worth 0, a quota of limit 0).
 	required []string
+	// values, for a map, requires every value to be present and not null
+	// (encoding/json decodes {"t4":null} as a capacity of 0).
+	values bool
 }
 
 var (
-	mapSchema    = &keySchema{}
+	mapSchema    = &keySchema{values: true}
 	optionSchema = &keySchema{keys: []string{"type", "gpus", "value"}, required: []string{"type", "gpus", "value"}}
 	jobSchema    = &keySchema{keys: []string{"id", "options", "pin"}, child: map[string]*keySchema{"options": optionSchema}}
 	quotaSchema  = &keySchema{keys: []string{"name", "jobs", "all_jobs", "type", "types", "min_gpus", "limit"}, required: []string{"limit"}}
@@ -221,6 +225,10 @@ func checkKeys(data []byte) error {
 			seen := map[string]bool{}
 			for dec.More() {
 				off := dec.InputOffset()
+				// the key itself, past the comma and spaces before it
+				for off < int64(len(data)) && strings.IndexByte(" \t\r\n,", data[off]) >= 0 {
+					off++
+				}
 				kt, err := dec.Token()
 				if err != nil {
 					return false, nil
@@ -241,7 +249,7 @@ func checkKeys(data []byte) error {
 					}
 					child = sc.child[k]
 				}
-				if sc != nil && slices.Contains(sc.required, k) && nullNext(data, dec.InputOffset()) {
+				if sc != nil && (sc.values || slices.Contains(sc.required, k)) && nullNext(data, dec.InputOffset()) {
 					return true, invalid(lineOf(data, off), "key %q is null (want a value)", k)
 				}
 				if ok, err := walk(child, depth+1); !ok || err != nil {

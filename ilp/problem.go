@@ -436,7 +436,11 @@ func (p *Problem) validate(clk *clock, warm []int) (scan, error) {
 					// fail either way); NaN fails the test below
 					d := math.Abs(o.Value - math.Round(o.Value*invGrid)*p.Grid)
 					if !(d <= min(gridTol*p.Grid, gridRelTol*math.Abs(o.Value))) {
-						return sc, optionErr(i, k, *o)
+						if err := optionErr(i, k, *o); err != nil {
+							return sc, err
+						}
+						// on the grid after all (1/Grid overflows)
+						d = gridDev(o.Value, p.Grid)
 					}
 					dev = max(dev, d)
 				}

@@ -53,7 +53,8 @@ type Solution struct {
 	// (a lower bound when minimising, an upper bound when maximising). It
 	// equals Objective when Status is Optimal, unless Settings.Tolerance is
 	// set: the optimum is then proven only within Tolerance, and Bound (the
-	// proven one) is within Tolerance of Objective.
+	// proven one) is within Tolerance of Objective (within the objective's
+	// resolution when Tolerance is below it; see Settings.Tolerance).
 	Bound float64
 	// Nodes is the number of branch-and-bound nodes explored.
 	Nodes int
@@ -72,7 +73,10 @@ type Settings struct {
 	// Tolerance is the absolute objective gap below which an assignment is
 	// accepted as optimal when Problem.Grid is 0 (Solution.Bound then stays
 	// the proven bound, within Tolerance of Objective). Default (0): 1e-9
-	// times max(1, the largest |Value| or |Unallocated|).
+	// times max(1, the largest |Value| or |Unallocated|). A Tolerance below
+	// the objective's float64 resolution, 1e-12 × max(1, the largest |Value|
+	// or |Unallocated|) × (number of jobs + 1), acts as that resolution: sums
+	// of the values are not exact below it.
 	Tolerance float64
 	// MaxNodes stops the search after this many branch-and-bound nodes
 	// (0 = no limit); the result is then Feasible unless already proven.
@@ -189,6 +193,16 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 	if sc.checked < len(p.Jobs) {
 		return fallback(p, s.WarmStart, sc, clk)
 	}
+	orig, k := p, 0
+	// (not past the deadline: the copy is not interruptible, and a late
+	// solve returns a greedy plan that claims no optimality)
+	if e := valueExponent(p, sc); e != 0 && (cl == nil || !past(clk.deadline)) {
+		if q, qs := scaled(p, s, -e); q != nil {
+			if qsc, err := q.validate(cl, qs.WarmStart); err == nil && qsc.checked == len(q.Jobs) {
+				p, s, sc, k = q, qs, qsc, e
+			}
+		}
+	}
 	m := buildModel(p, sc, cl)
 	trace("build")
 	clk.beginSearch()
@@ -196,6 +210,90 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 	sr.run()
 	trace("search")
 	sol := sr.solution()
+	if k != 0 {
+		// back to the caller's values: power-of-two scaling is exact, so
+		// the objective summed on p is the scaled one times 2^k
+		sol.Objective = orig.Objective(sol.Assignment)
+		if sol.Status == Optimal && sol.Bound == p.Objective(sol.Assignment) {
+			sol.Bound = sol.Objective
+		} else {
+			sol.Bound = math.Ldexp(sol.Bound, k)
+		}
+	}
 	trace("solution")
 	return sol, nil
+}
+
+// Values far from 1 are solved scaled by a power of two into
+// [2^minValueExp, 2^maxValueExp): the search's tolerances are sized for
+// values of that order (with values of 10^40 and more, or on a grid of
+// 10^-13, it called optimal assignments that were not), and scaling by a
+// power of two changes no rounding, so the scaled problem has the same
+// optima.
+const (
+	minValueExp = -16
+	maxValueExp = 32
+)
+
+// valueExponent returns the binary exponent e of the largest |Value| or
+// |Unallocated| of p (2^e <= it < 2^(e+1)) when it lies outside
+// [2^minValueExp, 2^maxValueExp), else 0 (also when every value is 0). The
+// scaled values' largest is then in [1, 2), so that the default tolerance,
+// 1e-9 × max(1, the largest), stays 1e-9 of the caller's largest value.
+func valueExponent(p *Problem, sc scan) int {
+	top := sc.scale // max(1, the largest |value|)
+	if top <= 1 {
+		top = 0
+		for i := range p.Jobs {
+			top = math.Max(top, math.Abs(p.Jobs[i].Unallocated))
+			for _, o := range p.Jobs[i].Options {
+				top = math.Max(top, math.Abs(o.Value))
+			}
+		}
+	}
+	if top == 0 || top >= math.Ldexp(1, minValueExp) && top < math.Ldexp(1, maxValueExp) {
+		return 0
+	}
+	_, e := math.Frexp(top) // top = f × 2^e, f in [0.5, 1)
+	return e - 1
+}
+
+// scaled returns copies of p and s with every value, the grid and the
+// tolerance multiplied by 2^k, or nil when that would overflow or lose a
+// nonzero value to underflow.
+func scaled(p *Problem, s *Settings, k int) (*Problem, *Settings) {
+	ok := true
+	sc := func(v float64) float64 {
+		w := math.Ldexp(v, k)
+		if math.IsInf(w, 0) || v != 0 && math.Abs(w) < 0x1p-1022 {
+			ok = false
+		}
+		return w
+	}
+	q := *p
+	q.Grid = sc(p.Grid)
+	q.Jobs = make([]Job, len(p.Jobs))
+	n := 0
+	for i := range p.Jobs {
+		n += len(p.Jobs[i].Options)
+	}
+	opts := make([]Option, 0, n)
+	for i, j := range p.Jobs {
+		j.Unallocated = sc(j.Unallocated)
+		from := len(opts)
+		for _, o := range j.Options {
+			o.Value = sc(o.Value)
+			opts = append(opts, o)
+		}
+		if j.Options != nil {
+			j.Options = opts[from:len(opts):len(opts)]
+		}
+		q.Jobs[i] = j
+	}
+	qs := *s
+	qs.Tolerance = math.Ldexp(s.Tolerance, k) // underflow to 0: the default
+	if !ok {
+		return nil, nil
+	}
+	return &q, &qs
 }

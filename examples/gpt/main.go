@@ -40,6 +40,10 @@ func main() {
 	variant := flag.String("variant", "artifact", "Sia's variant: artifact (the published simulator's) or paper")
 	phase := flag.Float64("phase", 1, "hours per row of the allocation table")
 	flag.Parse()
+	if err := checkFlags(*phase, *submit, *variant, *cluster, flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "gpt:", err)
+		os.Exit(2)
+	}
 	if *csvDir == "" {
 		*csvDir = *plotDir
 	}
@@ -53,6 +57,27 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gpt:", err)
 		os.Exit(2)
 	}
+}
+
+// checkFlags rejects bad flag values before any work: a -phase that is
+// not a finite number of hours in (0, 87600] (0 or NaN made the allocation
+// table loop for ever), a -submit outside 0..sim.MaxSubmit, an unknown
+// -variant or -cluster, and arguments after the flags.
+func checkFlags(phase, submit float64, variant, cluster string, args []string) error {
+	switch {
+	case len(args) > 0:
+		return fmt.Errorf("unexpected argument %q", args[0])
+	case !(phase > 0 && phase <= 87600):
+		return fmt.Errorf("-phase %v: want hours in (0, 87600]", phase)
+	case !(submit >= 0 && submit <= sim.MaxSubmit):
+		return fmt.Errorf("-submit %v: want seconds in 0..%d", submit, sim.MaxSubmit)
+	case variant != "artifact" && variant != "paper":
+		return fmt.Errorf("-variant %q: want artifact or paper", variant)
+	}
+	if _, err := sim.ParseCluster(cluster, 1); err != nil {
+		return fmt.Errorf("-cluster: %w", err)
+	}
+	return nil
 }
 
 // scaling draws the left panel.

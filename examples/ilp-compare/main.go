@@ -40,6 +40,10 @@ func main() {
 	flag.Parse()
 	var err error
 	switch {
+	case flag.NArg() > 0:
+		err = fmt.Errorf("unexpected argument %q", flag.Arg(0))
+	case *timeout <= 0 || *glpTimeout <= 0 || *oursTimeout < 0:
+		err = fmt.Errorf("-timeout %v, -glpsol-timeout %v: want positive durations; -ours-timeout %v: want >= 0 (0 = none)", *timeout, *glpTimeout, *oursTimeout)
 	case *rounds != "":
 		err = checkRounds(*solve, *rounds)
 	case *dir != "":
@@ -136,9 +140,17 @@ func external(timeout time.Duration, re *regexp.Regexp, outFile string, name str
 }
 
 func compare(solve, dir string, glp bool, timeout, glpTimeout, oursTimeout time.Duration) error {
+	if st, err := os.Stat(dir); err != nil {
+		return err
+	} else if !st.IsDir() {
+		return fmt.Errorf("-dir %s: not a folder", dir)
+	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("-dir %s: no NAME.json instances", dir)
 	}
 	sort.Strings(files)
 	fmt.Println("| instance | ours status | ours objective | cbc objective | glpsol objective | agree | ours wall ms (cpu, solve_ms) | cbc wall ms (cpu) | glpsol wall ms (cpu) | cbc/ours wall | cbc/ours cpu |")

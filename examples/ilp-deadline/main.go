@@ -43,13 +43,21 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the solves to this file")
 	late := flag.Bool("late", false, "print the solver's stack when a solve is still running at the contract's end (where the overshoot is)")
 	flag.Parse()
-	deadlines, err := measure.ParseDeadlines(*dls, 0)
+	deadlines, err := measure.ParseDeadlines(*dls, time.Minute)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "deadline:", err)
 		os.Exit(2)
 	}
 	if *reps < 1 || *reps > 100 {
 		fmt.Fprintln(os.Stderr, "deadline: -reps must be in [1,100]")
+		os.Exit(2)
+	}
+	if !(*target > 0 && *target <= 1) {
+		fmt.Fprintf(os.Stderr, "deadline: -gap %v: want a relative gap in (0, 1]\n", *target)
+		os.Exit(2)
+	}
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "deadline: unexpected argument %q\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	var probs []*ilp.Problem
@@ -65,6 +73,10 @@ func main() {
 		}
 		probs = append(probs, p)
 		names = append(names, c.Name())
+	}
+	if len(probs) == 0 {
+		fmt.Fprintf(os.Stderr, "deadline: no instance matches -only %q\n", *only)
+		os.Exit(2)
 	}
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Printf("load average: %s", load)

@@ -27,6 +27,10 @@ func main() {
 	pins := flag.Float64("pins", 0.05, "fraction of running jobs pinned")
 	lp := flag.Bool("lp", false, "also write FILE.lp")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "geninst: unexpected argument %q\n", flag.Arg(0))
+		os.Exit(2)
+	}
 	if err := run(*out, *scales, *jobs, *powers, *seeds, *seed0, *pins, *lp); err != nil {
 		fmt.Fprintln(os.Stderr, "geninst:", err)
 		os.Exit(1)
@@ -61,6 +65,18 @@ func run(out, scales, jobs, powers string, seeds int, seed0 uint64, pins float64
 			return fmt.Errorf("-powers: %w", err)
 		}
 		ps = append(ps, v)
+	}
+	if seeds < 1 || seeds > 10000 {
+		return fmt.Errorf("-seeds %d: want 1..10000", seeds)
+	}
+	for _, s := range sc {
+		for _, n := range js {
+			for _, pw := range ps {
+				if err := (ilptest.Config{Scale: s, Jobs: n, Power: pw, PinFrac: pins}).Validate(); err != nil {
+					return fmt.Errorf("-scales %q -jobs %q -powers %q -pins %v: %w", scales, jobs, powers, pins, err)
+				}
+			}
+		}
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err

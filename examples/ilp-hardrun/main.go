@@ -61,6 +61,28 @@ func main() {
 		}
 		ps = append(ps, v)
 	}
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "hardrun: unexpected argument %q\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	if *seeds < 1 || *seeds > 10000 {
+		fmt.Fprintf(os.Stderr, "hardrun: -seeds %d: want 1..10000\n", *seeds)
+		os.Exit(2)
+	}
+	if *timeout <= 0 {
+		fmt.Fprintf(os.Stderr, "hardrun: -timeout %v: want a positive duration\n", *timeout)
+		os.Exit(2)
+	}
+	for _, sc := range ints(*scales) {
+		for _, nj := range ints(*jobs) {
+			for _, pw := range ps {
+				if err := (ilptest.Config{Scale: sc, Jobs: nj, Power: pw, PinFrac: *pins}).Validate(); err != nil {
+					fmt.Fprintf(os.Stderr, "hardrun: -scales %q -jobs %q -powers %q -pins %v: %v\n", *scales, *jobs, *powers, *pins, err)
+					os.Exit(2)
+				}
+			}
+		}
+	}
 	fmt.Printf("%-22s %5s %8s %8s %8s %8s %8s %8s\n", "class", "opt", "cpu-med", "cpu-max", "wall-med", "wall-max", "nodes-med", "nodes-max")
 	for _, sc := range ints(*scales) {
 		for _, nj := range ints(*jobs) {

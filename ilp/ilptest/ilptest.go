@@ -58,6 +58,34 @@ type Config struct {
 	MaxGPUs int
 }
 
+// MaxScale and MaxJobs bound Config's Scale and Jobs (Validate): 262,144
+// GPUs and 200,000 jobs, beyond which Generate's instances stop being
+// Sia-shaped rounds and only exhaust memory.
+const (
+	MaxScale = 4096
+	MaxJobs  = 200000
+)
+
+// Validate reports the first field of c outside what Generate means by it
+// (the instance programs check their flags with it): Scale in 1..MaxScale,
+// Jobs in 1..MaxJobs, a finite non-zero Power with |Power| <= 10 (as Sia's
+// p), PinFrac in [0, 1] and MaxGPUs >= 0.
+func (c Config) Validate() error {
+	switch {
+	case c.Scale < 1 || c.Scale > MaxScale:
+		return fmt.Errorf("scale %d: want 1..%d", c.Scale, MaxScale)
+	case c.Jobs < 1 || c.Jobs > MaxJobs:
+		return fmt.Errorf("jobs %d: want 1..%d", c.Jobs, MaxJobs)
+	case !(c.Power != 0 && math.Abs(c.Power) <= 10):
+		return fmt.Errorf("power %v: want a finite non-zero p with |p| <= 10", c.Power)
+	case !(c.PinFrac >= 0 && c.PinFrac <= 1):
+		return fmt.Errorf("pinned fraction %v: want 0..1", c.PinFrac)
+	case c.MaxGPUs < 0:
+		return fmt.Errorf("MaxGPUs %d: want >= 0 (0 = 64)", c.MaxGPUs)
+	}
+	return nil
+}
+
 // Generate builds a Sia-shaped allocation problem: per job and GPU type a
 // concave speedup curve scaled by a type speed, valid shapes capped at the
 // job's own limit and MaxGPUs, the goodput row normalised by its smallest

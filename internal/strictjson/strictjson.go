@@ -26,12 +26,51 @@ func Decode(data []byte, out any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(out); err != nil {
-		return err
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return fmt.Errorf("%s: %w", lineOf(data, se.Offset), err)
+		case errors.As(err, &te):
+			return fmt.Errorf("%s: %w", lineOf(data, te.Offset), err)
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return err
+		}
+		// an unknown field: the decoder stops at the end of its object
+		return fmt.Errorf("%s: %w", lineOf(data, dec.InputOffset()), err)
 	}
+	end := dec.InputOffset()
 	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("unexpected data after the JSON value")
+		return fmt.Errorf("%s: unexpected data after the JSON value", at(data, end, ""))
 	}
 	return nil
+}
+
+// lineOf names the 1-based line:column of byte offset off in data.
+func lineOf(data []byte, off int64) string {
+	off = max(0, min(off, int64(len(data))))
+	line, col := 1, 1
+	for _, c := range data[:off] {
+		if c == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Sprintf("line %d:%d", line, col)
+}
+
+// at names where a key is: its line and column and its path from the
+// top-level value (e.g. `spec.Limits["a100"]`).
+func at(data []byte, off int64, path string) string {
+	for off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
+		off++
+	}
+	if path == "" {
+		return lineOf(data, off)
+	}
+	return lineOf(data, off) + ", " + path
 }
 
 // maxDepth bounds the nesting CheckKeys follows; deeper input is left to
@@ -40,7 +79,11 @@ const maxDepth = 32
 
 // CheckKeys walks the JSON value data along the Go type t it decodes into
 // and rejects duplicate keys in any object and, in objects decoded into a
-// struct, keys that match a field's JSON name only case-insensitively.
+// struct, keys that match a field's JSON name only case-insensitively and
+// unknown keys, and null where the Go type holds no null (a number, string,
+// bool, struct or array, which encoding/json would leave at its zero value).
+// Its errors name the key's line and column and its path
+// (e.g. `line 3:5, spec.Limits["a100"]: key "Min" given twice`).
 // Malformed JSON is left to the decoder (CheckKeys returns nil).
 func CheckKeys(data []byte, t reflect.Type) error {
 	if err := checkKeys(data, t); !errors.Is(err, errMalformed) {
@@ -56,11 +99,15 @@ var errMalformed = errors.New("malformed JSON")
 
 func checkKeys(data []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	var walk func(t reflect.Type, depth int) error
-	walk = func(t reflect.Type, depth int) error {
+	var unknown error // the first unknown key
+	var null error    // the first null where the Go type holds no null
+	var walk func(t reflect.Type, depth int, path string) error
+	walk = func(t reflect.Type, depth int, path string) error {
+		declared := t
 		for t != nil && t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
+		off := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
 			return errMalformed
@@ -68,14 +115,18 @@ func checkKeys(data []byte, t reflect.Type) error {
 		if depth > maxDepth {
 			return nil
 		}
+		if tok == nil && !nullable(declared) && null == nil {
+			// reported unless the JSON turns out malformed
+			null = fmt.Errorf("%s: null for a %v (want a value)", at(data, off, path), declared)
+		}
 		var elem reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
 			elem = t.Elem()
 		}
 		switch tok {
 		case json.Delim('['):
-			for dec.More() {
-				if err := walk(elem, depth+1); err != nil {
+			for i := 0; dec.More(); i++ {
+				if err := walk(elem, depth+1, fmt.Sprintf("%s[%d]", path, i)); err != nil {
 					return err
 				}
 			}
@@ -84,13 +135,14 @@ func checkKeys(data []byte, t reflect.Type) error {
 			names := fieldNames(t)
 			seen := map[string]bool{}
 			for dec.More() {
+				off := dec.InputOffset()
 				kt, err := dec.Token()
 				if err != nil {
 					return errMalformed
 				}
 				k, _ := kt.(string)
 				if seen[k] {
-					return fmt.Errorf("key %q given twice", k)
+					return fmt.Errorf("%s: key %q given twice", at(data, off, path), k)
 				}
 				seen[k] = true
 				child := elem
@@ -99,13 +151,24 @@ func checkKeys(data []byte, t reflect.Type) error {
 					if !ok {
 						for n := range names {
 							if strings.EqualFold(n, k) {
-								return fmt.Errorf("key %q must be spelled %q (keys are case-sensitive)", k, n)
+								return fmt.Errorf("%s: key %q must be spelled %q (keys are case-sensitive)", at(data, off, path), k, n)
 							}
+						}
+						if unknown == nil {
+							// reported unless the JSON turns out malformed
+							unknown = fmt.Errorf("%s: unknown key %q", at(data, off, path), k)
 						}
 					}
 					child = ft
 				}
-				if err := walk(child, depth+1); err != nil {
+				sub := fmt.Sprintf("%s[%q]", path, k) // a map's key
+				if names != nil {
+					sub = k
+					if path != "" {
+						sub = path + "." + k
+					}
+				}
+				if err := walk(child, depth+1, sub); err != nil {
 					return err
 				}
 			}
@@ -113,7 +176,29 @@ func checkKeys(data []byte, t reflect.Type) error {
 		}
 		return nil
 	}
-	return walk(t, 0)
+	if err := walk(t, 0, ""); err != nil {
+		return err
+	}
+	if unknown != nil {
+		return unknown
+	}
+	return null
+}
+
+// nullable reports whether JSON null means something for a value of type t
+// (nil for pointers, slices, maps and interfaces; a type's own
+// UnmarshalJSON decides for itself; nil t: not checked). encoding/json
+// leaves any other value unchanged on null, so {"syncTime":null} would read
+// as a sync time of 0.
+func nullable(t reflect.Type) bool {
+	if t == nil {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+		return true
+	}
+	return t.Implements(unmarshaler) || reflect.PointerTo(t).Implements(unmarshaler)
 }
 
 var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
@@ -128,17 +213,32 @@ func fieldNames(t reflect.Type) map[string]reflect.Type {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
-		if !f.IsExported() || tag == "-" {
+		if tag == "-" {
 			continue
 		}
 		name, _, _ := strings.Cut(tag, ",")
-		if name == "" {
-			if f.Anonymous && f.Type.Kind() == reflect.Struct && tag == "" {
-				for n, ft := range fieldNames(f.Type) {
+		if name == "" && f.Anonymous {
+			// encoding/json promotes the fields of an embedded struct (or
+			// pointer to one), exported or not
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				sub := fieldNames(et)
+				if sub == nil {
+					return nil // an embedded Unmarshaler: keys unknown here
+				}
+				for n, ft := range sub {
 					names[n] = ft
 				}
 				continue
 			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
 			name = f.Name
 		}
 		names[name] = f.Type

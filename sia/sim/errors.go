@@ -3,6 +3,8 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 )
 
 // ErrInvalidInput is wrapped by every error this package returns for bad caller
@@ -35,12 +37,24 @@ func (e *InputError) Error() string {
 		s += ": "
 	}
 	if e.Job != "" {
-		s += fmt.Sprintf("job %q: ", e.Job)
+		s += fmt.Sprintf("job %s: ", clip(strconv.Quote(e.Job), 200))
 	}
 	if e.Field != "" {
 		s += fmt.Sprintf("field %q: ", e.Field)
 	}
-	return s + e.Reason
+	return s + clip(e.Reason, 1000)
+}
+
+// clip cuts s after n bytes (at a rune boundary) with "…", so that a
+// message quoting a megabyte-long job name or field stays readable.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // Unwrap returns ErrInvalidInput and the underlying error, if any.

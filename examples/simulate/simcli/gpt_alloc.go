@@ -150,14 +150,19 @@ type GPTPhase struct {
 	MeanInUse  float64
 }
 
-// Phases cuts the GPT job's rounds into windows of hours hours.
+// Phases cuts the GPT job's rounds into windows of hours hours (a finite
+// positive number; otherwise there are no phases). Every phase holds at
+// least one round, so there are at most as many phases as rounds.
 func (t *GPTTrace) Phases(hours float64) []GPTPhase {
+	if !(hours > 0) || math.IsInf(hours, 0) {
+		return nil
+	}
 	var out []GPTPhase
 	for i := 0; i < len(t.Rounds); {
 		start := math.Floor(t.Rounds[i].Time/3600/hours) * hours
 		ph := GPTPhase{From: start, To: start + hours, MeanGPUs: map[string]float64{}, MinGPUs: math.MaxInt}
 		n := 0
-		for ; i < len(t.Rounds) && t.Rounds[i].Time/3600 < start+hours; i++ {
+		for ; i < len(t.Rounds) && (n == 0 || t.Rounds[i].Time/3600 < start+hours); i++ {
 			r := t.Rounds[i]
 			tot := 0
 			for typ, g := range r.GPT {

@@ -50,6 +50,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"sort"
@@ -198,6 +199,27 @@ func (r *Registry) parseFlags(args []string, stderr io.Writer) (*config, error) 
 	return c, nil
 }
 
+// checkOutFile checks, before any simulation, that an output file can be
+// written where it is asked for ("" = none): its folder exists and it is not
+// itself a folder (found only after the whole run before).
+func checkOutFile(path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a folder", path)
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	return nil
+}
+
 // outcome is one policy's pooled result at one scale.
 type outcome struct {
 	policy  string
@@ -221,6 +243,11 @@ func (r *Registry) Run(ctx context.Context, args []string, stdout, stderr io.Wri
 	if c.plot != "" {
 		if err := os.MkdirAll(c.plot, 0o755); err != nil {
 			return fmt.Errorf("-plot: %v", err)
+		}
+	}
+	for _, out := range []struct{ flag, path string }{{"-jobs-csv", c.jobsCSV}, {"-jobs-json", c.jobsJSON}} {
+		if err := checkOutFile(out.path); err != nil {
+			return fmt.Errorf("%s: %v", out.flag, err)
 		}
 	}
 	if len(c.replot) > 0 {
