@@ -168,7 +168,9 @@ type State struct {
 type Policy interface {
 	// Name identifies the policy in reports.
 	Name() string
-	// Schedule returns the allocation of every job that should run.
+	// Schedule returns the allocation of every job that should run. Under
+	// Run, ctx has no deadline (a simulated round is not bounded by wall
+	// time, see Run); it is cancelled when the run is.
 	Schedule(ctx context.Context, s *State) (map[string]Alloc, error)
 }
 
@@ -323,6 +325,14 @@ func (cfg *Config) defaultTimes() error {
 }
 
 // Run simulates one workload under a policy.
+//
+// Same input, same output: a simulated round has no wall-clock deadline.
+// Policy.Schedule gets ctx without its deadline (cancelling ctx, or its
+// deadline passing, still ends the run, with ctx's error and no result), so
+// that what a policy decides never depends on how fast the machine ran the
+// rounds before. Policies that bound their own work must do so by
+// deterministic limits (package siapolicy runs package sia's rounds without
+// a deadline).
 func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -376,6 +386,7 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 		e.jobs = append(e.jobs, j)
 	}
 	res := &Result{Workload: wl.Name, Policy: pol.Name()}
+	roundCtx := withoutDeadline(ctx)
 	idle := 0 // consecutive rounds with active jobs, none running, no arrivals left
 	lastSubmit := 0.0
 	for _, j := range e.jobs {
@@ -413,10 +424,14 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 		}
 		st := &State{Now: e.now, Round: e.round, Cluster: cfg.Cluster, Jobs: active}
 		t0 := time.Now()
-		allocs, err := pol.Schedule(ctx, st)
+		allocs, err := pol.Schedule(roundCtx, st)
 		dur := time.Since(t0)
 		if err != nil {
 			return nil, &PolicyError{Policy: pol.Name(), Now: e.now, Err: err}
+		}
+		if err := ctx.Err(); err != nil {
+			// a round cut short by the cancellation never enters a result
+			return nil, err
 		}
 		res.PolicyTimes = append(res.PolicyTimes, dur)
 		if err := checkAllocs(cfg.Cluster, cfg.Truth, active, allocs); err != nil {
@@ -752,4 +767,19 @@ func (e *engine) pipelineCost(j *Job, n, gpus int) (batch, iter float64, ok bool
 	j.grad, j.hasGrad = e.cfg.Truth.GradStats(j.Spec.App, batch, j.epoch), true
 	j.learn.add(j.alloc.Type, goodput.Observation{Nodes: n, Replicas: r, LocalBatch: 1, StepTime: fwd + sync, SyncTime: sync})
 	return batch, pipelineStep(s, j.App.MicroBatches, fwd, sync), true
+}
+
+// noDeadline is a context that keeps its parent's cancellation and values
+// but reports no deadline: the context a policy's Schedule gets from Run.
+type noDeadline struct{ context.Context }
+
+// Deadline reports none.
+func (noDeadline) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// withoutDeadline returns ctx without its deadline (see Run).
+func withoutDeadline(ctx context.Context) context.Context {
+	if _, ok := ctx.Deadline(); !ok {
+		return ctx
+	}
+	return noDeadline{ctx}
 }
