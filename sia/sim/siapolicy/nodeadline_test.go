@@ -49,7 +49,7 @@ func TestSimulatedRoundsHaveNoDeadline(t *testing.T) {
 		{"SolverDeadline", &sia.Options{SolverDeadline: time.Millisecond}},
 	} {
 		_, err := New(c, m, Options{Sia: tc.sia})
-		require.Error(t, err, tc.field)
+		require.ErrorIs(t, err, sia.ErrInvalidInput, tc.field)
 		assert.Contains(t, err.Error(), "Options.Sia."+tc.field)
 	}
 }

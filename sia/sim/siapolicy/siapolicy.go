@@ -31,8 +31,8 @@ type Options struct {
 	// Sia are the scheduler's options (nil: the published artifact's variant,
 	// which the paper's figures were produced with). Simulated rounds have
 	// no deadline, so that the same input gives the same output on any
-	// machine under any load: RoundTimeout and SolverDeadline must be 0 (or
-	// negative), and New runs the rounds with no RoundTimeout and, when
+	// machine under any load: RoundTimeout must be 0 or negative and
+	// SolverDeadline 0, and New runs the rounds with no RoundTimeout and, when
 	// SolverMaxNodes is 0, with DefaultSolverMaxNodes. To simulate a
 	// deadline-bound host, wrap a scheduler in Scheduler instead.
 	Sia *sia.Options
@@ -134,23 +134,29 @@ const DefaultSolverMaxNodes = 1 << 20
 // node limit DefaultSolverMaxNodes unless o sets one. A deadline would make
 // the plans depend on the machine's speed and load (the solver stops where
 // it has got to), so o's RoundTimeout and SolverDeadline must not be
-// positive.
+// positive (an error wrapping sia.ErrInvalidInput).
 func simulatedOptions(o *sia.Options) (*sia.Options, error) {
 	so := sia.Options{Artifact: sia.PublishedArtifact()}
 	if o != nil {
 		so = *o
 	}
 	if so.RoundTimeout > 0 {
-		return nil, fmt.Errorf("siapolicy: Options.Sia.RoundTimeout %v: a simulated round has no deadline (it would depend on the machine's load); leave it 0, or bound the solver with SolverMaxNodes", so.RoundTimeout)
+		return nil, noDeadline("RoundTimeout", so.RoundTimeout)
 	}
 	if so.SolverDeadline > 0 {
-		return nil, fmt.Errorf("siapolicy: Options.Sia.SolverDeadline %v: a simulated round has no deadline (it would depend on the machine's load); leave it 0, or bound the solver with SolverMaxNodes", so.SolverDeadline)
+		return nil, noDeadline("SolverDeadline", so.SolverDeadline)
 	}
 	so.RoundTimeout = -1
 	if so.SolverMaxNodes == 0 {
 		so.SolverMaxNodes = DefaultSolverMaxNodes
 	}
 	return &so, nil
+}
+
+// noDeadline is simulatedOptions' error for a positive deadline option: a
+// *sia.InputError (wrapping sia.ErrInvalidInput) naming the field.
+func noDeadline(field string, d time.Duration) error {
+	return &sia.InputError{Field: "Options.Sia." + field, Reason: fmt.Sprintf("%v: a simulated round has no deadline (it would depend on the machine's load); leave it 0 and bound the solver with SolverMaxNodes", d)}
 }
 
 // New returns a Sia policy for a cluster and ground truth.
