@@ -12,7 +12,10 @@
 // defaults, bad input is an *InputError wrapping ErrInvalidInput that names
 // the file, line, job and field, a policy's failure is a *PolicyError, ctx
 // cancels a run between rounds, and the same workload, policy and seed give
-// the same Result (apart from wall times). Every run ends: rounds are
+// the same Result (apart from wall times) on any machine under any load:
+// simulated rounds have no wall-clock deadline (a policy's Schedule gets
+// ctx without it; siapolicy runs package sia's rounds without a deadline,
+// their solver bounded by a node limit instead). Every run ends: rounds are
 // MinRound..MaxRound long, at most MaxRounds of them.
 //
 // # Hybrid-parallel jobs

@@ -168,7 +168,9 @@ type State struct {
 type Policy interface {
 	// Name identifies the policy in reports.
 	Name() string
-	// Schedule returns the allocation of every job that should run.
+	// Schedule returns the allocation of every job that should run. Under
+	// Run, ctx has no deadline (a simulated round is not bounded by wall
+	// time, see Run); it is cancelled when the run is.
 	Schedule(ctx context.Context, s *State) (map[string]Alloc, error)
 }
 
@@ -323,41 +325,73 @@ func (cfg *Config) defaultTimes() error {
 }
 
 // Run simulates one workload under a policy.
+//
+// Same input, same output: a simulated round has no wall-clock deadline.
+// Policy.Schedule gets ctx without its deadline (cancelling ctx, or its
+// deadline passing, still ends the run, with ctx's error and no result), so
+// that what a policy decides never depends on how fast the machine ran the
+// rounds before. Policies that bound their own work must do so by
+// deterministic limits (package siapolicy runs package sia's rounds without
+// a deadline).
 func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if err := cfg.check(wl, pol); err != nil {
+		return nil, err
+	}
+	e, err := newEngine(cfg, wl, pol)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Workload: wl.Name, Policy: pol.Name()}
+	if err := e.simulate(ctx, pol, res); err != nil {
+		return nil, err
+	}
+	res.End = e.now
+	res.Jobs = e.results()
+	return res, nil
+}
+
+// check validates a run's configuration, policy and workload, filling in
+// the default times.
+func (cfg *Config) check(wl *Workload, pol Policy) error {
 	if cfg.Truth == nil {
-		return nil, inputErr("", 0, "", "Truth", "no ground truth")
+		return inputErr("", 0, "", "Truth", "no ground truth")
 	}
 	if err := cfg.Cluster.Validate(); err != nil {
-		return nil, err
+		return err
 	}
 	if pol == nil {
-		return nil, inputErr("", 0, "", "Policy", "nil policy")
+		return inputErr("", 0, "", "Policy", "nil policy")
 	}
 	if err := wl.Validate(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := cfg.defaultTimes(); err != nil {
-		return nil, err
+		return err
 	}
 	if n := cfg.MaxTime / cfg.Round; n > MaxRounds {
-		return nil, inputErr("", 0, "", "MaxTime", "%v s in rounds of %v s is %.0f rounds, at most %d", cfg.MaxTime, cfg.Round, n, MaxRounds)
+		return inputErr("", 0, "", "MaxTime", "%v s in rounds of %v s is %.0f rounds, at most %d", cfg.MaxTime, cfg.Round, n, MaxRounds)
 	}
 	for _, spec := range wl.Jobs {
 		if spec.Submit >= cfg.MaxTime {
-			return nil, inputErr(wl.File, spec.Line, spec.Name, "time", "submitted at %v s, not before the end of the simulation (MaxTime %v s)", spec.Submit, cfg.MaxTime)
+			return inputErr(wl.File, spec.Line, spec.Name, "time", "submitted at %v s, not before the end of the simulation (MaxTime %v s)", spec.Submit, cfg.MaxTime)
 		}
 	}
+	return nil
+}
+
+// newEngine returns the engine of a checked run with one Job per workload
+// job, each checked against the ground truth and the cluster's types.
+func newEngine(cfg Config, wl *Workload, pol Policy) (*engine, error) {
 	e := &engine{cfg: cfg, round: cfg.Round}
-	supported := false
 	for _, spec := range wl.Jobs {
 		app, ok := cfg.Truth.App(spec.App)
 		if !ok {
 			return nil, inputErr(wl.File, spec.Line, spec.Name, "application", "unknown application %q for ground truth %s", spec.App, cfg.Truth.Name())
 		}
-		supported = false
+		supported := false
 		for _, t := range cfg.Cluster.Types() {
 			if cfg.Truth.Supports(spec.App, t) {
 				supported = true
@@ -375,91 +409,147 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 			completion: -1, start: -1, learn: newLearner(), engine: e}
 		e.jobs = append(e.jobs, j)
 	}
-	res := &Result{Workload: wl.Name, Policy: pol.Name()}
+	return e, nil
+}
+
+// simulate runs the rounds until every job has finished, MaxTime is
+// reached or the run stalls (stallRounds), appending each round's
+// statistics to res.
+func (e *engine) simulate(ctx context.Context, pol Policy, res *Result) error {
+	roundCtx := withoutDeadline(ctx)
 	idle := 0 // consecutive rounds with active jobs, none running, no arrivals left
-	lastSubmit := 0.0
-	for _, j := range e.jobs {
-		lastSubmit = math.Max(lastSubmit, j.Spec.Submit)
-	}
+	lastSubmit := e.lastSubmit()
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		done := true
-		for _, j := range e.jobs {
-			if j.completion < 0 {
-				done = false
-				break
-			}
+		if e.finished() || e.now >= e.cfg.MaxTime || idle >= stallRounds {
+			return nil
 		}
-		if done || e.now >= cfg.MaxTime || idle >= stallRounds {
-			break
-		}
-		for _, j := range e.jobs {
-			e.step(j, e.round)
-		}
-		e.now += e.round
-		var active []*Job
-		for _, j := range e.jobs {
-			if j.Spec.Submit <= e.now && j.completion < 0 {
-				active = append(active, j)
-			}
-		}
+		e.advance()
+		active := e.active()
 		if len(active) == 0 {
 			continue
 		}
-		for _, j := range active {
-			j.contention = append(j.contention, len(active))
+		rs, err := e.schedule(roundCtx, pol, active)
+		if cerr := ctx.Err(); cerr != nil {
+			// a round cut short by the cancellation never enters a result
+			return cerr
 		}
-		st := &State{Now: e.now, Round: e.round, Cluster: cfg.Cluster, Jobs: active}
-		t0 := time.Now()
-		allocs, err := pol.Schedule(ctx, st)
-		dur := time.Since(t0)
 		if err != nil {
-			return nil, &PolicyError{Policy: pol.Name(), Now: e.now, Err: err}
+			return err
 		}
-		res.PolicyTimes = append(res.PolicyTimes, dur)
-		if err := checkAllocs(cfg.Cluster, cfg.Truth, active, allocs); err != nil {
-			return nil, &PolicyError{Policy: pol.Name(), Now: e.now, Err: err}
-		}
-		rs := RoundStat{Now: e.now, Active: len(active), GPUsByTyp: map[string]int{}, PolicyDur: dur}
-		if cfg.LogAllocations {
-			rs.Allocations = make(map[string]Alloc, len(allocs))
-			for name, a := range allocs {
-				if len(a.Nodes) > 0 {
-					rs.Allocations[name] = Alloc{Type: a.Type, Nodes: slices.Clone(a.Nodes)}
-				}
-			}
-		}
-		var why map[string]string
-		if ex, ok := pol.(Explainer); ok {
-			why = ex.WaitReasons()
-		}
-		for _, j := range active {
-			if r := why[j.Spec.Name]; r != "" && len(allocs[j.Spec.Name].Nodes) == 0 {
-				if j.waitReasons == nil {
-					j.waitReasons = map[string]int{}
-				}
-				j.waitReasons[r]++
-			}
-			e.apply(j, allocs[j.Spec.Name])
-			if g := j.alloc.GPUs(); g > 0 {
-				j.gpuSeconds += float64(g) * e.round
-				rs.Running++
-				rs.GPUsByTyp[j.alloc.Type] += g
-			}
-		}
+		res.PolicyTimes = append(res.PolicyTimes, rs.PolicyDur)
 		if rs.Running == 0 && e.now > lastSubmit {
 			idle++
 		} else {
 			idle = 0
 		}
 		res.Rounds = append(res.Rounds, rs)
-		if cfg.Observer != nil {
-			cfg.Observer(rs)
+		if e.cfg.Observer != nil {
+			e.cfg.Observer(rs)
 		}
 	}
-	res.End = e.now
+}
+
+// lastSubmit returns the last arrival time of the workload.
+func (e *engine) lastSubmit() float64 {
+	last := 0.0
+	for _, j := range e.jobs {
+		last = math.Max(last, j.Spec.Submit)
+	}
+	return last
+}
+
+// finished reports whether every job has completed.
+func (e *engine) finished() bool {
+	for _, j := range e.jobs {
+		if j.completion < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// advance runs every job for one round under its allocation and moves the
+// clock to the next round's decision.
+func (e *engine) advance() {
+	for _, j := range e.jobs {
+		e.step(j, e.round)
+	}
+	e.now += e.round
+}
+
+// active returns the submitted, unfinished jobs in submission order.
+func (e *engine) active() []*Job {
+	var active []*Job
+	for _, j := range e.jobs {
+		if j.Spec.Submit <= e.now && j.completion < 0 {
+			active = append(active, j)
+		}
+	}
+	return active
+}
+
+// schedule runs one round's decision: it asks the policy for the active
+// jobs' allocations (ctx has no deadline, see Run), checks and applies
+// them, and returns the round's statistics.
+func (e *engine) schedule(ctx context.Context, pol Policy, active []*Job) (RoundStat, error) {
+	for _, j := range active {
+		j.contention = append(j.contention, len(active))
+	}
+	st := &State{Now: e.now, Round: e.round, Cluster: e.cfg.Cluster, Jobs: active}
+	t0 := time.Now()
+	allocs, err := pol.Schedule(ctx, st)
+	dur := time.Since(t0)
+	if err != nil {
+		return RoundStat{}, &PolicyError{Policy: pol.Name(), Now: e.now, Err: err}
+	}
+	if err := checkAllocs(e.cfg.Cluster, e.cfg.Truth, active, allocs); err != nil {
+		return RoundStat{}, &PolicyError{Policy: pol.Name(), Now: e.now, Err: err}
+	}
+	rs := RoundStat{Now: e.now, Active: len(active), GPUsByTyp: map[string]int{}, PolicyDur: dur}
+	if e.cfg.LogAllocations {
+		rs.Allocations = make(map[string]Alloc, len(allocs))
+		for name, a := range allocs {
+			if len(a.Nodes) > 0 {
+				rs.Allocations[name] = Alloc{Type: a.Type, Nodes: slices.Clone(a.Nodes)}
+			}
+		}
+	}
+	e.countWaits(pol, active, allocs)
+	for _, j := range active {
+		e.apply(j, allocs[j.Spec.Name])
+		if g := j.alloc.GPUs(); g > 0 {
+			j.gpuSeconds += float64(g) * e.round
+			rs.Running++
+			rs.GPUsByTyp[j.alloc.Type] += g
+		}
+	}
+	return rs, nil
+}
+
+// countWaits records, for every active job the round gives no GPUs, the
+// reason the policy gives (Explainer).
+func (e *engine) countWaits(pol Policy, active []*Job, allocs map[string]Alloc) {
+	ex, ok := pol.(Explainer)
+	if !ok {
+		return
+	}
+	why := ex.WaitReasons()
+	for _, j := range active {
+		if r := why[j.Spec.Name]; r != "" && len(allocs[j.Spec.Name].Nodes) == 0 {
+			if j.waitReasons == nil {
+				j.waitReasons = map[string]int{}
+			}
+			j.waitReasons[r]++
+		}
+	}
+}
+
+// results returns every job's outcome, in workload order.
+func (e *engine) results() []JobResult {
+	var out []JobResult
 	for _, j := range e.jobs {
 		jr := JobResult{Name: j.Spec.Name, App: j.Spec.App, Submit: j.Spec.Submit, Completion: j.completion, JCT: -1,
 			Start: j.start, Restarts: j.restarts, GPUSeconds: j.gpuSeconds, Contention: j.MeanContention(), Replicas: j.Spec.Replicas, Batch: j.Spec.Batch,
@@ -467,9 +557,9 @@ func Run(ctx context.Context, cfg Config, wl *Workload, pol Policy) (*Result, er
 		if j.completion >= 0 {
 			jr.JCT = j.completion - j.Spec.Submit
 		}
-		res.Jobs = append(res.Jobs, jr)
+		out = append(out, jr)
 	}
-	return res, nil
+	return out
 }
 
 // CheckAllocations validates a policy's allocations for a state as Run does
@@ -752,4 +842,19 @@ func (e *engine) pipelineCost(j *Job, n, gpus int) (batch, iter float64, ok bool
 	j.grad, j.hasGrad = e.cfg.Truth.GradStats(j.Spec.App, batch, j.epoch), true
 	j.learn.add(j.alloc.Type, goodput.Observation{Nodes: n, Replicas: r, LocalBatch: 1, StepTime: fwd + sync, SyncTime: sync})
 	return batch, pipelineStep(s, j.App.MicroBatches, fwd, sync), true
+}
+
+// noDeadline is a context that keeps its parent's cancellation and values
+// but reports no deadline: the context a policy's Schedule gets from Run.
+type noDeadline struct{ context.Context }
+
+// Deadline reports none.
+func (noDeadline) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// withoutDeadline returns ctx without its deadline (see Run).
+func withoutDeadline(ctx context.Context) context.Context {
+	if _, ok := ctx.Deadline(); !ok {
+		return ctx
+	}
+	return noDeadline{ctx}
 }

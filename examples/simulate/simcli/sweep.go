@@ -28,7 +28,9 @@ import (
 //     JCT, makespan and the share of jobs with finish-time fairness ρ > 1;
 //   - Figure 11: a share of 0–100 % of the jobs turned into strong-scaling
 //     (batch size fixed) or rigid (batch size and GPU count fixed) jobs,
-//     average JCT normalised to the all-adaptive run.
+//     average JCT normalised to the all-adaptive run, and finish-time
+//     fairness as in Figure 10 (each job's isolated run is that of its
+//     category).
 
 // SweepPs and SweepRounds are Figure 10's settings; SweepShares Figure 11's.
 var (
@@ -271,8 +273,8 @@ func sweepFigure10(trace string, wls []*sim.Workload, base func() *config, run s
 }
 
 // sweepFigure11 converts a growing share of the jobs to strong-scaling and
-// to rigid jobs; the all-adaptive run (share 0) is shared by both and is
-// the normaliser.
+// to rigid jobs, with finish-time fairness; the all-adaptive run (share 0)
+// is shared by both and is the normaliser.
 func sweepFigure11(wls []*sim.Workload, seed uint64, base func() *config, run sweepRun) ([]SweepPoint, error) {
 	var out []SweepPoint
 	var adaptive SweepPoint
@@ -291,7 +293,9 @@ func sweepFigure11(wls []*sim.Workload, seed uint64, base func() *config, run sw
 					return nil, err
 				}
 			}
-			pt, err := run(kind, share, base(), conv)
+			c := base()
+			c.noFTF = false // the isolated runs are keyed by category (sim.IsolatedRuns)
+			pt, err := run(kind, share, c, conv)
 			if err != nil {
 				return nil, err
 			}

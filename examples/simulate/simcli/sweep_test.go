@@ -71,6 +71,9 @@ func TestSweepWritesTablesCSVAndFigures(t *testing.T) {
 	require.Len(t, rows, 1+2*len(SweepShares))
 	assert.Equal(t, "normalised_avg_jct", rows[0][11])
 	assert.Equal(t, "1", rows[1][11], "share 0 is the normaliser")
+	for _, r := range rows[1:] {
+		assert.NotEmpty(t, r[10], "worst ρ of %s=%s", r[1], r[2])
+	}
 
 	f10, err := os.ReadFile(filepath.Join(dir, "fig10.csv"))
 	require.NoError(t, err)

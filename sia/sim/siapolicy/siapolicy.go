@@ -29,7 +29,12 @@ type Options struct {
 	// (Sia chooses only the GPU type).
 	Rigid bool
 	// Sia are the scheduler's options (nil: the published artifact's variant,
-	// which the paper's figures were produced with).
+	// which the paper's figures were produced with). Simulated rounds have
+	// no deadline, so that the same input gives the same output on any
+	// machine under any load: RoundTimeout must be 0 or negative and
+	// SolverDeadline 0, and New runs the rounds with no RoundTimeout and, when
+	// SolverMaxNodes is 0, with DefaultSolverMaxNodes. To simulate a
+	// deadline-bound host, wrap a scheduler in Scheduler instead.
 	Sia *sia.Options
 	// CapAtRequest caps the scheduler's goodput estimates at the workload's
 	// batch_size, as the published simulator does (jobs themselves still use
@@ -115,13 +120,52 @@ type jobState struct {
 // Epoch is the time origin of the simulated snapshots.
 var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// DefaultSolverMaxNodes is the solver's branch-and-bound node limit in a
+// simulated round whose Options.Sia leaves SolverMaxNodes 0: a bound on a
+// round's work that does not depend on the machine (the simulator's rounds
+// have no deadline). It is a safety net, not a tuning knob: every round of
+// Sia's runs on saturn and philly workload 1 (both variants) solves to
+// proven optimality under it.
+const DefaultSolverMaxNodes = 1 << 20
+
+// simulatedOptions returns the scheduler options of a simulated round: o
+// (nil: the published artifact's variant) without a deadline
+// (RoundTimeout negative; ctx has none under sim.Run) and with the solver's
+// node limit DefaultSolverMaxNodes unless o sets one. A deadline would make
+// the plans depend on the machine's speed and load (the solver stops where
+// it has got to), so o's RoundTimeout and SolverDeadline must not be
+// positive (an error wrapping sia.ErrInvalidInput).
+func simulatedOptions(o *sia.Options) (*sia.Options, error) {
+	so := sia.Options{Artifact: sia.PublishedArtifact()}
+	if o != nil {
+		so = *o
+	}
+	if so.RoundTimeout > 0 {
+		return nil, noDeadline("RoundTimeout", so.RoundTimeout)
+	}
+	if so.SolverDeadline > 0 {
+		return nil, noDeadline("SolverDeadline", so.SolverDeadline)
+	}
+	so.RoundTimeout = -1
+	if so.SolverMaxNodes == 0 {
+		so.SolverMaxNodes = DefaultSolverMaxNodes
+	}
+	return &so, nil
+}
+
+// noDeadline is simulatedOptions' error for a positive deadline option: a
+// *sia.InputError (wrapping sia.ErrInvalidInput) naming the field.
+func noDeadline(field string, d time.Duration) error {
+	return &sia.InputError{Field: "Options.Sia." + field, Reason: fmt.Sprintf("%v: a simulated round has no deadline (it would depend on the machine's load); leave it 0 and bound the solver with SolverMaxNodes", d)}
+}
+
 // New returns a Sia policy for a cluster and ground truth.
 func New(c sim.Cluster, truth sim.Truth, opt Options) (*Policy, error) {
 	sched := opt.Scheduler
 	if sched == nil {
-		so := opt.Sia
-		if so == nil {
-			so = &sia.Options{Artifact: sia.PublishedArtifact()}
+		so, err := simulatedOptions(opt.Sia)
+		if err != nil {
+			return nil, err
 		}
 		s, err := sia.New(so)
 		if err != nil {
