@@ -40,6 +40,8 @@ type mjob struct {
 	orig   int     // index in Problem.Jobs
 	opts   []mopt  // useful options: positive profit, fit alone, not dominated
 	groups []group // options grouped by the rows they use (= by GPU type)
+	dual   []dgroup
+	pts    []float64 // the hulls' points, see dgroup
 }
 
 // mopt is one useful option.
@@ -57,6 +59,20 @@ type mopt struct {
 type group struct {
 	rows []int32 // coupling rows every option of the group uses, coefficient g
 	hull []int32 // indices into mjob.opts, GPUs ascending
+}
+
+// dgroup is a group as the dual function reads it (mjob.dual, parallel to
+// mjob.groups): small, and its hull's points laid out flat in mjob.pts,
+// so that an evaluation over thousands of jobs streams through memory.
+type dgroup struct {
+	off, n int32 // the hull's points are mjob.pts[2·off:2·(off+n)], (profit, GPUs) pairs
+	// row is the group's only coupling row (its type's), or -1 when it
+	// also counts toward quotas (its rows are then in mjob.groups)
+	row int32
+	// at is the hull position (-1: the origin) that maximised the
+	// Lagrangian profit at the last price asked (see argmax): the dual's
+	// successive multipliers are close, and the maximiser moves little.
+	at int32
 }
 
 // newModel builds the model of a validated problem.
@@ -179,6 +195,8 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 	// looks)
 	m.ub = make([]float64, m.nrows)
 	var i32 int32Arena
+	var f64 float64Arena
+	var dgs dgroupArena
 	var stack []int32
 	work := 0
 	trace("build.setup")
@@ -281,6 +299,7 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 				m.ub[r] = math.Max(m.ub[r], o.p/float64(o.g))
 			}
 		}
+		layDual(&mj, &dgs, &f64)
 		m.jobs = append(m.jobs, mj)
 	}
 	trace("build.jobs")
@@ -351,6 +370,90 @@ func (a *int32Arena) clone(s []int32) []int32 {
 	return a.buf[n : n+len(s) : n+len(s)]
 }
 
+// float64Arena hands out float64 slices from large shared chunks.
+type float64Arena struct{ buf []float64 }
+
+// take returns n zeroed float64s of the arena.
+func (a *float64Arena) take(n int) []float64 {
+	if len(a.buf)+n > cap(a.buf) {
+		a.buf = make([]float64, 0, max(1<<14, n))
+	}
+	k := len(a.buf)
+	a.buf = a.buf[:k+n]
+	return a.buf[k : k+n : k+n]
+}
+
+// layDual lays out the dual's view of j's groups (j.dual, j.pts) in the
+// arenas.
+func layDual(j *mjob, dgs *dgroupArena, f64 *float64Arena) {
+	n := 0
+	for gi := range j.groups {
+		n += len(j.groups[gi].hull)
+	}
+	j.pts = f64.take(2 * n)
+	j.dual = dgs.take(len(j.groups))
+	off := 0
+	for gi := range j.groups {
+		g := &j.groups[gi]
+		d := &j.dual[gi]
+		d.off, d.n, d.at, d.row = int32(off), int32(len(g.hull)), -1, -1
+		if len(g.rows) == 1 {
+			d.row = g.rows[0]
+		}
+		for _, oi := range g.hull {
+			j.pts[2*off], j.pts[2*off+1] = j.opts[oi].p, float64(j.opts[oi].g)
+			off++
+		}
+	}
+}
+
+// dgroupArena hands out dgroup slices from large shared chunks.
+type dgroupArena struct{ buf []dgroup }
+
+// take returns n dgroups of the arena.
+func (a *dgroupArena) take(n int) []dgroup {
+	if len(a.buf)+n > cap(a.buf) {
+		a.buf = make([]dgroup, 0, max(1<<12, n))
+	}
+	k := len(a.buf)
+	a.buf = a.buf[:k+n]
+	return a.buf[k : k+n : k+n]
+}
+
+// argmax returns the position in group d's hull (-1: the origin, profit 0)
+// of largest Lagrangian profit p − pi·g, the earliest of equal ones, and
+// that profit. The hull is concave with strictly decreasing slopes, so the
+// profits along it rise to their maximum and then fall: the search climbs
+// from the position of the previous call (a few steps when the price moved
+// a little) instead of reading every point.
+func (d *dgroup) argmax(pts []float64, pi float64) (int, float64) {
+	pts = pts[2*d.off : 2*(d.off+d.n)]
+	k := int(d.at)
+	v := 0.0
+	if k >= 0 {
+		v = pts[2*k] - pi*pts[2*k+1]
+	}
+	for 2*k+3 < len(pts) {
+		w := pts[2*k+2] - pi*pts[2*k+3]
+		if !(w > v) {
+			break
+		}
+		k, v = k+1, w
+	}
+	for k >= 0 {
+		w := 0.0
+		if k > 0 {
+			w = pts[2*k-2] - pi*pts[2*k-1]
+		}
+		if !(w >= v) {
+			break
+		}
+		k, v = k-1, w
+	}
+	d.at = int32(k)
+	return k, v
+}
+
 // hull returns the indices (>= start) of opts[start:] on the upper concave
 // hull of {(0,0)} ∪ {(g, p)}; opts[start:] is sorted by g with p increasing.
 // The result aliases buf (scratch, returned for reuse).
@@ -395,18 +498,21 @@ func (g *group) price(lam []float64) float64 {
 }
 
 // best returns the largest Lagrangian profit max(0, p − π·g) of job j at lam
-// over the options it may still use (all when fits is nil) and the option
-// index achieving it (-1 for none). Ties keep the earliest option.
+// and the option index achieving it (-1 for none). Ties keep the earliest
+// option. Only the hull points can be maximisers; each group's is found by
+// climbing its hull from the last call's (dgroup.argmax).
 func (j *mjob) best(lam []float64) (float64, int) {
 	bv, bo := 0.0, -1
-	for gi := range j.groups {
-		g := &j.groups[gi]
-		pi := g.price(lam)
-		for _, oi := range g.hull {
-			o := &j.opts[oi]
-			if v := o.p - pi*float64(o.g); v > bv {
-				bv, bo = v, int(oi)
-			}
+	for gi := range j.dual {
+		d := &j.dual[gi]
+		var pi float64
+		if d.row >= 0 {
+			pi = lam[d.row]
+		} else {
+			pi = j.groups[gi].price(lam)
+		}
+		if k, v := d.argmax(j.pts, pi); k >= 0 && v > bv {
+			bv, bo = v, int(j.groups[gi].hull[k])
 		}
 	}
 	return bv, bo
