@@ -90,122 +90,17 @@ const modelNanos = 200
 // deadline: the model then holds the free jobs before m.rest only (see
 // model.rest).
 func buildModel(p *Problem, sc scan, clk *clock) *model {
-	m := &model{p: p, sign: 1, scale: sc.scale, dev: sc.dev, rest: len(p.Jobs)}
-	if p.Sense == Minimize {
-		m.sign = -1
-	}
-	m.types = slices.Sorted(maps.Keys(p.Capacity))
-	m.nrows = len(m.types) + len(p.Quotas)
-	typeRow := make(map[string]int, len(m.types))
-	m.typeRow = typeRow
-	m.cap = make([]int, m.nrows)
-	total := 0 // at most MaxGPUs (Validate)
-	for r, t := range m.types {
-		typeRow[t] = r
-		m.cap[r] = p.Capacity[t] - p.Reserved[t]
-		total += m.cap[r]
-	}
-	// quota rows each job belongs to
-	jobQuotas := jobQuotaLists(p)
-	for qi := range p.Quotas {
-		// a limit above the total capacity cannot bind; clamping it keeps
-		// every sum of a row's usage far from overflowing
-		m.cap[len(m.types)+qi] = min(p.Quotas[qi].Limit, total)
-	}
-	// typeQuotas[tr] lists the quotas of the current job (jobQuotas) that
-	// count options of type row tr, whatever their size; stamp[tr] says
-	// for which job it was computed
-	typeQuotas := make([][]int, len(m.types))
-	stamp := make([]int, len(m.types))
-	for tr := range stamp {
-		stamp[tr] = -1
-	}
-	// rowsOf appends to buf[:0] the coupling rows option o (of type row tr)
-	// of job ji uses: its type row first, then the quota rows it counts
-	// toward.
-	// quotasOf returns the quotas of job ji that count options of type
-	// row tr (named t), whatever their size
-	quotasOf := func(ji, tr int, t string) []int {
-		if stamp[tr] != ji {
-			stamp[tr] = ji
-			typeQuotas[tr] = typeQuotas[tr][:0]
-			for _, qi := range jobQuotas[ji] {
-				if p.Quotas[qi].countsType(t) {
-					typeQuotas[tr] = append(typeQuotas[tr], qi)
-				}
-			}
-		}
-		return typeQuotas[tr]
-	}
-	// quotaCount is the number of job ji's quotas option o (of type row
-	// tr) counts toward: within one type, a larger option counts toward
-	// every quota a smaller one does, so options sorted by GPUs have the
-	// same rows exactly when they have the same count
-	quotaCount := func(ji int, o Option, tr int) int {
-		n := 0
-		for _, qi := range quotasOf(ji, tr, o.Type) {
-			if o.GPUs >= p.Quotas[qi].MinGPUs {
-				n++
-			}
-		}
-		return n
-	}
-	rowsOf := func(buf []int32, ji int, o Option, tr int) []int32 {
-		buf = append(buf[:0], int32(tr))
-		if len(jobQuotas[ji]) == 0 {
-			return buf
-		}
-		for _, qi := range quotasOf(ji, tr, o.Type) {
-			if o.GPUs >= p.Quotas[qi].MinGPUs {
-				buf = append(buf, int32(len(m.types)+qi))
-			}
-		}
-		return buf
-	}
-	var rowBuf []int32
-	m.pins = make([]int, len(p.Jobs))
-	for i, j := range p.Jobs {
-		m.pins[i] = -1
-		if j.Pin >= 0 {
-			m.pins[i] = j.Pin
-			o := j.Options[j.Pin]
-			rowBuf = rowsOf(rowBuf, i, o, typeRow[o.Type])
-			for _, r := range rowBuf {
-				m.cap[r] -= o.GPUs
-			}
-		}
-	}
-	var cands []candOpt // candidate options of one job
-	lastType, lastRow := "", -1
-	// the model's options and row lists live in large arenas (most of the
-	// cost of building a model of many jobs is allocation), allocated in
-	// chunks as the model grows: one allocation for every option would
-	// come before the first look at the clock, and cost milliseconds
-	var optArena []mopt
-	nfree, nopts := 0, 0 // free jobs, and their options not yet in the arena
-	for i := range p.Jobs {
-		if p.Jobs[i].Pin < 0 {
-			nfree++
-			nopts += len(p.Jobs[i].Options)
-		}
-	}
-	m.jobs = make([]mjob, 0, nfree)
-	// λ_r beyond the largest profit per GPU of any option using row r cannot
-	// lower the dual function (computed job by job, within the clock's
-	// looks)
-	m.ub = make([]float64, m.nrows)
-	var i32 int32Arena
-	var f64 float64Arena
-	var dgs dgroupArena
-	var stack []int32
-	work := 0
+	m := newModelRows(p, sc)
+	b := newBuilder(m)
+	b.subtractPins()
 	trace("build.setup")
-	for i, j := range p.Jobs {
-		if j.Pin >= 0 {
+	work := 0
+	for i := range p.Jobs {
+		if p.Jobs[i].Pin >= 0 {
 			continue
 		}
 		if clk != nil {
-			if work += len(j.Options) + 8; work >= validateChunk/16 {
+			if work += len(p.Jobs[i].Options) + 8; work >= validateChunk/16 {
 				work = 0
 				if past(clk.buildEnd) {
 					m.stopAt(i, sc)
@@ -213,98 +108,284 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 				}
 			}
 		}
-		// candidates: positive profit and fit alone; then, per type, drop
-		// dominated ones
-		cands = cands[:0]
-		for k, o := range j.Options {
-			pr := m.sign * (o.Value - j.Unallocated)
-			if !(pr > 0) {
-				continue
-			}
-			if o.Type != lastType || lastRow < 0 {
-				lastType, lastRow = o.Type, typeRow[o.Type]
-			}
-			if o.GPUs > m.cap[lastRow] {
-				continue
-			}
-			fits := true
-			if len(jobQuotas[i]) > 0 {
-				for _, qi := range quotasOf(i, lastRow, o.Type) {
-					if o.GPUs >= p.Quotas[qi].MinGPUs && o.GPUs > m.cap[len(m.types)+qi] {
-						fits = false
-					}
-				}
-			}
-			if fits {
-				cands = append(cands, candOpt{mopt{k: k, p: pr, g: o.GPUs}, lastRow})
-			}
-		}
-		if len(cands) == 0 {
+		b.nopts -= len(p.Jobs[i].Options)
+		if !b.candidates(i) {
 			continue
 		}
-		// (options usually come sorted by type and size: no sort then)
-		if !slices.IsSortedFunc(cands, candOrder) {
-			slices.SortFunc(cands, candOrder)
-		}
-		ntypes := 1
-		for a := 1; a < len(cands); a++ {
-			if cands[a].tr != cands[a-1].tr {
-				ntypes++
-			}
-		}
-		if len(optArena)+len(cands) > cap(optArena) {
-			optArena = make([]mopt, 0, max(min(optChunk, nopts), len(cands)))
-		}
-		nopts -= len(j.Options)
-		mj := mjob{orig: i, opts: optArena[len(optArena) : len(optArena) : len(optArena)+len(cands)], groups: make([]group, 0, ntypes)}
-		optArena = optArena[:len(optArena)+len(cands)]
-		for a := 0; a < len(cands); {
-			tr := cands[a].tr
-			// An option dominated by a smaller one of the same type is never
-			// needed: the smaller one uses no more of every row (a quota with
-			// MinGPUs counts larger options only).
-			start := len(mj.opts)
-			best := math.Inf(-1)
-			for ; a < len(cands) && cands[a].tr == tr; a++ {
-				if o := cands[a].mopt; o.p > best {
-					best = o.p
-					mj.opts = append(mj.opts, o)
-				}
-			}
-			// Options of one type use the same rows except for MinGPUs
-			// thresholds, so the row sets form contiguous runs by GPUs: one
-			// group per run.
-			for x := start; x < len(mj.opts); {
-				rowBuf = rowsOf(rowBuf, i, j.Options[mj.opts[x].k], tr)
-				y := x + 1
-				if len(jobQuotas[i]) == 0 {
-					y = len(mj.opts) // a type row only: one group
-				}
-				for y < len(mj.opts) && quotaCount(i, j.Options[mj.opts[y].k], tr) == len(rowBuf)-1 {
-					y++
-				}
-				gi := len(mj.groups)
-				for z := x; z < y; z++ {
-					mj.opts[z].grp = gi
-				}
-				var h []int32
-				h, stack = hull(mj.opts[:y], x, stack)
-				mj.groups = append(mj.groups, group{rows: i32.clone(rowBuf), hull: i32.clone(h)})
-				x = y
-			}
-		}
-		for _, o := range mj.opts {
-			mj.top = math.Max(mj.top, o.p)
-			for _, r := range mj.groups[o.grp].rows {
-				m.ub[r] = math.Max(m.ub[r], o.p/float64(o.g))
-			}
-		}
-		layDual(&mj, &dgs, &f64)
+		mj := b.job(i)
+		m.noteBounds(&mj)
 		m.jobs = append(m.jobs, mj)
 	}
 	trace("build.jobs")
-	m.jobQuotas = jobQuotas
+	m.jobQuotas = b.jobQuotas
 	return m
+}
+
+// newModelRows returns the model's rows: one per GPU type (sorted by name)
+// with its capacity less the reservation, then one per quota with its
+// limit; the jobs come later.
+func newModelRows(p *Problem, sc scan) *model {
+	m := &model{p: p, sign: 1, scale: sc.scale, dev: sc.dev, rest: len(p.Jobs)}
+	if p.Sense == Minimize {
+		m.sign = -1
+	}
+	m.types = slices.Sorted(maps.Keys(p.Capacity))
+	m.nrows = len(m.types) + len(p.Quotas)
+	m.typeRow = make(map[string]int, len(m.types))
+	m.cap = make([]int, m.nrows)
+	total := 0 // at most MaxGPUs (Validate)
+	for r, t := range m.types {
+		m.typeRow[t] = r
+		m.cap[r] = p.Capacity[t] - p.Reserved[t]
+		total += m.cap[r]
+	}
+	for qi := range p.Quotas {
+		// a limit above the total capacity cannot bind; clamping it keeps
+		// every sum of a row's usage far from overflowing
+		m.cap[len(m.types)+qi] = min(p.Quotas[qi].Limit, total)
+	}
+	// λ_r beyond the largest profit per GPU of any option using row r
+	// cannot lower the dual function (noteBounds)
+	m.ub = make([]float64, m.nrows)
+	return m
+}
+
+// builder holds the scratch space and arenas of buildModel. The model's
+// options, groups and row lists live in large arenas (most of the cost of
+// building a model of many jobs is allocation), allocated in chunks as the
+// model grows: one allocation for every option would come before the
+// first look at the clock, and cost milliseconds.
+type builder struct {
+	m         *model
+	p         *Problem
+	jobQuotas [][]int // quotas covering each job
+	// typeQuotas[tr] lists the quotas of job stamp[tr] (of jobQuotas) that
+	// count options of type row tr, whatever their size (see quotasOf)
+	typeQuotas [][]int
+	stamp      []int
+	rowBuf     []int32
+	cands      []candOpt // candidate options of the current job
+	stack      []int32   // hull's scratch
+	nopts      int       // options of the free jobs not yet read: the arena's next chunk need not be larger
+	opts       []mopt
+	groups     []group
+	i32        int32Arena
+	f64        float64Arena
+	dgs        dgroupArena
+}
+
+func newBuilder(m *model) *builder {
+	p := m.p
+	b := &builder{m: m, p: p, jobQuotas: jobQuotaLists(p), typeQuotas: make([][]int, len(m.types)), stamp: make([]int, len(m.types))}
+	for tr := range b.stamp {
+		b.stamp[tr] = -1
+	}
+	nfree := 0
+	for i := range p.Jobs {
+		if p.Jobs[i].Pin < 0 {
+			nfree++
+			b.nopts += len(p.Jobs[i].Options)
+		}
+	}
+	m.jobs = make([]mjob, 0, nfree)
+	return b
+}
+
+// quotasOf returns the quotas of job ji that count options of type row tr,
+// whatever their size.
+func (b *builder) quotasOf(ji, tr int) []int {
+	if b.stamp[tr] != ji {
+		b.stamp[tr] = ji
+		b.typeQuotas[tr] = b.typeQuotas[tr][:0]
+		t := b.m.types[tr]
+		for _, qi := range b.jobQuotas[ji] {
+			if b.p.Quotas[qi].countsType(t) {
+				b.typeQuotas[tr] = append(b.typeQuotas[tr], qi)
+			}
+		}
+	}
+	return b.typeQuotas[tr]
+}
+
+// quotaCount is the number of job ji's quotas an option of g GPUs of type
+// row tr counts toward: within one type, a larger option counts toward
+// every quota a smaller one does, so options sorted by GPUs have the same
+// rows exactly when they have the same count.
+func (b *builder) quotaCount(ji, g, tr int) int {
+	n := 0
+	for _, qi := range b.quotasOf(ji, tr) {
+		if g >= b.p.Quotas[qi].MinGPUs {
+			n++
+		}
+	}
+	return n
+}
+
+// rowsOf sets b.rowBuf to the coupling rows an option of g GPUs of type row
+// tr of job ji uses: its type row first, then the quota rows it counts
+// toward.
+func (b *builder) rowsOf(ji, g, tr int) []int32 {
+	b.rowBuf = append(b.rowBuf[:0], int32(tr))
+	if len(b.jobQuotas[ji]) == 0 {
+		return b.rowBuf
+	}
+	for _, qi := range b.quotasOf(ji, tr) {
+		if g >= b.p.Quotas[qi].MinGPUs {
+			b.rowBuf = append(b.rowBuf, int32(len(b.m.types)+qi))
+		}
+	}
+	return b.rowBuf
+}
+
+// subtractPins takes the pinned jobs' options off the rows' capacities and
+// records the pins.
+func (b *builder) subtractPins() {
+	m := b.m
+	m.pins = make([]int, len(b.p.Jobs))
+	for i, j := range b.p.Jobs {
+		m.pins[i] = -1
+		if j.Pin >= 0 {
+			m.pins[i] = j.Pin
+			o := j.Options[j.Pin]
+			for _, r := range b.rowsOf(i, o.GPUs, m.typeRow[o.Type]) {
+				m.cap[r] -= o.GPUs
+			}
+		}
+	}
+}
+
+// candidates sets b.cands to the options of job i worth keeping: positive
+// profit over staying unallocated, and fit alone in every row they use;
+// sorted by type row, GPUs and profit (larger first). It reports whether
+// there is any.
+func (b *builder) candidates(i int) bool {
+	m, j := b.m, &b.p.Jobs[i]
+	b.cands = b.cands[:0]
+	quotas := len(b.jobQuotas[i]) > 0
+	lastType, lastRow := "", -1
+	for k := range j.Options {
+		o := &j.Options[k]
+		pr := m.sign * (o.Value - j.Unallocated)
+		if !(pr > 0) {
+			continue
+		}
+		if o.Type != lastType || lastRow < 0 {
+			lastType, lastRow = o.Type, m.typeRow[o.Type]
+		}
+		if o.GPUs > m.cap[lastRow] || quotas && !b.fitsQuotas(i, o.GPUs, lastRow) {
+			continue
+		}
+		b.cands = append(b.cands, candOpt{mopt{k: k, p: pr, g: o.GPUs}, lastRow})
+	}
+	// (options usually come sorted by type and size: no sort then)
+	if !slices.IsSortedFunc(b.cands, candOrder) {
+		slices.SortFunc(b.cands, candOrder)
+	}
+	return len(b.cands) > 0
+}
+
+// fitsQuotas reports whether an option of g GPUs of type row tr of job i
+// fits alone in every quota row it counts toward.
+func (b *builder) fitsQuotas(i, g, tr int) bool {
+	for _, qi := range b.quotasOf(i, tr) {
+		if g >= b.p.Quotas[qi].MinGPUs && g > b.m.cap[len(b.m.types)+qi] {
+			return false
+		}
+	}
+	return true
+}
+
+// job builds the model job of problem job i from its candidates: per type,
+// the options not dominated by a smaller one, grouped by the rows they use,
+// with each group's hull and the dual's view of them.
+func (b *builder) job(i int) mjob {
+	ntypes := 1
+	for a := 1; a < len(b.cands); a++ {
+		if b.cands[a].tr != b.cands[a-1].tr {
+			ntypes++
+		}
+	}
+	mj := mjob{orig: i, opts: b.takeOpts(len(b.cands)), groups: b.takeGroups(ntypes)}
+	for a := 0; a < len(b.cands); {
+		tr := b.cands[a].tr
+		start := len(mj.opts)
+		a = b.undominated(&mj, a)
+		b.groupType(&mj, i, tr, start)
+	}
+	layDual(&mj, &b.dgs, &b.f64)
+	return mj
+}
+
+// undominated appends to j.opts the candidates from a on of a's type that
+// no smaller one of that type dominates (a smaller option uses no more of
+// every row: a quota with MinGPUs counts larger options only), and returns
+// the first candidate of the next type.
+func (b *builder) undominated(j *mjob, a int) int {
+	tr := b.cands[a].tr
+	best := math.Inf(-1)
+	for ; a < len(b.cands) && b.cands[a].tr == tr; a++ {
+		if o := b.cands[a].mopt; o.p > best {
+			best = o.p
+			j.opts = append(j.opts, o)
+		}
+	}
+	return a
+}
+
+// groupType groups the options j.opts[start:] of type row tr of problem job
+// i by the rows they use. Options of one type use the same rows except for
+// MinGPUs thresholds, so the row sets form contiguous runs by GPUs: one
+// group per run.
+func (b *builder) groupType(j *mjob, i, tr, start int) {
+	for x := start; x < len(j.opts); {
+		rows := b.rowsOf(i, j.opts[x].g, tr)
+		y := x + 1
+		if len(b.jobQuotas[i]) == 0 {
+			y = len(j.opts) // a type row only: one group
+		}
+		for y < len(j.opts) && b.quotaCount(i, j.opts[y].g, tr) == len(rows)-1 {
+			y++
+		}
+		gi := len(j.groups)
+		for z := x; z < y; z++ {
+			j.opts[z].grp = gi
+		}
+		var h []int32
+		h, b.stack = hull(j.opts[:y], x, b.stack)
+		j.groups = append(j.groups, group{rows: b.i32.clone(rows), hull: b.i32.clone(h)})
+		x = y
+	}
+}
+
+// takeOpts returns an empty slice of capacity n from the options' arena.
+func (b *builder) takeOpts(n int) []mopt {
+	if len(b.opts)+n > cap(b.opts) {
+		b.opts = make([]mopt, 0, max(min(optChunk, b.nopts+n), n))
+	}
+	k := len(b.opts)
+	b.opts = b.opts[:k+n]
+	return b.opts[k : k : k+n]
+}
+
+// takeGroups returns an empty slice of capacity n from the groups' arena.
+func (b *builder) takeGroups(n int) []group {
+	if len(b.groups)+n > cap(b.groups) {
+		b.groups = make([]group, 0, max(1<<10, n))
+	}
+	k := len(b.groups)
+	b.groups = b.groups[:k+n]
+	return b.groups[k : k : k+n]
+}
+
+// noteBounds records job j's largest profit (its term of the dual at λ = 0)
+// and raises the multipliers' upper bounds to its options' profits per GPU.
+func (m *model) noteBounds(j *mjob) {
+	for _, o := range j.opts {
+		j.top = math.Max(j.top, o.p)
+		for _, r := range j.groups[o.grp].rows {
+			m.ub[r] = math.Max(m.ub[r], o.p/float64(o.g))
+		}
+	}
 }
 
 // optChunk is the number of options of the model's arena allocated at a
