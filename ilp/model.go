@@ -740,12 +740,14 @@ func (m *model) minimizeDual(jobs []int32, capv []int, lam0 []float64, tol float
 // evaluation, which then returns λ = 0 and its value without an
 // evaluation (zeroDual; lam0 is then ignored).
 func (m *model) minimizeDualUntil(jobs []int32, capv []int, lam0 []float64, tol float64, maxIter int, stop func() bool) ([]float64, float64) {
-	return m.minimizeDualFirst(jobs, capv, lam0, tol, maxIter, stop, nil)
+	return m.minimizeDualFirst(jobs, capv, lam0, tol, maxIter, stop, nil, 0)
 }
 
 // minimizeDualFirst is minimizeDualUntil with a separate stop function for
-// the first evaluation (see minimizeDualUntil).
-func (m *model) minimizeDualFirst(jobs []int32, capv []int, lam0 []float64, tol float64, maxIter int, stop, first func() bool) ([]float64, float64) {
+// the first evaluation (see minimizeDualUntil), and a stall test: with
+// stall > 0 it also stops when the best value found has improved by less
+// than stall times its magnitude over the last stallEvals iterations.
+func (m *model) minimizeDualFirst(jobs []int32, capv []int, lam0 []float64, tol float64, maxIter int, stop, first func() bool, stall float64) ([]float64, float64) {
 	var act []int
 	for r := 0; r < m.nrows; r++ {
 		if m.ub[r] > 0 {
@@ -760,21 +762,25 @@ func (m *model) minimizeDualFirst(jobs []int32, capv []int, lam0 []float64, tol 
 		}
 		return m.dualUntil(jobs, capv, lam, sg, s)
 	}
-	lam, f, ok := m.minimizeFn(eval, act, lam0, tol, maxIter, stop)
+	lam, f, ok := m.minimizeFn(eval, act, lam0, tol, maxIter, stop, stall)
 	if !ok {
 		return make([]float64, m.nrows), m.zeroDual(jobs)
 	}
 	return lam, f
 }
 
+// stallEvals is the window of the dual's stall test (minimizeDualFirst).
+const stallEvals = 10
+
 // minimizeFn minimises a convex piecewise-linear function of the
 // multipliers (given with a subgradient by eval) over the rows in act, within
 // [0, ub]; the other multipliers stay at their lam0 values (0 when lam0 is
 // nil). It is the box-step cutting-plane method described at minimizeDual;
-// stop (when non-nil) ends it early. eval reports false when it was
+// stop (when non-nil) ends it early, and so does a stall (see
+// minimizeDualFirst; 0: never). eval reports false when it was
 // interrupted: minimizeFn then stops with the best λ so far, and reports
 // ok false when the first evaluation (at lam0) was.
-func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []int, lam0 []float64, tol float64, maxIter int, stop func() bool) (lam []float64, fc float64, ok bool) {
+func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []int, lam0 []float64, tol float64, maxIter int, stop func() bool, stall float64) (lam []float64, fc float64, ok bool) {
 	n := m.nrows
 	center := make([]float64, n)
 	if lam0 != nil {
@@ -815,9 +821,16 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []i
 	lo := make([]float64, n)
 	hi := make([]float64, n)
 	na := len(act)
+	var hist [stallEvals]float64 // fc at the start of the last iterations
 	for it := 0; it < maxIter; it++ {
 		if stop != nil && stop() {
 			break
+		}
+		if stall > 0 {
+			if it >= stallEvals && hist[it%stallEvals]-fc < stall*math.Abs(fc) {
+				break
+			}
+			hist[it%stallEvals] = fc
 		}
 		// master: variables y_a = λ_a − lo_a (a in act) and t = θ − θlo
 		thLo := math.Inf(-1)

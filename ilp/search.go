@@ -684,7 +684,14 @@ func (n *bbNode) bound() bool {
 		}
 	}
 	lam0 := n.lam0
-	n.lam, n.f = m.minimizeDualFirst(n.free, n.capv, lam0, sr.dualTol, iters, stop, first)
+	stall := 0.0
+	if n.first && sr.tightDeadline(n.free) {
+		// under a tight deadline the bound need not be closer than a small
+		// fraction of the gap a greedy incumbent leaves: the time the
+		// dual would spend on the last digits goes to the incumbent
+		stall = tightDualStall
+	}
+	n.lam, n.f = m.minimizeDualFirst(n.free, n.capv, lam0, sr.dualTol, iters, stop, first, stall)
 	if n.first {
 		trace("dual")
 	}
@@ -705,6 +712,13 @@ func (n *bbNode) bound() bool {
 		if sr.warm != nil { // free is every model job
 			sr.offerFree(n.free, sr.quickGreedy(n.free, n.capv, n.lam, sr.warm))
 			trace("warmGreedy")
+		}
+		if sr.tightDeadline(n.free) && sr.hasBest {
+			// free is every model job: the incumbent is parallel to it
+			if c := slices.Clone(sr.best); sr.exchange(n.free, n.capv, c) {
+				sr.offerFree(n.free, c)
+			}
+			trace("exchange")
 		}
 		if n.bnd <= sr.target() {
 			return false
@@ -1119,6 +1133,11 @@ func (sr *search) optionCount(free []int32) int {
 	}
 	return n
 }
+
+// tightDualStall is the stall test of the root's dual under a tight
+// deadline (see minimizeDualFirst): it stops once ten iterations have
+// improved the bound by less than this share.
+const tightDualStall = 2e-5
 
 // tightGreedies is the number of greedy passes over the options below
 // which a deadline counts as tight (tightDeadline).
