@@ -57,21 +57,32 @@ func (sr *search) exchange(free []int32, capv []int, choice []int) bool {
 	downs := make([][]down, nt)
 	touched := make([]bool, len(free))
 	heads := make([]int, nt) // see makeMove
+	// A round after the first looks again only at what its predecessor
+	// changed: the jobs it moved (dirtyJob) and the type rows whose
+	// capacity left or downs changed (dirtyType); every other move's
+	// estimate is what it was, not positive or not made for reasons that
+	// still hold.
+	dirtyJob := make([]bool, len(free))
+	dirtyType := make([]bool, nt)
+	for k := range dirtyJob {
+		dirtyJob[k] = true
+	}
+	for t := range dirtyType {
+		dirtyType[t] = true
+	}
 	improved := false
 	for {
-		if !sr.downsOf(free, choice, downs) {
+		if !sr.downsOf(free, choice, downs, dirtyType) {
 			return improved
 		}
-		moves, ok := sr.upMoves(free, choice, left, downs)
-		if !ok {
-			return improved
-		}
-		if len(moves) == 0 {
+		moves, ok := sr.upMoves(free, choice, left, downs, dirtyJob, dirtyType)
+		if !ok || len(moves) == 0 {
 			return improved
 		}
 		slices.SortFunc(moves, func(a, b upMove) int { return cmp.Or(cmp.Compare(b.net, a.net), a.k-b.k, a.o-b.o) })
 		clear(touched)
 		clear(heads)
+		clear(dirtyType)
 		made := 0
 		for _, mv := range moves {
 			if sr.clk.tick(64) {
@@ -80,24 +91,33 @@ func (sr *search) exchange(free []int32, capv []int, choice []int) bool {
 			if touched[mv.k] {
 				continue
 			}
+			c := choice[mv.k]
 			if sr.makeMove(free, choice, left, downs, heads, touched, mv) {
 				made++
+				j := &m.jobs[free[mv.k]]
+				dirtyType[j.groups[j.opts[mv.o].grp].rows[0]] = true
+				if c >= 0 {
+					dirtyType[j.groups[j.opts[c].grp].rows[0]] = true
+				}
 			}
 		}
 		if made == 0 {
 			return improved
 		}
+		copy(dirtyJob, touched)
 		improved = true
 	}
 }
 
-// downsOf sets downs[t] to the downs of the jobs on type row t, cheapest
-// per GPU freed first (ties: job, then option, in order). It reports false
-// when the clock stops it.
-func (sr *search) downsOf(free []int32, choice []int, downs [][]down) bool {
+// downsOf sets downs[t], for the type rows t marked in dirty, to the downs
+// of the jobs on t, cheapest per GPU freed first (ties: job, then option,
+// in order). It reports false when the clock stops it.
+func (sr *search) downsOf(free []int32, choice []int, downs [][]down, dirty []bool) bool {
 	m := sr.m
 	for t := range downs {
-		downs[t] = downs[t][:0]
+		if dirty[t] {
+			downs[t] = downs[t][:0]
+		}
 	}
 	for k, i := range free {
 		c := choice[k]
@@ -105,11 +125,14 @@ func (sr *search) downsOf(free []int32, choice []int, downs [][]down) bool {
 			continue
 		}
 		j := &m.jobs[i]
+		oc := &j.opts[c]
+		t := int(j.groups[oc.grp].rows[0])
+		if !dirty[t] {
+			continue
+		}
 		if sr.clk.tick(8 * len(j.opts)) {
 			return false
 		}
-		oc := &j.opts[c]
-		t := int(j.groups[oc.grp].rows[0])
 		downs[t] = append(downs[t], down{k: k, o: -1, d: oc.g, cost: oc.p})
 		for oi := range j.opts {
 			if o := &j.opts[oi]; o.g < oc.g && j.onType(oi, t) {
@@ -118,6 +141,9 @@ func (sr *search) downsOf(free []int32, choice []int, downs [][]down) bool {
 		}
 	}
 	for t := range downs {
+		if !dirty[t] {
+			continue
+		}
 		if sr.clk.tick(32 * len(downs[t])) {
 			return false
 		}
@@ -130,9 +156,10 @@ func (sr *search) downsOf(free []int32, choice []int, downs [][]down) bool {
 }
 
 // upMoves lists the move of largest estimated net gain of every job that
-// has one of positive net gain. ok is false
+// has one of positive net gain, among the moves of the jobs marked in
+// dirtyJob and the moves onto the type rows marked in dirtyType. ok is false
 // when the clock stops it.
-func (sr *search) upMoves(free []int32, choice []int, left []int, downs [][]down) (moves []upMove, ok bool) {
+func (sr *search) upMoves(free []int32, choice []int, left []int, downs [][]down, dirtyJob, dirtyType []bool) (moves []upMove, ok bool) {
 	m := sr.m
 	for k, i := range free {
 		j := &m.jobs[i]
@@ -152,6 +179,9 @@ func (sr *search) upMoves(free []int32, choice []int, left []int, downs [][]down
 				continue
 			}
 			t := int(j.groups[o.grp].rows[0])
+			if !dirtyJob[k] && !dirtyType[t] {
+				continue // as it was (see exchange)
+			}
 			avail := left[t]
 			if c >= 0 && j.onType(c, t) {
 				avail += j.opts[c].g
