@@ -1,7 +1,6 @@
 package ilp
 
 import (
-	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -667,51 +666,160 @@ func (m *model) aggregatePrice(jobs []int32, capv []int, tick func(n int) bool) 
 	for t := 0; t < nt; t++ {
 		capTotal += capv[t]
 	}
-	type seg struct {
-		slope float64
-		g     int
+	n := 0
+	for _, ji := range jobs {
+		n += len(m.jobs[ji].pts) / 2
 	}
-	var segs []seg
-	var pts []mopt
+	segs := make([]aggSeg, 0, n)
+	var pts, tmp []aggPt
+	var stack []int
 	for _, ji := range jobs {
 		j := &m.jobs[ji]
-		if tick(32 * len(j.opts)) {
+		if tick(16 * len(j.pts)) {
 			return nil
 		}
-		// the job's options by GPUs (profit descending), then the upper
-		// hull from the origin: its segments have decreasing slopes
-		pts = append(pts[:0], j.opts...)
-		slices.SortFunc(pts, func(a, b mopt) int {
-			if a.g != b.g {
-				return a.g - b.g
-			}
-			return cmp.Compare(b.p, a.p)
-		})
-		var st []int32
-		st, _ = hull(pts, 0, nil)
-		x0, y0 := 0, 0.0
-		for _, k := range st {
-			if pts[k].p > y0 && pts[k].g > x0 {
-				segs = append(segs, seg{(pts[k].p - y0) / float64(pts[k].g-x0), pts[k].g - x0})
-				x0, y0 = pts[k].g, pts[k].p
+		// the upper hull from the origin of the job's options: its
+		// segments have decreasing slopes
+		pts, tmp, stack = unionHull(j, pts, tmp, stack)
+		x0, y0 := 0.0, 0.0
+		for _, q := range pts {
+			if q.p > y0 && q.g > x0 {
+				segs = append(segs, aggSeg{(q.p - y0) / (q.g - x0), int(q.g - x0)})
+				x0, y0 = q.g, q.p
 			}
 		}
 	}
-	if tick(64 * len(segs)) {
+	if tick(16 * len(segs)) {
 		return nil
 	}
-	slices.SortFunc(segs, func(a, b seg) int { return cmp.Compare(b.slope, a.slope) })
 	lam := make([]float64, m.nrows)
-	used := 0
-	for _, s := range segs {
-		if used += s.g; used > capTotal {
-			for t := 0; t < nt; t++ {
-				lam[t] = math.Min(s.slope, m.ub[t])
-			}
-			break
+	if mu, ok := crossingSlope(segs, capTotal); ok {
+		for t := 0; t < nt; t++ {
+			lam[t] = math.Min(mu, m.ub[t])
 		}
 	}
 	return lam
+}
+
+// unionHull sets pts to the upper concave hull (origin left out, GPUs
+// ascending) of the hull points of every group of j, merging the groups'
+// hulls one at a time into the hull so far (a point below a group's hull
+// is below the union's), with tmp and stack as scratch.
+func unionHull(j *mjob, pts, tmp []aggPt, stack []int) ([]aggPt, []aggPt, []int) {
+	pts = pts[:0]
+	for gi := range j.dual {
+		d := &j.dual[gi]
+		gp := j.pts[2*d.off : 2*(d.off+d.n)]
+		// merge by GPUs ascending, profit descending
+		tmp = tmp[:0]
+		x, y := 0, 0
+		for x < len(pts) || y < len(gp) {
+			if y >= len(gp) || x < len(pts) && (pts[x].g < gp[y+1] || pts[x].g == gp[y+1] && pts[x].p >= gp[y]) {
+				tmp = append(tmp, pts[x])
+				x++
+			} else {
+				tmp = append(tmp, aggPt{g: gp[y+1], p: gp[y]})
+				y += 2
+			}
+		}
+		stack = upperHull(tmp, stack)
+		pts = pts[:0]
+		for _, k := range stack {
+			pts = append(pts, tmp[k])
+		}
+	}
+	return pts, tmp, stack
+}
+
+// aggPt is a point (GPUs, profit) of aggregatePrice's hulls.
+type aggPt struct{ g, p float64 }
+
+// aggSeg is a segment of a job's hull: its slope and width in GPUs.
+type aggSeg struct {
+	slope float64
+	g     int
+}
+
+// upperHull returns the indices into pts (sorted by GPUs, profit
+// descending) of the upper concave hull of the origin and pts, the origin
+// left out, GPUs ascending; points on a chord are dropped. It reuses buf.
+func upperHull(pts []aggPt, buf []int) []int {
+	st := buf[:0]
+	at := func(x int) aggPt {
+		if x < 0 {
+			return aggPt{}
+		}
+		return pts[x]
+	}
+	for i := range pts {
+		p3 := pts[i]
+		for len(st) >= 1 {
+			p1 := aggPt{}
+			if len(st) >= 2 {
+				p1 = at(st[len(st)-2])
+			}
+			p2 := at(st[len(st)-1])
+			// drop the middle point when on or below the chord 1-3
+			if (p2.p-p1.p)*(p3.g-p1.g) <= (p3.p-p1.p)*(p2.g-p1.g) {
+				st = st[:len(st)-1]
+			} else {
+				break
+			}
+		}
+		st = append(st, i)
+	}
+	return st
+}
+
+// crossingSlope returns the slope of the segment at which the segments,
+// taken in decreasing slope, first hold more than capTotal GPUs in all (ok
+// false when they never do): the price of the aggregate row in its LP. It
+// selects it in expected linear time, partitioning around pivots, instead
+// of sorting; segs is reordered.
+func crossingSlope(segs []aggSeg, capTotal int) (float64, bool) {
+	acc := 0 // GPUs of the segments steeper than every one of segs
+	for len(segs) > 0 {
+		pv := medianOf3(segs[0].slope, segs[len(segs)/2].slope, segs[len(segs)-1].slope)
+		// [0,gt) steeper than pv, [gt,eq) equal, [eq,len) less steep
+		gt, eq := 0, 0
+		wg, we := 0, 0
+		for x := range segs {
+			switch sl := segs[x].slope; {
+			case sl > pv:
+				wg = addCount(wg, segs[x].g)
+				segs[x], segs[eq] = segs[eq], segs[x]
+				segs[eq], segs[gt] = segs[gt], segs[eq]
+				gt++
+				eq++
+			case sl == pv:
+				we = addCount(we, segs[x].g)
+				segs[x], segs[eq] = segs[eq], segs[x]
+				eq++
+			}
+		}
+		// (sums saturate: no row's capacity is near MaxInt)
+		switch {
+		case addCount(acc, wg) > capTotal:
+			segs = segs[:gt]
+		case addCount(addCount(acc, wg), we) > capTotal:
+			return pv, true
+		default:
+			acc = addCount(addCount(acc, wg), we)
+			segs = segs[eq:]
+		}
+	}
+	return 0, false
+}
+
+// medianOf3 returns the median of a, b and c.
+func medianOf3(a, b, c float64) float64 {
+	if a > b {
+		a, b = b, a
+	}
+	if b > c {
+		b = c
+	}
+	return max(a, b)
 }
 
 // zeroDual is the dual function at λ = 0 over jobs, Σ_j max_o p_o: a

@@ -681,6 +681,7 @@ func (n *bbNode) bound() bool {
 				work = 0
 				return stop()
 			})
+			trace("aggregatePrice")
 		}
 	}
 	lam0 := n.lam0
