@@ -107,6 +107,9 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 				}
 			}
 		}
+		// the rest of the model has at most an option, a group, a hull
+		// point and two row entries per option still to come
+		b.i32.rest, b.f64.rest, b.dgs.rest = 8*b.nopts, 2*b.nopts, b.nopts
 		b.nopts -= len(p.Jobs[i].Options)
 		if !b.candidates(i) {
 			continue
@@ -369,7 +372,7 @@ func (b *builder) takeOpts(n int) []mopt {
 // takeGroups returns an empty slice of capacity n from the groups' arena.
 func (b *builder) takeGroups(n int) []group {
 	if len(b.groups)+n > cap(b.groups) {
-		b.groups = make([]group, 0, max(1<<10, n))
+		b.groups = make([]group, 0, max(min(1<<10, b.nopts+n), n))
 	}
 	k := len(b.groups)
 	b.groups = b.groups[:k+n]
@@ -385,6 +388,15 @@ func (m *model) noteBounds(j *mjob) {
 			m.ub[r] = math.Max(m.ub[r], o.p/float64(o.g))
 		}
 	}
+}
+
+// chunkOf is the size of an arena's next chunk: size, or rest when it is
+// positive and smaller.
+func chunkOf(size, rest int) int {
+	if rest > 0 {
+		return min(size, rest)
+	}
+	return size
 }
 
 // optChunk is the number of options of the model's arena allocated at a
@@ -435,7 +447,12 @@ func (m *model) allJobs() []int32 {
 }
 
 // int32Arena hands out small int32 slices from large shared chunks.
-type int32Arena struct{ buf []int32 }
+type int32Arena struct {
+	buf []int32
+	// rest, when positive, bounds what is still to come: a chunk is no
+	// larger than it (a small model allocates little)
+	rest int
+}
 
 // clone returns a copy of s in the arena (nil for an empty s).
 func (a *int32Arena) clone(s []int32) []int32 {
@@ -443,7 +460,7 @@ func (a *int32Arena) clone(s []int32) []int32 {
 		return nil
 	}
 	if len(a.buf)+len(s) > cap(a.buf) {
-		a.buf = make([]int32, 0, max(1<<14, len(s)))
+		a.buf = make([]int32, 0, max(chunkOf(1<<14, a.rest), len(s)))
 	}
 	n := len(a.buf)
 	a.buf = append(a.buf, s...)
@@ -451,12 +468,15 @@ func (a *int32Arena) clone(s []int32) []int32 {
 }
 
 // float64Arena hands out float64 slices from large shared chunks.
-type float64Arena struct{ buf []float64 }
+type float64Arena struct {
+	buf  []float64
+	rest int // see int32Arena
+}
 
 // take returns n zeroed float64s of the arena.
 func (a *float64Arena) take(n int) []float64 {
 	if len(a.buf)+n > cap(a.buf) {
-		a.buf = make([]float64, 0, max(1<<14, n))
+		a.buf = make([]float64, 0, max(chunkOf(1<<14, a.rest), n))
 	}
 	k := len(a.buf)
 	a.buf = a.buf[:k+n]
@@ -488,12 +508,15 @@ func layDual(j *mjob, dgs *dgroupArena, f64 *float64Arena) {
 }
 
 // dgroupArena hands out dgroup slices from large shared chunks.
-type dgroupArena struct{ buf []dgroup }
+type dgroupArena struct {
+	buf  []dgroup
+	rest int // see int32Arena
+}
 
 // take returns n dgroups of the arena.
 func (a *dgroupArena) take(n int) []dgroup {
 	if len(a.buf)+n > cap(a.buf) {
-		a.buf = make([]dgroup, 0, max(1<<12, n))
+		a.buf = make([]dgroup, 0, max(chunkOf(1<<12, a.rest), n))
 	}
 	k := len(a.buf)
 	a.buf = a.buf[:k+n]
