@@ -85,7 +85,7 @@ func (sr *search) exchange(free []int32, capv []int, choice []int) bool {
 		clear(dirtyType)
 		made := 0
 		for _, mv := range moves {
-			if sr.clk.tick(64) {
+			if sr.clk.tick(512) {
 				return improved || made > 0
 			}
 			if touched[mv.k] {
@@ -130,7 +130,7 @@ func (sr *search) downsOf(free []int32, choice []int, downs [][]down, dirty []bo
 		if !dirty[t] {
 			continue
 		}
-		if sr.clk.tick(8 * len(j.opts)) {
+		if sr.clk.tick(32 * len(j.opts)) {
 			return false
 		}
 		downs[t] = append(downs[t], down{k: k, o: -1, d: oc.g, cost: oc.p})
@@ -144,7 +144,7 @@ func (sr *search) downsOf(free []int32, choice []int, downs [][]down, dirty []bo
 		if !dirty[t] {
 			continue
 		}
-		if sr.clk.tick(32 * len(downs[t])) {
+		if sr.clk.tick(64 * len(downs[t])) {
 			return false
 		}
 		slices.SortFunc(downs[t], func(a, b down) int {
@@ -163,7 +163,7 @@ func (sr *search) upMoves(free []int32, choice []int, left []int, downs [][]down
 	m := sr.m
 	for k, i := range free {
 		j := &m.jobs[i]
-		if sr.clk.tick(8 * len(j.opts)) {
+		if sr.clk.tick(128 * len(j.opts)) {
 			return nil, false
 		}
 		c := choice[k]

@@ -698,7 +698,7 @@ func (m *model) aggregatePrice(jobs []int32, capv []int, tick func(n int) bool) 
 	var stack []int
 	for _, ji := range jobs {
 		j := &m.jobs[ji]
-		if tick(16 * len(j.pts)) {
+		if tick(64 * len(j.pts)) {
 			return nil
 		}
 		// the upper hull from the origin of the job's options: its
@@ -712,7 +712,7 @@ func (m *model) aggregatePrice(jobs []int32, capv []int, tick func(n int) bool) 
 			}
 		}
 	}
-	if tick(16 * len(segs)) {
+	if tick(64 * len(segs)) {
 		return nil
 	}
 	lam := make([]float64, m.nrows)
