@@ -1138,7 +1138,7 @@ func (sr *search) optionCount(free []int32) int {
 // veryTightGreedies is the number of greedy passes over the options below
 // which a deadline leaves no time for the knapsack heuristics after the
 // root's dual (veryTightDeadline).
-const veryTightGreedies = 50
+const veryTightGreedies = 80
 
 // veryTightDeadline reports whether the solve has a deadline that leaves,
 // from the search's start, time for fewer than veryTightGreedies greedy
