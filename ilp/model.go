@@ -1,7 +1,6 @@
 package ilp
 
 import (
-	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -40,6 +39,8 @@ type mjob struct {
 	orig   int     // index in Problem.Jobs
 	opts   []mopt  // useful options: positive profit, fit alone, not dominated
 	groups []group // options grouped by the rows they use (= by GPU type)
+	dual   []dgroup
+	pts    []float64 // the hulls' points, see dgroup
 }
 
 // mopt is one useful option.
@@ -59,6 +60,20 @@ type group struct {
 	hull []int32 // indices into mjob.opts, GPUs ascending
 }
 
+// dgroup is a group as the dual function reads it (mjob.dual, parallel to
+// mjob.groups): small, and its hull's points laid out flat in mjob.pts,
+// so that an evaluation over thousands of jobs streams through memory.
+type dgroup struct {
+	off, n int32 // the hull's points are mjob.pts[2·off:2·(off+n)], (profit, GPUs) pairs
+	// row is the group's only coupling row (its type's), or -1 when it
+	// also counts toward quotas (its rows are then in mjob.groups)
+	row int32
+	// at is the hull position (-1: the origin) that maximised the
+	// Lagrangian profit at the last price asked (see argmax): the dual's
+	// successive multipliers are close, and the maximiser moves little.
+	at int32
+}
+
 // newModel builds the model of a validated problem.
 func newModel(p *Problem) *model {
 	sc, _ := p.validate(nil, nil)
@@ -74,120 +89,17 @@ const modelNanos = 200
 // deadline: the model then holds the free jobs before m.rest only (see
 // model.rest).
 func buildModel(p *Problem, sc scan, clk *clock) *model {
-	m := &model{p: p, sign: 1, scale: sc.scale, dev: sc.dev, rest: len(p.Jobs)}
-	if p.Sense == Minimize {
-		m.sign = -1
-	}
-	m.types = slices.Sorted(maps.Keys(p.Capacity))
-	m.nrows = len(m.types) + len(p.Quotas)
-	typeRow := make(map[string]int, len(m.types))
-	m.typeRow = typeRow
-	m.cap = make([]int, m.nrows)
-	total := 0 // at most MaxGPUs (Validate)
-	for r, t := range m.types {
-		typeRow[t] = r
-		m.cap[r] = p.Capacity[t] - p.Reserved[t]
-		total += m.cap[r]
-	}
-	// quota rows each job belongs to
-	jobQuotas := jobQuotaLists(p)
-	for qi := range p.Quotas {
-		// a limit above the total capacity cannot bind; clamping it keeps
-		// every sum of a row's usage far from overflowing
-		m.cap[len(m.types)+qi] = min(p.Quotas[qi].Limit, total)
-	}
-	// typeQuotas[tr] lists the quotas of the current job (jobQuotas) that
-	// count options of type row tr, whatever their size; stamp[tr] says
-	// for which job it was computed
-	typeQuotas := make([][]int, len(m.types))
-	stamp := make([]int, len(m.types))
-	for tr := range stamp {
-		stamp[tr] = -1
-	}
-	// rowsOf appends to buf[:0] the coupling rows option o (of type row tr)
-	// of job ji uses: its type row first, then the quota rows it counts
-	// toward.
-	// quotasOf returns the quotas of job ji that count options of type
-	// row tr (named t), whatever their size
-	quotasOf := func(ji, tr int, t string) []int {
-		if stamp[tr] != ji {
-			stamp[tr] = ji
-			typeQuotas[tr] = typeQuotas[tr][:0]
-			for _, qi := range jobQuotas[ji] {
-				if p.Quotas[qi].countsType(t) {
-					typeQuotas[tr] = append(typeQuotas[tr], qi)
-				}
-			}
-		}
-		return typeQuotas[tr]
-	}
-	// quotaCount is the number of job ji's quotas option o (of type row
-	// tr) counts toward: within one type, a larger option counts toward
-	// every quota a smaller one does, so options sorted by GPUs have the
-	// same rows exactly when they have the same count
-	quotaCount := func(ji int, o Option, tr int) int {
-		n := 0
-		for _, qi := range quotasOf(ji, tr, o.Type) {
-			if o.GPUs >= p.Quotas[qi].MinGPUs {
-				n++
-			}
-		}
-		return n
-	}
-	rowsOf := func(buf []int32, ji int, o Option, tr int) []int32 {
-		buf = append(buf[:0], int32(tr))
-		if len(jobQuotas[ji]) == 0 {
-			return buf
-		}
-		for _, qi := range quotasOf(ji, tr, o.Type) {
-			if o.GPUs >= p.Quotas[qi].MinGPUs {
-				buf = append(buf, int32(len(m.types)+qi))
-			}
-		}
-		return buf
-	}
-	var rowBuf []int32
-	m.pins = make([]int, len(p.Jobs))
-	for i, j := range p.Jobs {
-		m.pins[i] = -1
-		if j.Pin >= 0 {
-			m.pins[i] = j.Pin
-			o := j.Options[j.Pin]
-			rowBuf = rowsOf(rowBuf, i, o, typeRow[o.Type])
-			for _, r := range rowBuf {
-				m.cap[r] -= o.GPUs
-			}
-		}
-	}
-	var cands []candOpt // candidate options of one job
-	lastType, lastRow := "", -1
-	// the model's options and row lists live in large arenas (most of the
-	// cost of building a model of many jobs is allocation), allocated in
-	// chunks as the model grows: one allocation for every option would
-	// come before the first look at the clock, and cost milliseconds
-	var optArena []mopt
-	nfree, nopts := 0, 0 // free jobs, and their options not yet in the arena
-	for i := range p.Jobs {
-		if p.Jobs[i].Pin < 0 {
-			nfree++
-			nopts += len(p.Jobs[i].Options)
-		}
-	}
-	m.jobs = make([]mjob, 0, nfree)
-	// λ_r beyond the largest profit per GPU of any option using row r cannot
-	// lower the dual function (computed job by job, within the clock's
-	// looks)
-	m.ub = make([]float64, m.nrows)
-	var i32 int32Arena
-	var stack []int32
-	work := 0
+	m := newModelRows(p, sc)
+	b := newBuilder(m)
+	b.subtractPins()
 	trace("build.setup")
-	for i, j := range p.Jobs {
-		if j.Pin >= 0 {
+	work := 0
+	for i := range p.Jobs {
+		if p.Jobs[i].Pin >= 0 {
 			continue
 		}
 		if clk != nil {
-			if work += len(j.Options) + 8; work >= validateChunk/16 {
+			if work += len(p.Jobs[i].Options) + 8; work >= validateChunk/16 {
 				work = 0
 				if past(clk.buildEnd) {
 					m.stopAt(i, sc)
@@ -195,97 +107,296 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 				}
 			}
 		}
-		// candidates: positive profit and fit alone; then, per type, drop
-		// dominated ones
-		cands = cands[:0]
-		for k, o := range j.Options {
-			pr := m.sign * (o.Value - j.Unallocated)
-			if !(pr > 0) {
-				continue
-			}
-			if o.Type != lastType || lastRow < 0 {
-				lastType, lastRow = o.Type, typeRow[o.Type]
-			}
-			if o.GPUs > m.cap[lastRow] {
-				continue
-			}
-			fits := true
-			if len(jobQuotas[i]) > 0 {
-				for _, qi := range quotasOf(i, lastRow, o.Type) {
-					if o.GPUs >= p.Quotas[qi].MinGPUs && o.GPUs > m.cap[len(m.types)+qi] {
-						fits = false
-					}
-				}
-			}
-			if fits {
-				cands = append(cands, candOpt{mopt{k: k, p: pr, g: o.GPUs}, lastRow})
-			}
-		}
-		if len(cands) == 0 {
+		// the rest of the model has at most an option, a group, a hull
+		// point and two row entries per option still to come
+		b.i32.rest, b.f64.rest, b.dgs.rest = 8*b.nopts, 2*b.nopts, b.nopts
+		b.nopts -= len(p.Jobs[i].Options)
+		if !b.candidates(i) {
 			continue
 		}
-		// (options usually come sorted by type and size: no sort then)
-		if !slices.IsSortedFunc(cands, candOrder) {
-			slices.SortFunc(cands, candOrder)
-		}
-		ntypes := 1
-		for a := 1; a < len(cands); a++ {
-			if cands[a].tr != cands[a-1].tr {
-				ntypes++
-			}
-		}
-		if len(optArena)+len(cands) > cap(optArena) {
-			optArena = make([]mopt, 0, max(min(optChunk, nopts), len(cands)))
-		}
-		nopts -= len(j.Options)
-		mj := mjob{orig: i, opts: optArena[len(optArena) : len(optArena) : len(optArena)+len(cands)], groups: make([]group, 0, ntypes)}
-		optArena = optArena[:len(optArena)+len(cands)]
-		for a := 0; a < len(cands); {
-			tr := cands[a].tr
-			// An option dominated by a smaller one of the same type is never
-			// needed: the smaller one uses no more of every row (a quota with
-			// MinGPUs counts larger options only).
-			start := len(mj.opts)
-			best := math.Inf(-1)
-			for ; a < len(cands) && cands[a].tr == tr; a++ {
-				if o := cands[a].mopt; o.p > best {
-					best = o.p
-					mj.opts = append(mj.opts, o)
-				}
-			}
-			// Options of one type use the same rows except for MinGPUs
-			// thresholds, so the row sets form contiguous runs by GPUs: one
-			// group per run.
-			for x := start; x < len(mj.opts); {
-				rowBuf = rowsOf(rowBuf, i, j.Options[mj.opts[x].k], tr)
-				y := x + 1
-				if len(jobQuotas[i]) == 0 {
-					y = len(mj.opts) // a type row only: one group
-				}
-				for y < len(mj.opts) && quotaCount(i, j.Options[mj.opts[y].k], tr) == len(rowBuf)-1 {
-					y++
-				}
-				gi := len(mj.groups)
-				for z := x; z < y; z++ {
-					mj.opts[z].grp = gi
-				}
-				var h []int32
-				h, stack = hull(mj.opts[:y], x, stack)
-				mj.groups = append(mj.groups, group{rows: i32.clone(rowBuf), hull: i32.clone(h)})
-				x = y
-			}
-		}
-		for _, o := range mj.opts {
-			mj.top = math.Max(mj.top, o.p)
-			for _, r := range mj.groups[o.grp].rows {
-				m.ub[r] = math.Max(m.ub[r], o.p/float64(o.g))
-			}
-		}
+		mj := b.job(i)
+		m.noteBounds(&mj)
 		m.jobs = append(m.jobs, mj)
 	}
 	trace("build.jobs")
-	m.jobQuotas = jobQuotas
+	m.jobQuotas = b.jobQuotas
 	return m
+}
+
+// newModelRows returns the model's rows: one per GPU type (sorted by name)
+// with its capacity less the reservation, then one per quota with its
+// limit; the jobs come later.
+func newModelRows(p *Problem, sc scan) *model {
+	m := &model{p: p, sign: 1, scale: sc.scale, dev: sc.dev, rest: len(p.Jobs)}
+	if p.Sense == Minimize {
+		m.sign = -1
+	}
+	m.types = slices.Sorted(maps.Keys(p.Capacity))
+	m.nrows = len(m.types) + len(p.Quotas)
+	m.typeRow = make(map[string]int, len(m.types))
+	m.cap = make([]int, m.nrows)
+	total := 0 // at most MaxGPUs (Validate)
+	for r, t := range m.types {
+		m.typeRow[t] = r
+		m.cap[r] = p.Capacity[t] - p.Reserved[t]
+		total += m.cap[r]
+	}
+	for qi := range p.Quotas {
+		// a limit above the total capacity cannot bind; clamping it keeps
+		// every sum of a row's usage far from overflowing
+		m.cap[len(m.types)+qi] = min(p.Quotas[qi].Limit, total)
+	}
+	// λ_r beyond the largest profit per GPU of any option using row r
+	// cannot lower the dual function (noteBounds)
+	m.ub = make([]float64, m.nrows)
+	return m
+}
+
+// builder holds the scratch space and arenas of buildModel. The model's
+// options, groups and row lists live in large arenas (most of the cost of
+// building a model of many jobs is allocation), allocated in chunks as the
+// model grows: one allocation for every option would come before the
+// first look at the clock, and cost milliseconds.
+type builder struct {
+	m         *model
+	p         *Problem
+	jobQuotas [][]int // quotas covering each job
+	// typeQuotas[tr] lists the quotas of job stamp[tr] (of jobQuotas) that
+	// count options of type row tr, whatever their size (see quotasOf)
+	typeQuotas [][]int
+	stamp      []int
+	rowBuf     []int32
+	cands      []candOpt // candidate options of the current job
+	stack      []int32   // hull's scratch
+	nopts      int       // options of the free jobs not yet read: the arena's next chunk need not be larger
+	opts       []mopt
+	groups     []group
+	i32        int32Arena
+	f64        float64Arena
+	dgs        dgroupArena
+}
+
+func newBuilder(m *model) *builder {
+	p := m.p
+	b := &builder{m: m, p: p, jobQuotas: jobQuotaLists(p), typeQuotas: make([][]int, len(m.types)), stamp: make([]int, len(m.types))}
+	for tr := range b.stamp {
+		b.stamp[tr] = -1
+	}
+	nfree := 0
+	for i := range p.Jobs {
+		if p.Jobs[i].Pin < 0 {
+			nfree++
+			b.nopts += len(p.Jobs[i].Options)
+		}
+	}
+	m.jobs = make([]mjob, 0, nfree)
+	return b
+}
+
+// quotasOf returns the quotas of job ji that count options of type row tr,
+// whatever their size.
+func (b *builder) quotasOf(ji, tr int) []int {
+	if b.stamp[tr] != ji {
+		b.stamp[tr] = ji
+		b.typeQuotas[tr] = b.typeQuotas[tr][:0]
+		t := b.m.types[tr]
+		for _, qi := range b.jobQuotas[ji] {
+			if b.p.Quotas[qi].countsType(t) {
+				b.typeQuotas[tr] = append(b.typeQuotas[tr], qi)
+			}
+		}
+	}
+	return b.typeQuotas[tr]
+}
+
+// quotaCount is the number of job ji's quotas an option of g GPUs of type
+// row tr counts toward: within one type, a larger option counts toward
+// every quota a smaller one does, so options sorted by GPUs have the same
+// rows exactly when they have the same count.
+func (b *builder) quotaCount(ji, g, tr int) int {
+	n := 0
+	for _, qi := range b.quotasOf(ji, tr) {
+		if g >= b.p.Quotas[qi].MinGPUs {
+			n++
+		}
+	}
+	return n
+}
+
+// rowsOf sets b.rowBuf to the coupling rows an option of g GPUs of type row
+// tr of job ji uses: its type row first, then the quota rows it counts
+// toward.
+func (b *builder) rowsOf(ji, g, tr int) []int32 {
+	b.rowBuf = append(b.rowBuf[:0], int32(tr))
+	if len(b.jobQuotas[ji]) == 0 {
+		return b.rowBuf
+	}
+	for _, qi := range b.quotasOf(ji, tr) {
+		if g >= b.p.Quotas[qi].MinGPUs {
+			b.rowBuf = append(b.rowBuf, int32(len(b.m.types)+qi))
+		}
+	}
+	return b.rowBuf
+}
+
+// subtractPins takes the pinned jobs' options off the rows' capacities and
+// records the pins.
+func (b *builder) subtractPins() {
+	m := b.m
+	m.pins = make([]int, len(b.p.Jobs))
+	for i, j := range b.p.Jobs {
+		m.pins[i] = -1
+		if j.Pin >= 0 {
+			m.pins[i] = j.Pin
+			o := j.Options[j.Pin]
+			for _, r := range b.rowsOf(i, o.GPUs, m.typeRow[o.Type]) {
+				m.cap[r] -= o.GPUs
+			}
+		}
+	}
+}
+
+// candidates sets b.cands to the options of job i worth keeping: positive
+// profit over staying unallocated, and fit alone in every row they use;
+// sorted by type row, GPUs and profit (larger first). It reports whether
+// there is any.
+func (b *builder) candidates(i int) bool {
+	m, j := b.m, &b.p.Jobs[i]
+	b.cands = b.cands[:0]
+	quotas := len(b.jobQuotas[i]) > 0
+	lastType, lastRow := "", -1
+	for k := range j.Options {
+		o := &j.Options[k]
+		pr := m.sign * (o.Value - j.Unallocated)
+		if !(pr > 0) {
+			continue
+		}
+		if o.Type != lastType || lastRow < 0 {
+			lastType, lastRow = o.Type, m.typeRow[o.Type]
+		}
+		if o.GPUs > m.cap[lastRow] || quotas && !b.fitsQuotas(i, o.GPUs, lastRow) {
+			continue
+		}
+		b.cands = append(b.cands, candOpt{mopt{k: k, p: pr, g: o.GPUs}, lastRow})
+	}
+	// (options usually come sorted by type and size: no sort then)
+	if !slices.IsSortedFunc(b.cands, candOrder) {
+		slices.SortFunc(b.cands, candOrder)
+	}
+	return len(b.cands) > 0
+}
+
+// fitsQuotas reports whether an option of g GPUs of type row tr of job i
+// fits alone in every quota row it counts toward.
+func (b *builder) fitsQuotas(i, g, tr int) bool {
+	for _, qi := range b.quotasOf(i, tr) {
+		if g >= b.p.Quotas[qi].MinGPUs && g > b.m.cap[len(b.m.types)+qi] {
+			return false
+		}
+	}
+	return true
+}
+
+// job builds the model job of problem job i from its candidates: per type,
+// the options not dominated by a smaller one, grouped by the rows they use,
+// with each group's hull and the dual's view of them.
+func (b *builder) job(i int) mjob {
+	ntypes := 1
+	for a := 1; a < len(b.cands); a++ {
+		if b.cands[a].tr != b.cands[a-1].tr {
+			ntypes++
+		}
+	}
+	mj := mjob{orig: i, opts: b.takeOpts(len(b.cands)), groups: b.takeGroups(ntypes)}
+	for a := 0; a < len(b.cands); {
+		tr := b.cands[a].tr
+		start := len(mj.opts)
+		a = b.undominated(&mj, a)
+		b.groupType(&mj, i, tr, start)
+	}
+	layDual(&mj, &b.dgs, &b.f64)
+	return mj
+}
+
+// undominated appends to j.opts the candidates from a on of a's type that
+// no smaller one of that type dominates (a smaller option uses no more of
+// every row: a quota with MinGPUs counts larger options only), and returns
+// the first candidate of the next type.
+func (b *builder) undominated(j *mjob, a int) int {
+	tr := b.cands[a].tr
+	best := math.Inf(-1)
+	for ; a < len(b.cands) && b.cands[a].tr == tr; a++ {
+		if o := b.cands[a].mopt; o.p > best {
+			best = o.p
+			j.opts = append(j.opts, o)
+		}
+	}
+	return a
+}
+
+// groupType groups the options j.opts[start:] of type row tr of problem job
+// i by the rows they use. Options of one type use the same rows except for
+// MinGPUs thresholds, so the row sets form contiguous runs by GPUs: one
+// group per run.
+func (b *builder) groupType(j *mjob, i, tr, start int) {
+	for x := start; x < len(j.opts); {
+		rows := b.rowsOf(i, j.opts[x].g, tr)
+		y := x + 1
+		if len(b.jobQuotas[i]) == 0 {
+			y = len(j.opts) // a type row only: one group
+		}
+		for y < len(j.opts) && b.quotaCount(i, j.opts[y].g, tr) == len(rows)-1 {
+			y++
+		}
+		gi := len(j.groups)
+		for z := x; z < y; z++ {
+			j.opts[z].grp = gi
+		}
+		var h []int32
+		h, b.stack = hull(j.opts[:y], x, b.stack)
+		j.groups = append(j.groups, group{rows: b.i32.clone(rows), hull: b.i32.clone(h)})
+		x = y
+	}
+}
+
+// takeOpts returns an empty slice of capacity n from the options' arena.
+func (b *builder) takeOpts(n int) []mopt {
+	if len(b.opts)+n > cap(b.opts) {
+		b.opts = make([]mopt, 0, max(min(optChunk, b.nopts+n), n))
+	}
+	k := len(b.opts)
+	b.opts = b.opts[:k+n]
+	return b.opts[k : k : k+n]
+}
+
+// takeGroups returns an empty slice of capacity n from the groups' arena.
+func (b *builder) takeGroups(n int) []group {
+	if len(b.groups)+n > cap(b.groups) {
+		b.groups = make([]group, 0, max(min(1<<10, b.nopts+n), n))
+	}
+	k := len(b.groups)
+	b.groups = b.groups[:k+n]
+	return b.groups[k : k : k+n]
+}
+
+// noteBounds records job j's largest profit (its term of the dual at λ = 0)
+// and raises the multipliers' upper bounds to its options' profits per GPU.
+func (m *model) noteBounds(j *mjob) {
+	for _, o := range j.opts {
+		j.top = math.Max(j.top, o.p)
+		for _, r := range j.groups[o.grp].rows {
+			m.ub[r] = math.Max(m.ub[r], o.p/float64(o.g))
+		}
+	}
+}
+
+// chunkOf is the size of an arena's next chunk: size, or rest when it is
+// positive and smaller.
+func chunkOf(size, rest int) int {
+	if rest > 0 {
+		return min(size, rest)
+	}
+	return size
 }
 
 // optChunk is the number of options of the model's arena allocated at a
@@ -336,7 +447,12 @@ func (m *model) allJobs() []int32 {
 }
 
 // int32Arena hands out small int32 slices from large shared chunks.
-type int32Arena struct{ buf []int32 }
+type int32Arena struct {
+	buf []int32
+	// rest, when positive, bounds what is still to come: a chunk is no
+	// larger than it (a small model allocates little)
+	rest int
+}
 
 // clone returns a copy of s in the arena (nil for an empty s).
 func (a *int32Arena) clone(s []int32) []int32 {
@@ -344,11 +460,101 @@ func (a *int32Arena) clone(s []int32) []int32 {
 		return nil
 	}
 	if len(a.buf)+len(s) > cap(a.buf) {
-		a.buf = make([]int32, 0, max(1<<14, len(s)))
+		a.buf = make([]int32, 0, max(chunkOf(1<<14, a.rest), len(s)))
 	}
 	n := len(a.buf)
 	a.buf = append(a.buf, s...)
 	return a.buf[n : n+len(s) : n+len(s)]
+}
+
+// float64Arena hands out float64 slices from large shared chunks.
+type float64Arena struct {
+	buf  []float64
+	rest int // see int32Arena
+}
+
+// take returns n zeroed float64s of the arena.
+func (a *float64Arena) take(n int) []float64 {
+	if len(a.buf)+n > cap(a.buf) {
+		a.buf = make([]float64, 0, max(chunkOf(1<<14, a.rest), n))
+	}
+	k := len(a.buf)
+	a.buf = a.buf[:k+n]
+	return a.buf[k : k+n : k+n]
+}
+
+// layDual lays out the dual's view of j's groups (j.dual, j.pts) in the
+// arenas.
+func layDual(j *mjob, dgs *dgroupArena, f64 *float64Arena) {
+	n := 0
+	for gi := range j.groups {
+		n += len(j.groups[gi].hull)
+	}
+	j.pts = f64.take(2 * n)
+	j.dual = dgs.take(len(j.groups))
+	off := 0
+	for gi := range j.groups {
+		g := &j.groups[gi]
+		d := &j.dual[gi]
+		d.off, d.n, d.at, d.row = int32(off), int32(len(g.hull)), -1, -1
+		if len(g.rows) == 1 {
+			d.row = g.rows[0]
+		}
+		for _, oi := range g.hull {
+			j.pts[2*off], j.pts[2*off+1] = j.opts[oi].p, float64(j.opts[oi].g)
+			off++
+		}
+	}
+}
+
+// dgroupArena hands out dgroup slices from large shared chunks.
+type dgroupArena struct {
+	buf  []dgroup
+	rest int // see int32Arena
+}
+
+// take returns n dgroups of the arena.
+func (a *dgroupArena) take(n int) []dgroup {
+	if len(a.buf)+n > cap(a.buf) {
+		a.buf = make([]dgroup, 0, max(chunkOf(1<<12, a.rest), n))
+	}
+	k := len(a.buf)
+	a.buf = a.buf[:k+n]
+	return a.buf[k : k+n : k+n]
+}
+
+// argmax returns the position in group d's hull (-1: the origin, profit 0)
+// of largest Lagrangian profit p − pi·g, the earliest of equal ones, and
+// that profit. The hull is concave with strictly decreasing slopes, so the
+// profits along it rise to their maximum and then fall: the search climbs
+// from the position of the previous call (a few steps when the price moved
+// a little) instead of reading every point.
+func (d *dgroup) argmax(pts []float64, pi float64) (int, float64) {
+	pts = pts[2*d.off : 2*(d.off+d.n)]
+	k := int(d.at)
+	v := 0.0
+	if k >= 0 {
+		v = pts[2*k] - pi*pts[2*k+1]
+	}
+	for 2*k+3 < len(pts) {
+		w := pts[2*k+2] - pi*pts[2*k+3]
+		if !(w > v) {
+			break
+		}
+		k, v = k+1, w
+	}
+	for k >= 0 {
+		w := 0.0
+		if k > 0 {
+			w = pts[2*k-2] - pi*pts[2*k-1]
+		}
+		if !(w >= v) {
+			break
+		}
+		k, v = k-1, w
+	}
+	d.at = int32(k)
+	return k, v
 }
 
 // hull returns the indices (>= start) of opts[start:] on the upper concave
@@ -395,18 +601,21 @@ func (g *group) price(lam []float64) float64 {
 }
 
 // best returns the largest Lagrangian profit max(0, p − π·g) of job j at lam
-// over the options it may still use (all when fits is nil) and the option
-// index achieving it (-1 for none). Ties keep the earliest option.
+// and the option index achieving it (-1 for none). Ties keep the earliest
+// option. Only the hull points can be maximisers; each group's is found by
+// climbing its hull from the last call's (dgroup.argmax).
 func (j *mjob) best(lam []float64) (float64, int) {
 	bv, bo := 0.0, -1
-	for gi := range j.groups {
-		g := &j.groups[gi]
-		pi := g.price(lam)
-		for _, oi := range g.hull {
-			o := &j.opts[oi]
-			if v := o.p - pi*float64(o.g); v > bv {
-				bv, bo = v, int(oi)
-			}
+	for gi := range j.dual {
+		d := &j.dual[gi]
+		var pi float64
+		if d.row >= 0 {
+			pi = lam[d.row]
+		} else {
+			pi = j.groups[gi].price(lam)
+		}
+		if k, v := d.argmax(j.pts, pi); k >= 0 && v > bv {
+			bv, bo = v, int(j.groups[gi].hull[k])
 		}
 	}
 	return bv, bo
@@ -480,51 +689,160 @@ func (m *model) aggregatePrice(jobs []int32, capv []int, tick func(n int) bool) 
 	for t := 0; t < nt; t++ {
 		capTotal += capv[t]
 	}
-	type seg struct {
-		slope float64
-		g     int
+	n := 0
+	for _, ji := range jobs {
+		n += len(m.jobs[ji].pts) / 2
 	}
-	var segs []seg
-	var pts []mopt
+	segs := make([]aggSeg, 0, n)
+	var pts, tmp []aggPt
+	var stack []int
 	for _, ji := range jobs {
 		j := &m.jobs[ji]
-		if tick(32 * len(j.opts)) {
+		if tick(64 * len(j.pts)) {
 			return nil
 		}
-		// the job's options by GPUs (profit descending), then the upper
-		// hull from the origin: its segments have decreasing slopes
-		pts = append(pts[:0], j.opts...)
-		slices.SortFunc(pts, func(a, b mopt) int {
-			if a.g != b.g {
-				return a.g - b.g
-			}
-			return cmp.Compare(b.p, a.p)
-		})
-		var st []int32
-		st, _ = hull(pts, 0, nil)
-		x0, y0 := 0, 0.0
-		for _, k := range st {
-			if pts[k].p > y0 && pts[k].g > x0 {
-				segs = append(segs, seg{(pts[k].p - y0) / float64(pts[k].g-x0), pts[k].g - x0})
-				x0, y0 = pts[k].g, pts[k].p
+		// the upper hull from the origin of the job's options: its
+		// segments have decreasing slopes
+		pts, tmp, stack = unionHull(j, pts, tmp, stack)
+		x0, y0 := 0.0, 0.0
+		for _, q := range pts {
+			if q.p > y0 && q.g > x0 {
+				segs = append(segs, aggSeg{(q.p - y0) / (q.g - x0), int(q.g - x0)})
+				x0, y0 = q.g, q.p
 			}
 		}
 	}
 	if tick(64 * len(segs)) {
 		return nil
 	}
-	slices.SortFunc(segs, func(a, b seg) int { return cmp.Compare(b.slope, a.slope) })
 	lam := make([]float64, m.nrows)
-	used := 0
-	for _, s := range segs {
-		if used += s.g; used > capTotal {
-			for t := 0; t < nt; t++ {
-				lam[t] = math.Min(s.slope, m.ub[t])
-			}
-			break
+	if mu, ok := crossingSlope(segs, capTotal); ok {
+		for t := 0; t < nt; t++ {
+			lam[t] = math.Min(mu, m.ub[t])
 		}
 	}
 	return lam
+}
+
+// unionHull sets pts to the upper concave hull (origin left out, GPUs
+// ascending) of the hull points of every group of j, merging the groups'
+// hulls one at a time into the hull so far (a point below a group's hull
+// is below the union's), with tmp and stack as scratch.
+func unionHull(j *mjob, pts, tmp []aggPt, stack []int) ([]aggPt, []aggPt, []int) {
+	pts = pts[:0]
+	for gi := range j.dual {
+		d := &j.dual[gi]
+		gp := j.pts[2*d.off : 2*(d.off+d.n)]
+		// merge by GPUs ascending, profit descending
+		tmp = tmp[:0]
+		x, y := 0, 0
+		for x < len(pts) || y < len(gp) {
+			if y >= len(gp) || x < len(pts) && (pts[x].g < gp[y+1] || pts[x].g == gp[y+1] && pts[x].p >= gp[y]) {
+				tmp = append(tmp, pts[x])
+				x++
+			} else {
+				tmp = append(tmp, aggPt{g: gp[y+1], p: gp[y]})
+				y += 2
+			}
+		}
+		stack = upperHull(tmp, stack)
+		pts = pts[:0]
+		for _, k := range stack {
+			pts = append(pts, tmp[k])
+		}
+	}
+	return pts, tmp, stack
+}
+
+// aggPt is a point (GPUs, profit) of aggregatePrice's hulls.
+type aggPt struct{ g, p float64 }
+
+// aggSeg is a segment of a job's hull: its slope and width in GPUs.
+type aggSeg struct {
+	slope float64
+	g     int
+}
+
+// upperHull returns the indices into pts (sorted by GPUs, profit
+// descending) of the upper concave hull of the origin and pts, the origin
+// left out, GPUs ascending; points on a chord are dropped. It reuses buf.
+func upperHull(pts []aggPt, buf []int) []int {
+	st := buf[:0]
+	at := func(x int) aggPt {
+		if x < 0 {
+			return aggPt{}
+		}
+		return pts[x]
+	}
+	for i := range pts {
+		p3 := pts[i]
+		for len(st) >= 1 {
+			p1 := aggPt{}
+			if len(st) >= 2 {
+				p1 = at(st[len(st)-2])
+			}
+			p2 := at(st[len(st)-1])
+			// drop the middle point when on or below the chord 1-3
+			if (p2.p-p1.p)*(p3.g-p1.g) <= (p3.p-p1.p)*(p2.g-p1.g) {
+				st = st[:len(st)-1]
+			} else {
+				break
+			}
+		}
+		st = append(st, i)
+	}
+	return st
+}
+
+// crossingSlope returns the slope of the segment at which the segments,
+// taken in decreasing slope, first hold more than capTotal GPUs in all (ok
+// false when they never do): the price of the aggregate row in its LP. It
+// selects it in expected linear time, partitioning around pivots, instead
+// of sorting; segs is reordered.
+func crossingSlope(segs []aggSeg, capTotal int) (float64, bool) {
+	acc := 0 // GPUs of the segments steeper than every one of segs
+	for len(segs) > 0 {
+		pv := medianOf3(segs[0].slope, segs[len(segs)/2].slope, segs[len(segs)-1].slope)
+		// [0,gt) steeper than pv, [gt,eq) equal, [eq,len) less steep
+		gt, eq := 0, 0
+		wg, we := 0, 0
+		for x := range segs {
+			switch sl := segs[x].slope; {
+			case sl > pv:
+				wg = addCount(wg, segs[x].g)
+				segs[x], segs[eq] = segs[eq], segs[x]
+				segs[eq], segs[gt] = segs[gt], segs[eq]
+				gt++
+				eq++
+			case sl == pv:
+				we = addCount(we, segs[x].g)
+				segs[x], segs[eq] = segs[eq], segs[x]
+				eq++
+			}
+		}
+		// (sums saturate: no row's capacity is near MaxInt)
+		switch {
+		case addCount(acc, wg) > capTotal:
+			segs = segs[:gt]
+		case addCount(addCount(acc, wg), we) > capTotal:
+			return pv, true
+		default:
+			acc = addCount(addCount(acc, wg), we)
+			segs = segs[eq:]
+		}
+	}
+	return 0, false
+}
+
+// medianOf3 returns the median of a, b and c.
+func medianOf3(a, b, c float64) float64 {
+	if a > b {
+		a, b = b, a
+	}
+	if b > c {
+		b = c
+	}
+	return max(a, b)
 }
 
 // zeroDual is the dual function at λ = 0 over jobs, Σ_j max_o p_o: a
@@ -553,12 +871,14 @@ func (m *model) minimizeDual(jobs []int32, capv []int, lam0 []float64, tol float
 // evaluation, which then returns λ = 0 and its value without an
 // evaluation (zeroDual; lam0 is then ignored).
 func (m *model) minimizeDualUntil(jobs []int32, capv []int, lam0 []float64, tol float64, maxIter int, stop func() bool) ([]float64, float64) {
-	return m.minimizeDualFirst(jobs, capv, lam0, tol, maxIter, stop, nil)
+	return m.minimizeDualFirst(jobs, capv, lam0, tol, maxIter, stop, nil, 0)
 }
 
 // minimizeDualFirst is minimizeDualUntil with a separate stop function for
-// the first evaluation (see minimizeDualUntil).
-func (m *model) minimizeDualFirst(jobs []int32, capv []int, lam0 []float64, tol float64, maxIter int, stop, first func() bool) ([]float64, float64) {
+// the first evaluation (see minimizeDualUntil), and a stall test: with
+// stall > 0 it also stops when the best value found has improved by less
+// than stall times its magnitude over the last stallEvals iterations.
+func (m *model) minimizeDualFirst(jobs []int32, capv []int, lam0 []float64, tol float64, maxIter int, stop, first func() bool, stall float64) ([]float64, float64) {
 	var act []int
 	for r := 0; r < m.nrows; r++ {
 		if m.ub[r] > 0 {
@@ -573,21 +893,25 @@ func (m *model) minimizeDualFirst(jobs []int32, capv []int, lam0 []float64, tol 
 		}
 		return m.dualUntil(jobs, capv, lam, sg, s)
 	}
-	lam, f, ok := m.minimizeFn(eval, act, lam0, tol, maxIter, stop)
+	lam, f, ok := m.minimizeFn(eval, act, lam0, tol, maxIter, stop, stall)
 	if !ok {
 		return make([]float64, m.nrows), m.zeroDual(jobs)
 	}
 	return lam, f
 }
 
+// stallEvals is the window of the dual's stall test (minimizeDualFirst).
+const stallEvals = 10
+
 // minimizeFn minimises a convex piecewise-linear function of the
 // multipliers (given with a subgradient by eval) over the rows in act, within
 // [0, ub]; the other multipliers stay at their lam0 values (0 when lam0 is
 // nil). It is the box-step cutting-plane method described at minimizeDual;
-// stop (when non-nil) ends it early. eval reports false when it was
+// stop (when non-nil) ends it early, and so does a stall (see
+// minimizeDualFirst; 0: never). eval reports false when it was
 // interrupted: minimizeFn then stops with the best λ so far, and reports
 // ok false when the first evaluation (at lam0) was.
-func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []int, lam0 []float64, tol float64, maxIter int, stop func() bool) (lam []float64, fc float64, ok bool) {
+func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []int, lam0 []float64, tol float64, maxIter int, stop func() bool, stall float64) (lam []float64, fc float64, ok bool) {
 	n := m.nrows
 	center := make([]float64, n)
 	if lam0 != nil {
@@ -628,9 +952,16 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []i
 	lo := make([]float64, n)
 	hi := make([]float64, n)
 	na := len(act)
+	var hist [stallEvals]float64 // fc at the start of the last iterations
 	for it := 0; it < maxIter; it++ {
 		if stop != nil && stop() {
 			break
+		}
+		if stall > 0 {
+			if it >= stallEvals && hist[it%stallEvals]-fc < stall*math.Abs(fc) {
+				break
+			}
+			hist[it%stallEvals] = fc
 		}
 		// master: variables y_a = λ_a − lo_a (a in act) and t = θ − θlo
 		thLo := math.Inf(-1)

@@ -667,7 +667,7 @@ func (n *bbNode) bound() bool {
 		// the first evaluation gives the bound: only the essential time's
 		// end interrupts it (the bound is then that of λ = 0)
 		first = sr.clk.essentialOver
-		if sr.tightDeadline(n.free) {
+		if sr.tightDeadline(n.free) && !sr.clk.started.After(sr.clk.deadline) {
 			// under a deadline that is short for the problem the dual
 			// starts from the aggregate price, which reaches a good bound
 			// in a fraction of the evaluations (otherwise it starts from
@@ -681,10 +681,18 @@ func (n *bbNode) bound() bool {
 				work = 0
 				return stop()
 			})
+			trace("aggregatePrice")
 		}
 	}
 	lam0 := n.lam0
-	n.lam, n.f = m.minimizeDualFirst(n.free, n.capv, lam0, sr.dualTol, iters, stop, first)
+	stall := 0.0
+	if n.first && sr.veryTightDeadline(n.free) {
+		// under a tight deadline the bound need not be closer than a small
+		// fraction of the gap a greedy incumbent leaves: the time the
+		// dual would spend on the last digits goes to the incumbent
+		stall = tightDualStall
+	}
+	n.lam, n.f = m.minimizeDualFirst(n.free, n.capv, lam0, sr.dualTol, iters, stop, first, stall)
 	if n.first {
 		trace("dual")
 	}
@@ -705,6 +713,13 @@ func (n *bbNode) bound() bool {
 		if sr.warm != nil { // free is every model job
 			sr.offerFree(n.free, sr.quickGreedy(n.free, n.capv, n.lam, sr.warm))
 			trace("warmGreedy")
+		}
+		if sr.veryTightDeadline(n.free) && sr.hasBest {
+			// free is every model job: the incumbent is parallel to it
+			if c := slices.Clone(sr.best); sr.exchange(n.free, n.capv, c) {
+				sr.offerFree(n.free, c)
+			}
+			trace("exchange")
 		}
 		if n.bnd <= sr.target() {
 			return false
@@ -1119,6 +1134,28 @@ func (sr *search) optionCount(free []int32) int {
 	}
 	return n
 }
+
+// veryTightGreedies is the number of greedy passes over the options below
+// which a deadline leaves no time for the knapsack heuristics after the
+// root's dual (veryTightDeadline).
+const veryTightGreedies = 80
+
+// veryTightDeadline reports whether the solve has a deadline that leaves,
+// from the search's start, time for fewer than veryTightGreedies greedy
+// passes over the free jobs' options (a round of thousands of jobs under
+// 100 ms, not under 1 s): the root's dual then stops when it stalls, and
+// exchange moves improve the greedy incumbent with the time it leaves.
+func (sr *search) veryTightDeadline(free []int32) bool {
+	if sr.clk.deadline.IsZero() {
+		return false
+	}
+	return sr.clk.deadline.Sub(sr.clk.started) < time.Duration(veryTightGreedies*greedyNanos*float64(sr.optionCount(free)))
+}
+
+// tightDualStall is the stall test of the root's dual under a tight
+// deadline (see minimizeDualFirst): it stops once ten iterations have
+// improved the bound by less than this share.
+const tightDualStall = 2e-5
 
 // tightGreedies is the number of greedy passes over the options below
 // which a deadline counts as tight (tightDeadline).
