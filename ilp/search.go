@@ -1164,9 +1164,9 @@ const tightGreedies = 500
 // tightDeadline reports whether the solve has a deadline that leaves,
 // from the solve's start, time for fewer than tightGreedies greedy passes
 // over the free jobs' options: a round of a few thousand jobs under a
-// deadline of 100 ms or 1 s, not a simulated round of a few hundred jobs
-// under the 5 s default, whose answers stay those of a solve without a
-// deadline.
+// deadline of 100 ms or 1 s, not a round of a few hundred jobs under
+// sia's 5 s default, whose answers stay those of a solve without a
+// deadline. The test reads the deadline's length, not the machine's speed.
 func (sr *search) tightDeadline(free []int32) bool {
 	if sr.clk.deadline.IsZero() {
 		return false

@@ -112,8 +112,8 @@ func (s Stage) String() string {
 type Event struct {
 	// Stage is the step that finished.
 	Stage Stage
-	// Duration is its wall time (measured with the time package; the only
-	// use of the clock in this package, and never an input to decisions).
+	// Duration is its wall time (measured with the time package; a report
+	// only: the clock enters decisions through the round's deadline alone).
 	Duration time.Duration
 	// Jobs is the number of jobs and Offered the number of matrix entries
 	// offered to the solver (0 before the matrix is built).
