@@ -75,14 +75,16 @@ type reasoner struct {
 	sol      solution
 	o        *Options
 	free     map[string]int // capacity − reserved − used by the solution
+	capacity map[string]int // GPUs per type (goodputMatrix.TypeCapacity, summed once)
 	qfree    []int          // snapshot quotas: limit − used
 	quotasOf map[int][]int  // row → snapshot quotas covering it
 }
 
 func newReasoner(snap *Snapshot, m *goodputMatrix, sol solution, o *Options) *reasoner {
-	r := &reasoner{snap: snap, m: m, sol: sol, o: o, free: map[string]int{}, quotasOf: map[int][]int{}}
+	r := &reasoner{snap: snap, m: m, sol: sol, o: o, free: map[string]int{}, capacity: map[string]int{}, quotasOf: map[int][]int{}}
 	for _, t := range m.Types {
-		r.free[t] = m.TypeCapacity(t) - m.Reserved[t]
+		r.capacity[t] = m.TypeCapacity(t)
+		r.free[t] = r.capacity[t] - m.Reserved[t]
 	}
 	for i, c := range sol.Choice {
 		if c >= 0 {
@@ -168,7 +170,7 @@ func (r *reasoner) blocked(i int, row *matrixRow, static bool) (quota, reserved 
 		t, g := e.Config.Type, e.charge()
 		free := r.free[t]
 		if static {
-			free = r.m.TypeCapacity(t) - r.m.Reserved[t]
+			free = r.capacity[t] - r.m.Reserved[t]
 		}
 		if g <= free || g > free+r.m.Reserved[t] {
 			reserved = false
@@ -200,9 +202,9 @@ func (r *reasoner) whyNotBuilt(j *Job) QueueReason {
 			continue
 		}
 		allowed++
-		size, limit := max(j.MinGPUs, 1), min(r.m.TypeCapacity(t), r.o.MaxGPUsPerJob)
+		size, limit := max(j.MinGPUs, 1), min(r.capacity[t], r.o.MaxGPUsPerJob)
 		if j.Kind == Rigid {
-			size, limit = j.GPUs, r.m.TypeCapacity(t)
+			size, limit = j.GPUs, r.capacity[t]
 		}
 		if size > limit {
 			tooLarge++
@@ -231,9 +233,9 @@ func (r *reasoner) whyNoEntries(j *Job) QueueReason {
 		}
 		p := max(m.Stages, 1)
 		admissible++
-		size, limit := max(j.MinGPUs, 1), min(r.m.TypeCapacity(t), r.o.MaxGPUsPerJob)
+		size, limit := max(j.MinGPUs, 1), min(r.capacity[t], r.o.MaxGPUsPerJob)
 		if j.Kind == Rigid {
-			size, limit = j.GPUs, r.m.TypeCapacity(t)
+			size, limit = j.GPUs, r.capacity[t]
 		}
 		if size = ceilDiv(size, p) * p; size > limit || size < 0 {
 			tooLarge++
