@@ -714,8 +714,10 @@ func (n *bbNode) bound() bool {
 			sr.offerFree(n.free, sr.quickGreedy(n.free, n.capv, n.lam, sr.warm))
 			trace("warmGreedy")
 		}
-		if sr.veryTightDeadline(n.free) && sr.hasBest {
-			// free is every model job: the incumbent is parallel to it
+		if sr.veryTightDeadline(n.free) && sr.hasBest && !sr.clk.expired() {
+			// free is every model job: the incumbent is parallel to it;
+			// past the deadline the exchange is not worth the contract's
+			// allowance, which the admission and the Solution need
 			if c := slices.Clone(sr.best); sr.exchange(n.free, n.capv, c) {
 				sr.offerFree(n.free, c)
 			}
