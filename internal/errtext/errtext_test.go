@@ -23,3 +23,19 @@ func TestLineCol(t *testing.T) {
 		assert.Equal(t, tc.want, LineCol(data, tc.off), "offset %d", tc.off)
 	}
 }
+
+func TestClip(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "abc…"},
+		{"aé", 2, "a…"}, // é is two bytes: cut before it, not inside
+		{"é", 1, "…"},
+		{"", 0, ""},
+	} {
+		assert.Equal(t, tc.want, Clip(tc.s, tc.n), "Clip(%q, %d)", tc.s, tc.n)
+	}
+}
