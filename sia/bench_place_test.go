@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 	"time"
 
@@ -127,19 +126,10 @@ func BenchmarkPlaceFleet(b *testing.B) {
 						starts++
 					}
 				}
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				b.ReportAllocs()
-				b.ResetTimer()
-				c0, _ := threadCPU()
-				for i := 0; i < b.N; i++ {
-					if _, err := place(context.Background(), &snap, m, k.sol); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if c1, ok := threadCPU(); ok {
-					b.ReportMetric(float64((c1-c0).Microseconds())/float64(b.N), "cpu-µs/op")
-				}
+				benchCPU(b, func() error {
+					_, err := place(context.Background(), &snap, m, k.sol)
+					return err
+				})
 				b.ReportMetric(float64(starts), "starts")
 			})
 		}
