@@ -116,15 +116,23 @@ func TestHostileScalabilityAndSeed(t *testing.T) {
 	}
 }
 
-// TestHostileTrackerJSON: a tracker's saved state with bad numbers or
-// shapes is refused with an error wrapping ErrInvalidInput.
-func TestHostileTrackerJSON(t *testing.T) {
+// savedTracker returns the saved state (JSON) of a tracker of one type "a"
+// seeded with one observation.
+func savedTracker(t *testing.T) []byte {
+	t.Helper()
 	tr, err := bootstrap.New(bootstrap.Spec{InitBatch: 64, MaxBatch: 1024,
 		Limits: map[string]goodput.Limits{"a": {MinLocalBatch: 8, MaxLocalBatch: 512}}}, nil)
 	require.NoError(t, err)
 	require.NoError(t, tr.Seed("a", goodput.Observation{Nodes: 1, Replicas: 1, LocalBatch: 64, StepTime: 0.1, SyncTime: 0.01}))
 	good, err := json.Marshal(tr)
 	require.NoError(t, err)
+	return good
+}
+
+// TestHostileTrackerJSON: a tracker's saved state with bad numbers or
+// shapes is refused with an error wrapping ErrInvalidInput.
+func TestHostileTrackerJSON(t *testing.T) {
+	good := savedTracker(t)
 	var back bootstrap.Tracker
 	require.NoError(t, json.Unmarshal(good, &back))
 	s := string(good)

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sia-sched/sia/bootstrap"
-	"github.com/sia-sched/sia/goodput"
 )
 
 // TestProbeProfileReaders: issue 10's class 6 on the placements and
@@ -101,12 +100,7 @@ func TestProbeProfileReaders(t *testing.T) {
 // column and the path of the key (before, "key \"a\" given twice" named
 // neither, and "SyncTime":null restored a sync time of 0).
 func TestProbeTrackerJSONWhere(t *testing.T) {
-	tr, err := bootstrap.New(bootstrap.Spec{InitBatch: 64, MaxBatch: 1024,
-		Limits: map[string]goodput.Limits{"a": {MinLocalBatch: 8, MaxLocalBatch: 512}}}, nil)
-	require.NoError(t, err)
-	require.NoError(t, tr.Seed("a", goodput.Observation{Nodes: 1, Replicas: 1, LocalBatch: 64, StepTime: 0.1, SyncTime: 0.01}))
-	good, err := json.Marshal(tr)
-	require.NoError(t, err)
+	good := savedTracker(t)
 	s := string(good)
 	for _, c := range []struct{ old, new, want string }{
 		{`"SyncTime":0.01`, `"SyncTime":null`, `types[0].observations[0].SyncTime: null for a float64`},

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/internal/errtext"
 )
 
 // ErrMalformed is wrapped by every error the profile readers return for a
@@ -52,21 +53,8 @@ func (e *ParseError) Error() string {
 	if e.Column != "" {
 		fmt.Fprintf(&b, "column %q: ", e.Column)
 	}
-	b.WriteString(clip(e.Reason, 1000))
+	b.WriteString(errtext.Clip(e.Reason, 1000))
 	return b.String()
-}
-
-// clip cuts s after n bytes (at a rune boundary) with "…", so that a
-// message quoting a megabyte-long field stays readable (Reason keeps it
-// whole).
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // Unwrap returns ErrMalformed.

@@ -35,8 +35,8 @@ func TestArgmaxClimb(t *testing.T) {
 		}
 		h, _ := hull(opts, 0, nil)
 		j := &mjob{opts: opts, groups: []group{{rows: []int32{0}, hull: h}}}
-		var dgs dgroupArena
-		var f64 float64Arena
+		var dgs arena[dgroup]
+		var f64 arena[float64]
 		layDual(j, &dgs, &f64)
 		// prices: random, and every segment's slope exactly (ties)
 		prices := []float64{0, rng.Float64() * 10, 1e9}

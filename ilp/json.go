@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/sia-sched/sia/internal/errtext"
 )
 
 // Meta holds the documented keys of the JSON format that are not part of the
@@ -162,7 +164,7 @@ func decodeJSON(data []byte) (jsonProblem, error) {
 		return jsonProblem{}, jsonError(data, dec, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return jsonProblem{}, invalid(lineOf(data, dec.InputOffset()), "unexpected data after the JSON object")
+		return jsonProblem{}, invalid(errtext.LineCol(data, dec.InputOffset()), "unexpected data after the JSON object")
 	}
 	return jp, nil
 }
@@ -235,7 +237,7 @@ func checkKeys(data []byte) error {
 				}
 				k, _ := kt.(string)
 				if seen[k] {
-					return true, invalid(lineOf(data, off), "duplicate key %q", k)
+					return true, invalid(errtext.LineCol(data, off), "duplicate key %q", k)
 				}
 				seen[k] = true
 				var child *keySchema
@@ -243,14 +245,14 @@ func checkKeys(data []byte) error {
 					if !slices.Contains(sc.keys, k) {
 						for _, want := range sc.keys {
 							if strings.EqualFold(want, k) {
-								return true, invalid(lineOf(data, off), "key %q must be spelled %q (keys are case-sensitive)", k, want)
+								return true, invalid(errtext.LineCol(data, off), "key %q must be spelled %q (keys are case-sensitive)", k, want)
 							}
 						}
 					}
 					child = sc.child[k]
 				}
 				if sc != nil && (sc.values || slices.Contains(sc.required, k)) && nullNext(data, dec.InputOffset()) {
-					return true, invalid(lineOf(data, off), "key %q is null (want a value)", k)
+					return true, invalid(errtext.LineCol(data, off), "key %q is null (want a value)", k)
 				}
 				if ok, err := walk(child, depth+1); !ok || err != nil {
 					return ok, err
@@ -262,7 +264,7 @@ func checkKeys(data []byte) error {
 			if sc != nil {
 				for _, k := range sc.required {
 					if !seen[k] {
-						return true, invalid(lineOf(data, open), "object without the required key %q", k)
+						return true, invalid(errtext.LineCol(data, open), "object without the required key %q", k)
 					}
 				}
 			}
@@ -287,39 +289,19 @@ func jsonError(data []byte, dec *json.Decoder, err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return invalid(lineOf(data, se.Offset), "malformed JSON: %v", se)
+		return invalid(errtext.LineCol(data, se.Offset), "malformed JSON: %v", se)
 	case errors.As(err, &te):
 		f := te.Field
 		if f == "" {
 			f = "top level"
 		}
-		return invalid(lineOf(data, te.Offset)+" "+f, "cannot use JSON %s as %v", te.Value, te.Type)
+		return invalid(errtext.LineCol(data, te.Offset)+" "+f, "cannot use JSON %s as %v", te.Value, te.Type)
 	case errors.Is(err, io.EOF):
 		return invalid("input", "empty (want a JSON object)")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return invalid("input", "truncated JSON")
 	}
-	return invalid(lineOf(data, dec.InputOffset()), "%v", err)
-}
-
-// lineOf names the 1-based line:column of byte offset off in data.
-func lineOf(data []byte, off int64) string {
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	if off < 0 {
-		off = 0
-	}
-	line, col := 1, 1
-	for _, c := range data[:off] {
-		if c == '\n' {
-			line++
-			col = 1
-		} else {
-			col++
-		}
-	}
-	return fmt.Sprintf("line %d:%d", line, col)
+	return invalid(errtext.LineCol(data, dec.InputOffset()), "%v", err)
 }
 
 // WriteJSON writes p in the JSON format ReadJSON reads, with the given Meta.

@@ -171,9 +171,9 @@ type builder struct {
 	nopts      int       // options of the free jobs not yet read: the arena's next chunk need not be larger
 	opts       []mopt
 	groups     []group
-	i32        int32Arena
-	f64        float64Arena
-	dgs        dgroupArena
+	i32        arena[int32]
+	f64        arena[float64]
+	dgs        arena[dgroup]
 }
 
 func newBuilder(m *model) *builder {
@@ -354,7 +354,7 @@ func (b *builder) groupType(j *mjob, i, tr, start int) {
 		}
 		var h []int32
 		h, b.stack = hull(j.opts[:y], x, b.stack)
-		j.groups = append(j.groups, group{rows: b.i32.clone(rows), hull: b.i32.clone(h)})
+		j.groups = append(j.groups, group{rows: b.i32.clone(rows, numberChunk), hull: b.i32.clone(h, numberChunk)})
 		x = y
 	}
 }
@@ -446,52 +446,51 @@ func (m *model) allJobs() []int32 {
 	return free
 }
 
-// int32Arena hands out small int32 slices from large shared chunks.
-type int32Arena struct {
-	buf []int32
+// arena hands out slices of T from large shared chunks.
+type arena[T any] struct {
+	buf []T
 	// rest, when positive, bounds what is still to come: a chunk is no
 	// larger than it (a small model allocates little)
 	rest int
 }
 
-// clone returns a copy of s in the arena (nil for an empty s).
-func (a *int32Arena) clone(s []int32) []int32 {
-	if len(s) == 0 {
-		return nil
-	}
-	if len(a.buf)+len(s) > cap(a.buf) {
-		a.buf = make([]int32, 0, max(chunkOf(1<<14, a.rest), len(s)))
-	}
-	n := len(a.buf)
-	a.buf = append(a.buf, s...)
-	return a.buf[n : n+len(s) : n+len(s)]
-}
+// The arenas' chunk sizes, in elements (see chunkOf): a dgroup is larger
+// than a number.
+const (
+	numberChunk = 1 << 14 // the int32 and float64 arenas
+	dgroupChunk = 1 << 12
+)
 
-// float64Arena hands out float64 slices from large shared chunks.
-type float64Arena struct {
-	buf  []float64
-	rest int // see int32Arena
-}
-
-// take returns n zeroed float64s of the arena.
-func (a *float64Arena) take(n int) []float64 {
+// take returns n zeroed Ts of the arena, starting a new chunk of size
+// elements (see chunkOf; n if more) when the current one has no room.
+func (a *arena[T]) take(n, size int) []T {
 	if len(a.buf)+n > cap(a.buf) {
-		a.buf = make([]float64, 0, max(chunkOf(1<<14, a.rest), n))
+		a.buf = make([]T, 0, max(chunkOf(size, a.rest), n))
 	}
 	k := len(a.buf)
 	a.buf = a.buf[:k+n]
 	return a.buf[k : k+n : k+n]
 }
 
+// clone returns a copy of s in the arena (nil for an empty s), as take.
+func (a *arena[T]) clone(s []T, size int) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	c := a.take(len(s), size)
+	copy(c, s)
+	return c
+}
+
 // layDual lays out the dual's view of j's groups (j.dual, j.pts) in the
 // arenas.
-func layDual(j *mjob, dgs *dgroupArena, f64 *float64Arena) {
+func layDual(j *mjob, dgs *arena[dgroup], f64 *arena[float64]) {
 	n := 0
 	for gi := range j.groups {
 		n += len(j.groups[gi].hull)
 	}
-	j.pts = f64.take(2 * n)
-	j.dual = dgs.take(len(j.groups))
+	j.pts = f64.take(2*n, numberChunk)
+	j.dual = dgs.take(len(j.groups), dgroupChunk)
 	off := 0
 	for gi := range j.groups {
 		g := &j.groups[gi]
@@ -505,22 +504,6 @@ func layDual(j *mjob, dgs *dgroupArena, f64 *float64Arena) {
 			off++
 		}
 	}
-}
-
-// dgroupArena hands out dgroup slices from large shared chunks.
-type dgroupArena struct {
-	buf  []dgroup
-	rest int // see int32Arena
-}
-
-// take returns n dgroups of the arena.
-func (a *dgroupArena) take(n int) []dgroup {
-	if len(a.buf)+n > cap(a.buf) {
-		a.buf = make([]dgroup, 0, max(chunkOf(1<<12, a.rest), n))
-	}
-	k := len(a.buf)
-	a.buf = a.buf[:k+n]
-	return a.buf[k : k+n : k+n]
 }
 
 // argmax returns the position in group d's hull (-1: the origin, profit 0)

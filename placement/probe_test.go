@@ -65,6 +65,15 @@ func probeShapeOK(t *testing.T, job string, c configset.Config, r int, gs []plac
 	assert.Equal(t, placement.Shape(c.GPUs, r), got, "job %s (%v): split", job, c)
 }
 
+// probePool returns n nodes n0, n1, … of type "g" with r GPUs each.
+func probePool(r, n int) []placement.Node {
+	var nodes []placement.Node
+	for k := 0; k < n; k++ {
+		nodes = append(nodes, placement.Node{ID: fmt.Sprintf("n%d", k), Type: "g", GPUs: r})
+	}
+	return nodes
+}
+
 // TestProbePlaceChargesFit: on one pool of r = 1..16 GPUs per node and 1–4
 // nodes, random multisets of configurations whose charges fit are all
 // placed, with their evaluated shapes, from scratch and again after half of
@@ -75,10 +84,7 @@ func TestProbePlaceChargesFit(t *testing.T) {
 		for n := 1; n <= 4; n++ {
 			set, err := configset.New([]configset.NodeGroup{{Type: "g", GPUsPerNode: r, Nodes: n}}, nil)
 			require.NoError(t, err)
-			var nodes []placement.Node
-			for k := 0; k < n; k++ {
-				nodes = append(nodes, placement.Node{ID: fmt.Sprintf("n%d", k), Type: "g", GPUs: r})
-			}
+			nodes := probePool(r, n)
 			for seed := uint64(0); seed < 30; seed++ {
 				cases++
 				rng := rand.New(rand.NewPCG(seed, uint64(r*100+n)))
@@ -166,10 +172,7 @@ func TestProbePlacePinnedBruteForce(t *testing.T) {
 	cases, placeable := 0, 0
 	for r := 1; r <= 8; r++ {
 		for n := 1; n <= 3; n++ {
-			var nodes []placement.Node
-			for k := 0; k < n; k++ {
-				nodes = append(nodes, placement.Node{ID: fmt.Sprintf("n%d", k), Type: "g", GPUs: r})
-			}
+			nodes := probePool(r, n)
 			for seed := uint64(0); seed < 60; seed++ {
 				cases++
 				rng := rand.New(rand.NewPCG(seed, uint64(r*10+n)))

@@ -4,87 +4,39 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 	"time"
 
-	"github.com/sia-sched/sia/bootstrap"
-	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/internal/fleet"
 )
 
 // The placement step on the fleets of examples/round-deadline (the same
-// recipe: 3 to 8 types, nodes of 4 to 16 GPUs, one or two sizes per type,
+// recipe, internal/fleet: 3 to 8 types, nodes of 4 to 16 GPUs, one or two sizes per type,
 // random concave models; half the jobs placed by a round, a third of those
 // finished, one in fifty of the others non-preemptible), made deterministic:
 // the setup round is the greedy allocation, not a deadline-bound solve.
 
-type placeFleet struct {
-	jobs, gpus, types int
-	seed              uint64
-}
-
-var placeFleetTypes = []string{"t4", "v100", "l4", "rtx", "l40s", "a10", "a100", "h100"}
+// placeFleet is a fleet of internal/fleet.
+type placeFleet fleet.Config
 
 func (c placeFleet) cluster(rng *rand.Rand) []Node {
-	sizes := []int{4, 6, 8, 8, 10, 12, 16}
 	var cl []Node
-	for t := 0; t < c.types; t++ {
-		name := placeFleetTypes[t]
-		sz := []int{sizes[rng.IntN(len(sizes))]}
-		if rng.IntN(2) == 0 {
-			sz = append(sz, sizes[rng.IntN(len(sizes))])
-		}
-		left := c.gpus / c.types
-		for k := 0; left > 0; k++ {
-			g := sz[k%len(sz)]
-			cl = append(cl, Node{ID: fmt.Sprintf("%s-%d", name, k), Type: name, GPUs: g})
-			left -= g
-		}
+	for _, n := range fleet.Config(c).Cluster(rng) {
+		cl = append(cl, Node{ID: n.ID, Type: n.Type, GPUs: n.GPUs})
 	}
 	return cl
 }
 
-func (c placeFleet) models(rng *rand.Rand) bootstrap.Static {
-	out := bootstrap.Static{}
-	m0 := []int{8, 16, 32, 64, 128, 256}[rng.IntN(6)]
-	maxB := m0 * (8 + rng.IntN(56))
-	noise := float64(m0) * (0.05 + 2*rng.Float64())
-	for t := 0; t < c.types; t++ {
-		if t > 0 && c.types > 3 && rng.IntN(8) == 0 {
-			continue
-		}
-		speed := 1 + float64(t)/2
-		jit := func() float64 { return 0.7 + 0.6*rng.Float64() }
-		bmax := max(m0/2, 4) * (1 + rng.IntN(8))
-		out[placeFleetTypes[t]] = goodput.Model{
-			Params: goodput.Params{
-				AlphaC: 0.02 * jit() / speed, BetaC: 0.001 * jit() / speed,
-				AlphaN: 0.1 * jit(), BetaN: 0.01 * jit(),
-				AlphaR: 0.03 * jit(), BetaR: 0.003 * jit(),
-				Gamma: 1 + rng.Float64(),
-			},
-			Grad:      goodput.GradStats{Sqr: 1, Var: noise},
-			InitBatch: m0, MaxBatch: maxB,
-			Limits: goodput.Limits{MinLocalBatch: 1, MaxLocalBatch: bmax},
-		}
-	}
-	return out
-}
-
 func (c placeFleet) jobList(rng *rand.Rand, n int, now time.Time) []Job {
 	out := make([]Job, n)
-	for i := range out {
-		j := Job{ID: fmt.Sprintf("job-%d", i), Submitted: now.Add(-time.Duration(1+rng.IntN(3600)) * time.Second), Models: c.models(rng)}
-		j.State.RestartCost = time.Duration(10+rng.IntN(240)) * time.Second
-		switch x := rng.IntN(20); {
-		case x == 0:
+	for i, fj := range fleet.Config(c).JobList(rng, n, now) {
+		j := Job{ID: fj.ID, Submitted: fj.Submitted, Models: fj.Models, GPUs: fj.GPUs, MinGPUs: fj.MinGPUs, MaxGPUs: fj.MaxGPUs}
+		j.State.RestartCost = fj.RestartCost
+		switch fj.Kind {
+		case fleet.Rigid:
 			j.Kind = Rigid
-			j.GPUs = []int{1, 2, 4, 6, 8, 12}[rng.IntN(6)]
-		case x == 1:
+		case fleet.StrongScaling:
 			j.Kind = StrongScaling
-			j.MaxGPUs = 16
-		case x == 2:
-			j.MinGPUs = 2
 		}
 		out[i] = j
 	}
@@ -116,9 +68,9 @@ func greedyRound(tb testing.TB, snap *Snapshot) (*goodputMatrix, solution) {
 // allocation, and that allocation with only the first starts queued jobs
 // started (everybody running keeps its configuration).
 func (c placeFleet) snapshot(tb testing.TB, starts int) (Snapshot, *goodputMatrix, solution, solution) {
-	rng := rand.New(rand.NewPCG(c.seed, 11))
+	rng := rand.New(rand.NewPCG(c.Seed, 11))
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	jobs := c.jobList(rng, c.jobs*6/5, now)
+	jobs := c.jobList(rng, c.Jobs*6/5, now)
 	snap := Snapshot{Now: now, Nodes: c.cluster(rng), Jobs: jobs[:len(jobs)/2]}
 	m, sol := greedyRound(tb, &snap)
 	lay, err := place(context.Background(), &snap, m, sol)
@@ -167,26 +119,17 @@ func BenchmarkPlaceFleet(b *testing.B) {
 			name string
 			sol  solution
 		}{{"few", few}, {"many", many}} {
-			b.Run(fmt.Sprintf("gpus=%d/%s", c.gpus, k.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("gpus=%d/%s", c.GPUs, k.name), func(b *testing.B) {
 				starts := 0
 				for i, ch := range k.sol.Choice {
 					if ch >= 0 && m.Rows[i].Current < 0 {
 						starts++
 					}
 				}
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				b.ReportAllocs()
-				b.ResetTimer()
-				c0, _ := threadCPU()
-				for i := 0; i < b.N; i++ {
-					if _, err := place(context.Background(), &snap, m, k.sol); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if c1, ok := threadCPU(); ok {
-					b.ReportMetric(float64((c1-c0).Microseconds())/float64(b.N), "cpu-µs/op")
-				}
+				benchCPU(b, func() error {
+					_, err := place(context.Background(), &snap, m, k.sol)
+					return err
+				})
 				b.ReportMetric(float64(starts), "starts")
 			})
 		}

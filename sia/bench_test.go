@@ -25,22 +25,31 @@ func BenchmarkRound(b *testing.B) {
 				b.Fatal(err)
 			}
 			ctx := context.Background()
-			// The round thread's CPU time as well: on a shared machine the
-			// wall time per round says more about the load than the code.
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			b.ReportAllocs()
-			b.ResetTimer()
-			c0, _ := threadCPU()
-			for i := 0; i < b.N; i++ {
-				if _, err := s.Round(ctx, snap); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if c1, ok := threadCPU(); ok {
-				b.ReportMetric(float64((c1-c0).Microseconds())/float64(b.N), "cpu-µs/op")
-			}
+			benchCPU(b, func() error {
+				_, err := s.Round(ctx, snap)
+				return err
+			})
 		})
+	}
+}
+
+// benchCPU runs op b.N times on one locked OS thread, failing b on its
+// first error, and reports the allocations and the thread's CPU time per
+// op ("cpu-µs/op"): on a shared machine the wall time per op says more
+// about the load than the code.
+func benchCPU(b *testing.B, op func() error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	b.ResetTimer()
+	c0, _ := threadCPU()
+	for i := 0; i < b.N; i++ {
+		if err := op(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if c1, ok := threadCPU(); ok {
+		b.ReportMetric(float64((c1-c0).Microseconds())/float64(b.N), "cpu-µs/op")
 	}
 }
 

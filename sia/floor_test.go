@@ -52,11 +52,7 @@ func TestRoundPastDeadlineFloor(t *testing.T) {
 	require.Greater(t, nRunning, 3*keepCheckJobs)
 	s, err := New(nil)
 	require.NoError(t, err)
-	s.now = func() time.Time { return time.Now().Add(time.Hour) }
-	ctx, cancel := context.WithTimeout(context.Background(), 0)
-	defer cancel()
-	p, err := s.Round(ctx, snap)
-	require.NoError(t, err)
+	p := roundOutOfTime(t, s, snap)
 	checkPlan(t, &snap, &p)
 	checkAdmissible(t, &snap, &p)
 	assert.Zero(t, running.Load(), "goodput predictions for running jobs past D + S/4 (the clock is read at the first)")
@@ -93,6 +89,19 @@ func TestRoundPastDeadlineFloor(t *testing.T) {
 	}
 }
 
+// roundOutOfTime runs a round of s on snap that is out of time when it
+// starts: its clock (injected) reads an hour late and its ctx has expired.
+// s keeps the late clock.
+func roundOutOfTime(t *testing.T, s *Scheduler, snap Snapshot) Plan {
+	t.Helper()
+	s.now = func() time.Time { return time.Now().Add(time.Hour) }
+	ctx, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	p, err := s.Round(ctx, snap)
+	require.NoError(t, err)
+	return p
+}
+
 // modelCalls wraps a job's models and counts the Model calls made of it.
 type modelCalls struct {
 	m Models
@@ -118,11 +127,7 @@ func TestRoundFloorModelCalls(t *testing.T) {
 	}
 	s, err := New(nil)
 	require.NoError(t, err)
-	s.now = func() time.Time { return time.Now().Add(time.Hour) }
-	ctx, cancel := context.WithTimeout(context.Background(), 0)
-	defer cancel()
-	p, err := s.Round(ctx, snap)
-	require.NoError(t, err)
+	p := roundOutOfTime(t, s, snap)
 	n := make([]int64, len(calls))
 	for i := range calls {
 		n[i] = calls[i].Load()
@@ -205,11 +210,7 @@ func TestRoundPlacementCut(t *testing.T) {
 	d, _ := full.Decision("n")
 	require.Equal(t, Start, d.Action, "with time, a kept job moves for n")
 
-	s.now = func() time.Time { return time.Now().Add(time.Hour) }
-	ctx, cancel := context.WithTimeout(context.Background(), 0)
-	defer cancel()
-	p, err := s.Round(ctx, snap)
-	require.NoError(t, err)
+	p := roundOutOfTime(t, s, snap)
 	checkPlan(t, &snap, &p)
 	for _, d := range p.Decisions[:3] {
 		assert.Equal(t, Keep, d.Action, d.Job)

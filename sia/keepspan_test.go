@@ -54,11 +54,7 @@ func TestKeptRowSpanning(t *testing.T) {
 	require.Greater(t, spans, 1, "the full row offers several spanning configurations")
 
 	// Out of time, its kept row is its current configuration only.
-	s.now = func() time.Time { return time.Now().Add(time.Hour) }
-	ctx, cancel := context.WithTimeout(context.Background(), 0)
-	defer cancel()
-	p, err := s.Round(ctx, snap)
-	require.NoError(t, err)
+	p := roundOutOfTime(t, s, snap)
 	checkPlan(t, &snap, &p)
 	row := p.matrix.Rows[0]
 	require.True(t, row.Partial)

@@ -236,18 +236,7 @@ func TestProbeHugeNodes(t *testing.T) {
 	if !measure.ThreadCPUAvailable {
 		t.Skip("no thread CPU clock on this system")
 	}
-	var nodes []sia.Node
-	total := 0
-	for k := 0; total < 1_000_000; k++ {
-		r := []int{4096, 4095, 3000}[k%3]
-		nodes = append(nodes, sia.Node{ID: fmt.Sprintf("n%d", k), Type: fmt.Sprintf("t%d", k%3), GPUs: r})
-		total += r
-	}
-	rng := rand.New(rand.NewPCG(3, 3))
-	snap := sia.Snapshot{Now: probeT0, Nodes: nodes}
-	for k := 0; k < 1000; k++ {
-		snap.Jobs = append(snap.Jobs, probeJob(rng, fmt.Sprintf("j%d", k), nodes, probeT0))
-	}
+	snap := hugeNodesSnapshot()
 	s, err := sia.New(nil)
 	require.NoError(t, err)
 	runtime.LockOSThread()
@@ -300,10 +289,10 @@ func TestProbeHugeNodes(t *testing.T) {
 	}
 }
 
-// BenchmarkProbeHugeNodes: a round out of time on a million GPUs (245 nodes
-// of 3,000–4,096 GPUs) and 1,000 jobs: the floor that GPUs, not jobs,
-// dominate (validation, placement and the decisions are linear in them).
-func BenchmarkProbeHugeNodes(b *testing.B) {
+// hugeNodesSnapshot returns the snapshot of TestProbeHugeNodes and
+// BenchmarkProbeHugeNodes: a million GPUs on 245 nodes of 4,096, 4,095 and
+// 3,000 GPUs (three types) and 1,000 probe jobs.
+func hugeNodesSnapshot() sia.Snapshot {
 	var nodes []sia.Node
 	total := 0
 	for k := 0; total < 1_000_000; k++ {
@@ -316,6 +305,14 @@ func BenchmarkProbeHugeNodes(b *testing.B) {
 	for k := 0; k < 1000; k++ {
 		snap.Jobs = append(snap.Jobs, probeJob(rng, fmt.Sprintf("j%d", k), nodes, probeT0))
 	}
+	return snap
+}
+
+// BenchmarkProbeHugeNodes: a round out of time on a million GPUs (245 nodes
+// of 3,000–4,096 GPUs) and 1,000 jobs: the floor that GPUs, not jobs,
+// dominate (validation, placement and the decisions are linear in them).
+func BenchmarkProbeHugeNodes(b *testing.B) {
+	snap := hugeNodesSnapshot()
 	s, err := sia.New(nil)
 	require.NoError(b, err)
 	b.ReportAllocs()

@@ -6,20 +6,15 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/sia-sched/sia/bootstrap"
-	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/internal/fleet"
 	"github.com/sia-sched/sia/sia"
 )
 
-// fleetConfig describes one snapshot of the corpus: a fleet of several GPU
-// types with mixed node sizes (4 to 16 GPUs per node, up to two sizes per
-// type, 6-, 10- and 12-GPU nodes among them) and jobs with random goodput
-// models, after one round has placed half of them and a third of those
-// have finished.
-type fleetConfig struct {
-	Jobs, GPUs, Types int
-	Seed              uint64
-}
+// fleetConfig describes one snapshot of the corpus: a fleet of
+// internal/fleet (several GPU types with mixed node sizes, 4 to 16 GPUs per
+// node, and jobs with random goodput models) after one round has placed
+// half of its jobs and a third of those have finished.
+type fleetConfig fleet.Config
 
 func (c fleetConfig) name() string {
 	return fmt.Sprintf("jobs=%d/gpus=%d/types=%d/seed=%d", c.Jobs, c.GPUs, c.Types, c.Seed)
@@ -34,81 +29,27 @@ var corpus = []fleetConfig{
 	{Jobs: 5000, GPUs: 16000, Types: 8, Seed: 5},
 }
 
-var typeNames = []string{"t4", "v100", "l4", "rtx", "l40s", "a10", "a100", "h100"}
-
-// nodeSizes are the GPUs per node a type's nodes may have.
-var nodeSizes = []int{4, 6, 8, 8, 10, 12, 16}
-
-// cluster returns the fleet's nodes: each type gets about GPUs/Types GPUs
-// in nodes of one or two sizes.
+// cluster returns the fleet's nodes (see fleet.Config.Cluster).
 func (c fleetConfig) cluster(rng *rand.Rand) []sia.Node {
 	var cl []sia.Node
-	for t := 0; t < c.Types; t++ {
-		name := typeNames[t]
-		sizes := []int{nodeSizes[rng.IntN(len(nodeSizes))]}
-		if rng.IntN(2) == 0 {
-			sizes = append(sizes, nodeSizes[rng.IntN(len(nodeSizes))])
-		}
-		left := c.GPUs / c.Types
-		for k := 0; left > 0; k++ {
-			g := sizes[k%len(sizes)]
-			cl = append(cl, sia.Node{ID: fmt.Sprintf("%s-%d", name, k), Type: name, GPUs: g})
-			left -= g
-		}
+	for _, n := range fleet.Config(c).Cluster(rng) {
+		cl = append(cl, sia.Node{ID: n.ID, Type: n.Type, GPUs: n.GPUs})
 	}
 	return cl
 }
 
-// models returns a job's goodput models on the fleet's types: random
-// compute, network and gradient-noise parameters (a faster type computes
-// faster), and a type or two excluded now and then.
-func (c fleetConfig) models(rng *rand.Rand) bootstrap.Static {
-	out := bootstrap.Static{}
-	m0 := []int{8, 16, 32, 64, 128, 256}[rng.IntN(6)]
-	maxB := m0 * (8 + rng.IntN(56))
-	noise := float64(m0) * (0.05 + 2*rng.Float64())
-	for t := 0; t < c.Types; t++ {
-		if t > 0 && c.Types > 3 && rng.IntN(8) == 0 {
-			continue // the job cannot run on this type
-		}
-		speed := 1 + float64(t)/2 // later types are faster
-		jit := func() float64 { return 0.7 + 0.6*rng.Float64() }
-		bmax := max(m0/2, 4) * (1 + rng.IntN(8))
-		out[typeNames[t]] = goodput.Model{
-			Params: goodput.Params{
-				AlphaC: 0.02 * jit() / speed, BetaC: 0.001 * jit() / speed,
-				AlphaN: 0.1 * jit(), BetaN: 0.01 * jit(),
-				AlphaR: 0.03 * jit(), BetaR: 0.003 * jit(),
-				Gamma: 1 + rng.Float64(),
-			},
-			Grad:      goodput.GradStats{Sqr: 1, Var: noise},
-			InitBatch: m0, MaxBatch: maxB,
-			Limits: goodput.Limits{MinLocalBatch: 1, MaxLocalBatch: bmax},
-		}
-	}
-	return out
-}
-
-// jobs returns n jobs submitted during the hour before now: mostly
-// adaptive, some rigid (1 to 12 GPUs), strong-scaling or with a minimum.
+// jobs returns the fleet's n jobs submitted during the hour before now
+// (see fleet.Config.JobList).
 func (c fleetConfig) jobs(rng *rand.Rand, n int, now time.Time) []sia.Job {
 	out := make([]sia.Job, n)
-	for i := range out {
-		j := sia.Job{
-			ID:        fmt.Sprintf("job-%d", i),
-			Submitted: now.Add(-time.Duration(1+rng.IntN(3600)) * time.Second),
-			Models:    c.models(rng),
-		}
-		j.State.RestartCost = time.Duration(10+rng.IntN(240)) * time.Second
-		switch x := rng.IntN(20); {
-		case x == 0:
+	for i, fj := range fleet.Config(c).JobList(rng, n, now) {
+		j := sia.Job{ID: fj.ID, Submitted: fj.Submitted, Models: fj.Models, GPUs: fj.GPUs, MinGPUs: fj.MinGPUs, MaxGPUs: fj.MaxGPUs}
+		j.State.RestartCost = fj.RestartCost
+		switch fj.Kind {
+		case fleet.Rigid:
 			j.Kind = sia.Rigid
-			j.GPUs = []int{1, 2, 4, 6, 8, 12}[rng.IntN(6)]
-		case x == 1:
+		case fleet.StrongScaling:
 			j.Kind = sia.StrongScaling
-			j.MaxGPUs = 16
-		case x == 2:
-			j.MinGPUs = 2
 		}
 		out[i] = j
 	}

@@ -13,6 +13,8 @@ import (
 	"io"
 	"reflect"
 	"strings"
+
+	"github.com/sia-sched/sia/internal/errtext"
 )
 
 // Decode decodes the single JSON value data into out (a pointer), with no
@@ -30,35 +32,20 @@ func Decode(data []byte, out any) error {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
-			return fmt.Errorf("%s: %w", lineOf(data, se.Offset), err)
+			return fmt.Errorf("%s: %w", errtext.LineCol(data, se.Offset), err)
 		case errors.As(err, &te):
-			return fmt.Errorf("%s: %w", lineOf(data, te.Offset), err)
+			return fmt.Errorf("%s: %w", errtext.LineCol(data, te.Offset), err)
 		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 			return err
 		}
 		// an unknown field: the decoder stops at the end of its object
-		return fmt.Errorf("%s: %w", lineOf(data, dec.InputOffset()), err)
+		return fmt.Errorf("%s: %w", errtext.LineCol(data, dec.InputOffset()), err)
 	}
 	end := dec.InputOffset()
 	if _, err := dec.Token(); err != io.EOF {
 		return fmt.Errorf("%s: unexpected data after the JSON value", at(data, end, ""))
 	}
 	return nil
-}
-
-// lineOf names the 1-based line:column of byte offset off in data.
-func lineOf(data []byte, off int64) string {
-	off = max(0, min(off, int64(len(data))))
-	line, col := 1, 1
-	for _, c := range data[:off] {
-		if c == '\n' {
-			line++
-			col = 1
-		} else {
-			col++
-		}
-	}
-	return fmt.Sprintf("line %d:%d", line, col)
 }
 
 // at names where a key is: its line and column and its path from the
@@ -68,9 +55,9 @@ func at(data []byte, off int64, path string) string {
 		off++
 	}
 	if path == "" {
-		return lineOf(data, off)
+		return errtext.LineCol(data, off)
 	}
-	return lineOf(data, off) + ", " + path
+	return errtext.LineCol(data, off) + ", " + path
 }
 
 // maxDepth bounds the nesting CheckKeys follows; deeper input is left to

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/sia-sched/sia/internal/errtext"
 )
 
 // ErrInvalidInput is wrapped by every error this package returns for bad caller
@@ -37,24 +38,12 @@ func (e *InputError) Error() string {
 		s += ": "
 	}
 	if e.Job != "" {
-		s += fmt.Sprintf("job %s: ", clip(strconv.Quote(e.Job), 200))
+		s += fmt.Sprintf("job %s: ", errtext.Clip(strconv.Quote(e.Job), 200))
 	}
 	if e.Field != "" {
 		s += fmt.Sprintf("field %q: ", e.Field)
 	}
-	return s + clip(e.Reason, 1000)
-}
-
-// clip cuts s after n bytes (at a rune boundary) with "…", so that a
-// message quoting a megabyte-long job name or field stays readable.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return s + errtext.Clip(e.Reason, 1000)
 }
 
 // Unwrap returns ErrInvalidInput and the underlying error, if any.
