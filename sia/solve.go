@@ -144,7 +144,7 @@ func (m *goodputMatrix) addOptions(p *ilp.Problem, order []int) (optIdx [][]int,
 				if r.Pin >= 0 && k != r.Pin {
 					continue // a pinned job takes its pin only
 				}
-				spans = append(spans, spanOpt{pos: pos, row: i, entry: k, uses: usesOf(e, k == r.Pin), value: e.Value, pinned: k == r.Pin})
+				spans = append(spans, spanOpt{pos: pos, row: i, entry: k, uses: usesOf(e, k == r.Pin), value: e.Value, pinned: k == r.Pin, current: k == r.Current})
 				continue
 			}
 			if k == r.Pin {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/sia-sched/sia/configset"
@@ -26,13 +27,18 @@ import (
 // best branch wins. The optimum is the best branch optimum, and the bound
 // the best branch bound, so the answer is Optimal only when every branch
 // was solved to optimality. At most maxSpanBranches branches are solved
-// (jobs in row order are enumerated while the branch count stays within
-// it); the spanning entries of the other jobs are not taken, the status is
+// (jobs running on a spanning configuration first, then the others, in row
+// order, are enumerated while the branch count stays within it); the
+// spanning entries of the other jobs are not taken, the status is
 // then Feasible and the bound is raised by each such job's best possible
 // gain from a spanning entry (valid: taking one only removes capacity from
 // the others). A deadline is shared out evenly among the branches left;
 // once it has passed, the branches left are bounded (relaxedBound) but not
-// solved, so the answer is Feasible with a true bound.
+// solved, so the answer is Feasible with a true bound. The first branch
+// solved is the warm one: every enumerated job running on a spanning
+// configuration keeps it (the solver's warm start cannot say it, as no
+// option has several rows), so that a round out of time, which solves that
+// branch only, keeps such jobs where they run when they fit.
 //
 // Why not options with several rows in package ilp: every bound, greedy,
 // dynamic programme and branching rule of its solver assumes one capacity
@@ -164,6 +170,7 @@ type spanOpt struct {
 	uses            []ilp.Option
 	value           float64
 	pinned          bool
+	current         bool // the job's current configuration
 }
 
 // spanGroup is the spanning entries of one job.
@@ -191,6 +198,17 @@ func groupSpans(p *ilp.Problem, spans []spanOpt) []spanGroup {
 		}
 	}
 	return out
+}
+
+// hasCurrent is 1 when one of g's entries is its job's current
+// configuration, else 0.
+func (g *spanGroup) hasCurrent() int {
+	for k := range g.opts {
+		if g.opts[k].current {
+			return 1
+		}
+	}
+	return 0
 }
 
 // digits is the number of choices of group g in the enumeration: none or
@@ -289,13 +307,49 @@ func solveSpans(ctx context.Context, p *ilp.Problem, warm []int, spans []spanOpt
 	e := newSpanEnum(p, spans)
 	fixed := make([]*spanOpt, len(e.enum))
 	w := make([]int, len(warm))
-	for b := 0; b < e.branches; b++ {
+	first := e.warmBranch()
+	for k := 0; k < e.branches; k++ {
+		b := branchAt(k, first)
 		e.branch(b, fixed)
-		if err := e.solveBranch(ctx, b, fixed, warm, w, o); err != nil {
+		if err := e.solveBranch(ctx, k, fixed, warm, w, o); err != nil {
 			return ilp.Solution{}, nil, err
 		}
 	}
 	return e.result()
+}
+
+// branchAt is the k-th branch solved: the warm branch first, then the
+// others in order.
+func branchAt(k, first int) int {
+	switch {
+	case k == 0:
+		return first
+	case k <= first:
+		return k - 1
+	default:
+		return k
+	}
+}
+
+// warmBranch is the branch that keeps every enumerated job whose current
+// configuration is a spanning entry on it (the warm start of the
+// enumeration): solved first, so that a round out of time, which solves
+// only its first branch, keeps such jobs where they run.
+func (e *spanEnum) warmBranch() int {
+	b, radix := 0, 1
+	for x := range e.enum {
+		g := &e.enum[x]
+		if !g.pinned {
+			for k := range g.opts {
+				if g.opts[k].current {
+					b += (k + 1) * radix
+					break
+				}
+			}
+		}
+		radix *= g.digits()
+	}
+	return b
 }
 
 // spanEnum is the enumeration of the spanning entries: the groups
@@ -315,6 +369,9 @@ type spanEnum struct {
 
 func newSpanEnum(p *ilp.Problem, spans []spanOpt) *spanEnum {
 	groups := groupSpans(p, spans)
+	// Jobs running on a spanning configuration first, so that they are
+	// enumerated (and their warm branch keeps them) before any other.
+	slices.SortStableFunc(groups, func(a, b spanGroup) int { return b.hasCurrent() - a.hasCurrent() })
 	branches, n := 1, 0
 	for n < len(groups) && branches*groups[n].digits() <= maxSpanBranches {
 		branches *= groups[n].digits()
@@ -336,11 +393,11 @@ func (e *spanEnum) branch(b int, fixed []*spanOpt) {
 	}
 }
 
-// solveBranch solves branch b (its entries fixed) with its share of ctx's
+// solveBranch solves the k-th branch solved (its entries fixed) with its share of ctx's
 // time, or only bounds it once ctx has ended, and keeps it if it is the
 // best; w is scratch for its warm start. Errors other than an infeasible
 // branch end the enumeration.
-func (e *spanEnum) solveBranch(ctx context.Context, b int, fixed []*spanOpt, warm, w []int, o *Options) error {
+func (e *spanEnum) solveBranch(ctx context.Context, k int, fixed []*spanOpt, warm, w []int, o *Options) error {
 	p := e.p
 	q, adj, ok := fixBranch(p, fixed, e.lambdas)
 	if !ok {
@@ -364,7 +421,7 @@ func (e *spanEnum) solveBranch(ctx context.Context, b int, fixed []*spanOpt, war
 		e.optimal = false
 		return nil
 	}
-	sol, err := e.solveShare(ctx, b, q, w, o)
+	sol, err := e.solveShare(ctx, k, q, w, o)
 	if err != nil {
 		if errors.Is(err, ilp.ErrInfeasible) {
 			if e.firstErr == nil {
@@ -382,12 +439,12 @@ func (e *spanEnum) solveBranch(ctx context.Context, b int, fixed []*spanOpt, war
 	return nil
 }
 
-// solveShare solves branch b's problem q under its even share of the time
-// left before ctx's deadline.
-func (e *spanEnum) solveShare(ctx context.Context, b int, q *ilp.Problem, w []int, o *Options) (ilp.Solution, error) {
+// solveShare solves the k-th branch solved, problem q, under its even share
+// of the time left before ctx's deadline.
+func (e *spanEnum) solveShare(ctx context.Context, k int, q *ilp.Problem, w []int, o *Options) (ilp.Solution, error) {
 	bctx, cancel := ctx, context.CancelFunc(func() {})
 	if deadline, ok := ctx.Deadline(); ok {
-		bctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/time.Duration(e.branches-b)))
+		bctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/time.Duration(e.branches-k)))
 	}
 	defer cancel()
 	return solveOrGreedy(bctx, q, w, o)

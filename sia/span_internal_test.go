@@ -13,6 +13,7 @@ import (
 
 	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/ilp"
 )
 
 // spanEval is a concave goodput with a per-node penalty (as the external
@@ -293,4 +294,44 @@ func TestSpanPinnedRowOffersNoSpan(t *testing.T) {
 	sol, err := solveMatrix(context.Background(), m, nil)
 	require.NoError(t, err)
 	assert.Equal(t, row.Pin, sol.Choice[0])
+}
+
+// TestSpanWarmBranchFirst: the enumeration solves every branch once, the
+// warm branch first (branchAt is a permutation starting at it), and the
+// warm branch fixes each enumerated job on its current spanning entry (none
+// for a job without one; its pin for a pinned job), whatever the jobs'
+// row order.
+func TestSpanWarmBranchFirst(t *testing.T) {
+	p := &ilp.Problem{Jobs: make([]ilp.Job, 4)}
+	spans := []spanOpt{
+		{pos: 0, entry: 0}, {pos: 0, entry: 1}, // no current
+		{pos: 1, entry: 0}, {pos: 1, entry: 1, current: true}, {pos: 1, entry: 2},
+		{pos: 2, entry: 3, pinned: true},
+		{pos: 3, entry: 0, current: true},
+	}
+	e := newSpanEnum(p, spans)
+	require.Equal(t, 3*4*1*2, e.branches)
+	require.Len(t, e.enum, 4)
+	assert.Equal(t, 1, e.enum[0].pos, "jobs running on a span are enumerated first")
+	assert.Equal(t, 3, e.enum[1].pos)
+
+	first := e.warmBranch()
+	seen := map[int]bool{}
+	for k := 0; k < e.branches; k++ {
+		b := branchAt(k, first)
+		require.False(t, seen[b], "branch %d solved twice", b)
+		require.True(t, b >= 0 && b < e.branches)
+		seen[b] = true
+	}
+	assert.Equal(t, first, branchAt(0, first))
+
+	fixed := make([]*spanOpt, len(e.enum))
+	e.branch(first, fixed)
+	got := map[int]int{}
+	for _, s := range fixed {
+		if s != nil {
+			got[s.pos] = s.entry
+		}
+	}
+	assert.Equal(t, map[int]int{1: 1, 3: 0, 2: 3}, got)
 }
