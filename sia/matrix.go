@@ -730,6 +730,12 @@ func (rb *rowBuilder) addType(t string) error {
 // model's pipeline stages, replicaSize), and whether the type is offered at
 // all (Job.Types, bootstrap.Excluded).
 func (rb *rowBuilder) typeModel(t string) (bool, error) {
+	ok, err := rb.typeModelOf(t)
+	return ok, atJob(err, rb.idx)
+}
+
+// typeModelOf is typeModel with errors naming the field "Models".
+func (rb *rowBuilder) typeModelOf(t string) (bool, error) {
 	j := rb.j
 	rb.t, rb.p = t, 1
 	model, src := rb.cl.jobModel(j, rb.idx, t)

@@ -325,7 +325,7 @@ func TestInvalidSnapshots(t *testing.T) {
 		"rigid without gpus": {func(s *Snapshot) { s.Jobs[0].Kind = Rigid }, "Jobs[0].GPUs"},
 		"gpus on adaptive":   {func(s *Snapshot) { s.Jobs[0].GPUs = 2 }, "Jobs[0].GPUs"},
 		"future submission":  {func(s *Snapshot) { s.Jobs[0].Submitted = t0.Add(time.Hour) }, "Jobs[0].Submitted"},
-		"negative stages":    {func(s *Snapshot) { s.Jobs[0].Models = pipelined{tab, map[string]int{"A": -1}} }, "Models"},
+		"negative stages":    {func(s *Snapshot) { s.Jobs[0].Models = pipelined{tab, map[string]int{"A": -1}} }, "Jobs[0].Models"},
 		"negative restarts":  {func(s *Snapshot) { s.Jobs[0].State.Restarts = -1 }, "Jobs[0].State.Restarts"},
 		"negative cost":      {func(s *Snapshot) { s.Jobs[0].State.RestartCost = -time.Second }, "Jobs[0].State.RestartCost"},
 		"negative peak":      {func(s *Snapshot) { s.Jobs[0].State.PeakReplicas = -1 }, "Jobs[0].State.PeakReplicas"},
@@ -372,7 +372,7 @@ func TestInvalidSnapshots(t *testing.T) {
 		"reserved too much": {func(s *Snapshot) { s.Reserved = map[string]int{"A": 5} }, "Reserved"},
 		"invalid model": {func(s *Snapshot) {
 			s.Jobs[0].Models = bootstrap.Static{"A": {InitBatch: 1, MaxBatch: 1}}
-		}, "Models"},
+		}, "Jobs[0].Models"},
 	}
 	sched, err := New(nil)
 	require.NoError(t, err)

@@ -3,6 +3,8 @@ package sia
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sia-sched/sia/bootstrap"
@@ -285,6 +287,18 @@ func replicaSize(j *Job, t string, m goodput.Model) (int, error) {
 			Reason: fmt.Sprintf("%d pipeline stages (goodput.Model.Stages), want >= 0 (0: data parallel)", m.Stages)}
 	}
 	return max(m.Stages, 1), nil
+}
+
+// atJob returns err with the Field of an *InputError raised about job i's
+// Models ("Models") written as the host wrote it, "Jobs[i].Models".
+func atJob(err error, i int) error {
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.HasPrefix(ie.Field, "Models") {
+		return err
+	}
+	c := *ie
+	c.Field = "Jobs[" + strconv.Itoa(i) + "]." + ie.Field
+	return &c
 }
 
 // Snapshot is the input of one scheduling round. Time is an input: the

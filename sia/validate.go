@@ -330,7 +330,7 @@ func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
 	}
 	p, err := replicaSize(j, cur.Type, m)
 	if err != nil {
-		return err
+		return atJob(err, i)
 	}
 	if cur.GPUs%p != 0 {
 		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.GPUs",
