@@ -360,9 +360,9 @@ func TestInvalidSnapshots(t *testing.T) {
 		"placement nodes": {func(s *Snapshot) {
 			s.Jobs[0].State.Current = Allocation{Type: "B", Nodes: 2, GPUs: 2, Placement: []GPU{{"b0", 0}, {"b0", 1}}}
 		}, "Jobs[0].State.Current.Nodes"},
-		"rigid count": {func(s *Snapshot) {
-			s.Jobs[0].Kind, s.Jobs[0].GPUs = Rigid, 2
-			s.Jobs[0].State.Current = Allocation{Type: "A", Nodes: 1, GPUs: 1}
+		"rigid count": {func(s *Snapshot) { // of a pinned job (an unpinned one is resized)
+			s.Jobs[0].Kind, s.Jobs[0].GPUs, s.Jobs[0].NonPreemptible = Rigid, 2, true
+			s.Jobs[0].State.Current = Allocation{Type: "A", Nodes: 1, GPUs: 1, Placement: []GPU{{"a0", 0}}}
 		}, "Jobs[0].State.Current.GPUs"},
 		"replica multiple": {func(s *Snapshot) {
 			s.Jobs[0].Models = pipelined{s.Jobs[0].Models, map[string]int{"A": 2}}

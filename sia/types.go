@@ -259,7 +259,10 @@ type Job struct {
 	// MinGPUs and MaxGPUs bound the GPU count (0 = 1 and no bound beyond
 	// Options.MaxGPUsPerJob). Ignored for Rigid jobs.
 	MinGPUs, MaxGPUs int
-	// GPUs is the fixed GPU count of a Rigid job.
+	// GPUs is the fixed GPU count of a Rigid job. A host may change it
+	// (or a job's Kind and bounds) between rounds: a running job whose
+	// Current no longer lies within its bounds is resized, migrated or
+	// preempted, unless it is pinned, which is an error.
 	GPUs int
 	// Types, if not nil, lists the GPU types the job may use (an allow-list,
 	// e.g. the types its container image supports); no other type is ever

@@ -276,8 +276,10 @@ func validateJobState(st *JobState, bad badField) error {
 }
 
 // validateCurrentShape checks that a running job's Current fits the
-// cluster (Nodes nodes of its type holding GPUs GPUs), matches a rigid
-// job's count and (placed) lists its GPUs.
+// cluster (Nodes nodes of its type holding GPUs GPUs) and (placed) lists
+// its GPUs. A rigid job's count need not match it: an unpinned job whose
+// bounds changed is re-decided within them (validatePinnedBounds checks
+// the pinned ones).
 func validateCurrentShape(j *Job, i int, cl *cluster, sh shapes, placed bool, bad badField) error {
 	cur := j.State.Current
 	cap, ok := cl.capacity[cur.Type]
@@ -292,8 +294,6 @@ func validateCurrentShape(j *Job, i int, cl *cluster, sh shapes, placed bool, ba
 		return bad(".State.Current.Nodes", "%d, but the cluster has %d nodes of type %q", cur.Nodes, sh.nodes(cur.Type), cur.Type)
 	case cur.GPUs > sh.most(cur.Type, cur.Nodes):
 		return bad(".State.Current.GPUs", "%d GPUs do not fit on %d nodes of type %q (at most %d)", cur.GPUs, cur.Nodes, cur.Type, sh.most(cur.Type, cur.Nodes))
-	case j.Kind == Rigid && cur.GPUs != j.GPUs:
-		return bad(".State.Current.GPUs", "%d, but the rigid job's count is %d", cur.GPUs, j.GPUs)
 	case placed && len(cur.Placement) == 0:
 		return bad(".State.Current.Placement", "empty for a running job: list the %d GPUs it holds (or clear Current if they are unknown: the job is then queued)", cur.GPUs)
 	case len(cur.Placement) != 0 && len(cur.Placement) != cur.GPUs:
@@ -389,6 +389,9 @@ func validatePinnedBounds(j *Job, i int) error {
 	cur := j.State.Current
 	why := "is pinned (Restoring or NonPreemptible), so it cannot be resized"
 	f := fmt.Sprintf("Jobs[%d].State.Current", i)
+	if j.Kind == Rigid && cur.GPUs != j.GPUs {
+		return &InputError{Job: j.ID, Type: cur.Type, Field: f + ".GPUs", Reason: fmt.Sprintf("%d, but the rigid job's count is %d and the job %s", cur.GPUs, j.GPUs, why)}
+	}
 	if j.Kind != Rigid {
 		if cur.GPUs < max(j.MinGPUs, 1) {
 			return &InputError{Job: j.ID, Type: cur.Type, Field: f + ".GPUs", Reason: fmt.Sprintf("%d is below MinGPUs %d, but the job %s", cur.GPUs, j.MinGPUs, why)}
