@@ -28,7 +28,8 @@ import (
 //     twice or held by another job;
 //   - a pinned job (Restoring, or NonPreemptible and running) holds an
 //     allocation within its bounds (MinGPUs, MaxGPUs, replica size, Types),
-//     and the pinned jobs of a type fit its capacity less Reserved.
+//     the pinned jobs of a type fit its capacity less Reserved, and the
+//     pinned jobs a quota covers fit its Limit.
 func (s *Snapshot) Validate() error {
 	o := (*Options)(nil).WithDefaults()
 	_, err := validateSnapshot(s, &o, true)
@@ -106,7 +107,43 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if err := validatePins(s, cl, pins); err != nil {
 		return nil, err
 	}
+	if err := validateQuotaPins(s, pins); err != nil {
+		return nil, err
+	}
 	return cl, nil
+}
+
+// validateQuotaPins checks that the pinned jobs (pins) each quota covers,
+// counted on its type (all types for ""), fit its Limit: pinned GPUs
+// cannot be given back. The error names the quota's Limit and the first
+// pinned job that does not fit.
+func validateQuotaPins(s *Snapshot, pins []int) error {
+	if len(s.Quotas) == 0 || len(pins) == 0 {
+		return nil
+	}
+	at := make(map[string]int, len(pins))
+	for _, i := range pins {
+		at[s.Jobs[i].ID] = i
+	}
+	for qi, q := range s.Quotas {
+		used := 0
+		for _, id := range q.Jobs {
+			i, ok := at[id]
+			if !ok {
+				continue
+			}
+			cur := s.Jobs[i].State.Current
+			if q.Type != "" && cur.Type != q.Type {
+				continue
+			}
+			if used > q.Limit-cur.GPUs { // counts ≤ capacity, Limit ≥ 0: no overflow
+				return &InfeasibleError{Job: id, Type: cur.Type, Field: fmt.Sprintf("Quotas[%d].Limit", qi),
+					Reason: fmt.Sprintf("quota %q: limit %d, but its pinned jobs (checkpoint-restore, non-preemptible) hold %d GPUs with job %q's %d", q.Name, q.Limit, used+cur.GPUs, id, cur.GPUs)}
+			}
+			used += cur.GPUs
+		}
+	}
+	return nil
 }
 
 // shapes are, per type, its node sizes with their counts, largest first:
