@@ -72,7 +72,9 @@ type Policy struct {
 	gv    *gavel.Policy
 	types []string
 	gpus  int
-	vsize int
+	// capacity is each type's GPUs.
+	capacity map[string]int
+	vsize    int
 	// vnodes are the virtual nodes in cluster order.
 	vnodes []vnode
 	ft     map[string]*ftSeries
@@ -95,7 +97,7 @@ type vnode struct {
 
 // New returns a Shockwave policy for a cluster and ground truth.
 func New(c sim.Cluster, truth sim.Truth, opt *Options) *Policy {
-	p := &Policy{truth: truth, gv: gavel.New(c, truth, DefaultRound), ft: map[string]*ftSeries{}}
+	p := &Policy{truth: truth, gv: gavel.New(c, truth, DefaultRound), ft: map[string]*ftSeries{}, capacity: map[string]int{}}
 	if opt != nil {
 		p.opt = *opt
 	}
@@ -119,6 +121,7 @@ func New(c sim.Cluster, truth sim.Truth, opt *Options) *Policy {
 	for _, g := range c.Groups {
 		p.types = append(p.types, g.Type)
 		p.gpus += g.Nodes * g.GPUsPerNode
+		p.capacity[g.Type] += g.Nodes * g.GPUsPerNode
 		for k := 0; k < g.Nodes; k++ {
 			for v := 0; v < g.GPUsPerNode/p.vsize; v++ {
 				p.vnodes = append(p.vnodes, vnode{g.Type, k})
@@ -149,12 +152,15 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 		return out, nil
 	}
 	prob, jobs, submit := p.problem(s)
+	if len(jobs) == 0 {
+		return out, nil
+	}
 	plan, err := Solve(ctx, prob, p.opt.Plan)
 	p.Stats.Plans++
 	var prio []float64
 	if errors.Is(err, ErrInfeasible) {
 		p.Stats.Fallbacks++
-		prio = p.reweight(s, prob, submit)
+		prio = p.reweight(s, jobs, prob, submit)
 		plan, err = Solve(ctx, prob, p.opt.Plan)
 	}
 	if err != nil {
@@ -182,17 +188,26 @@ func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.All
 	return p.place(jobs, prob, run), ctx.Err()
 }
 
-// problem builds the round's planning problem and updates the
-// finish-time estimates.
+// problem builds the round's planning problem over the jobs some real type
+// can hold (returned in the problem's order) and updates their finish-time
+// estimates. A job larger than every type that supports it fits the
+// virtual type but can never be placed: planning it would only take GPUs
+// from the others.
 func (p *Policy) problem(s *sim.State) (*Problem, []*sim.Job, []float64) {
 	L := s.Round
 	R := p.opt.Rounds
-	J := len(s.Jobs)
+	var jobs []*sim.Job
+	for _, j := range s.Jobs {
+		if p.holds(j) {
+			jobs = append(jobs, j)
+		}
+	}
+	J := len(jobs)
 	share := math.Min(1, float64(p.gpus)/float64(J))
 	ptr := math.Round(s.Now / L)
 	prob := &Problem{Rounds: R, GPUs: p.gpus, Round: L, K: p.opt.K}
 	submit := make([]float64, J)
-	for i, j := range s.Jobs {
+	for i, j := range jobs {
 		cur, total := gavel.Steps(p.truth, j)
 		total = math.Max(total, 1)
 		iter := p.iterTime(j)
@@ -210,7 +225,18 @@ func (p *Policy) problem(s *sim.State) (*Problem, []*sim.Job, []float64) {
 		prob.Jobs = append(prob.Jobs, pj)
 		submit[i] = j.Spec.Submit
 	}
-	return prob, s.Jobs, submit
+	return prob, jobs, submit
+}
+
+// holds reports whether some type that supports job j has its requested
+// GPUs.
+func (p *Policy) holds(j *sim.Job) bool {
+	for _, t := range p.types {
+		if p.truth.Supports(j.Spec.App, t) && max(j.Spec.Replicas, 1) <= p.capacity[t] {
+			return true
+		}
+	}
+	return false
 }
 
 // ftSeries is a job's series of finish-time estimates, one per planning
@@ -276,14 +302,14 @@ func (p *Policy) iterTime(j *sim.Job) float64 {
 // estimate now, round·L − submit_j + remaining_j/share (no plan: the
 // constraints' L·(round + R) and planned time do not enter), over FT_j; the
 // exponent is λ, or 100 when the remaining time is under one round.
-func (p *Policy) reweight(s *sim.State, prob *Problem, submit []float64) []float64 {
+func (p *Policy) reweight(s *sim.State, jobs []*sim.Job, prob *Problem, submit []float64) []float64 {
 	L := s.Round
 	share := math.Min(1, float64(p.gpus)/float64(len(prob.Jobs)))
 	ptr := math.Round(s.Now / L)
 	prio := make([]float64, len(prob.Jobs))
 	for i := range prob.Jobs {
 		j := &prob.Jobs[i]
-		ft := p.ft[s.Jobs[i].Spec.Name].average()
+		ft := p.ft[jobs[i].Spec.Name].average()
 		rem := j.Remaining()
 		ratio := projectedRatio(L*ptr, submit[i], rem, share, ft)
 		w := 1.0

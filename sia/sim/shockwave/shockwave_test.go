@@ -140,7 +140,7 @@ func TestReweightProjectsFromNow(t *testing.T) {
 		}
 		pol.ft[n] = fs
 	}
-	prio := pol.reweight(s, prob, []float64{0, 0, 0})
+	prio := pol.reweight(s, s.Jobs, prob, []float64{0, 0, 0})
 	assert.Equal(t, 1.0, prio[0], "a job on schedule keeps weight 1")
 	ftB := pol.ft["b"].average()
 	assert.InDelta(t, math.Pow((10*L+1000)/ftB, 12), prio[1], 1e-9)
