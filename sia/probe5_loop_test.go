@@ -365,6 +365,16 @@ func (h *loopHost) checkHostContract(t *testing.T, scheds []*sia.Scheduler, plan
 	require.NoError(t, err)
 	assert.Equal(t, want, decoded.Decisions, "the snapshot decoded from JSON gives another plan")
 	assert.Equal(t, before, h.snap)
+	// out of time: an expired deadline still gives a valid plan with true
+	// reasons, keeps the pinned jobs, and changes nothing in the snapshot
+	ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer cancel()
+	late, err := scheds[len(scheds)-1].Round(ctx, h.snap)
+	require.NoError(t, err)
+	assert.NotEqual(t, sia.StatusOptimal, late.Status, "a round out of time called optimal")
+	probeCheck(t, h.snap, scheds[0].Options(), late)
+	probe5Reasons(t, h.snap, late)
+	assert.Equal(t, before, h.snap)
 }
 
 // probe5LoopOptions are the option sets of the loop: defaults, and values
@@ -389,7 +399,7 @@ func TestProbe5ControlLoop(t *testing.T) {
 	}
 	total := 0
 	var obs [3]int
-	fixes, decisions, running, measured := 0, 0, 0, 0
+	fixes, decisions, running, measured, reasons := 0, 0, 0, 0, 0
 	for c := 0; c < loops; c++ {
 		o := probe5LoopOptions[c%len(probe5LoopOptions)]
 		o.RoundTimeout = -1
@@ -415,6 +425,7 @@ func TestProbe5ControlLoop(t *testing.T) {
 				plan := h.roundOrFix(t, scheds[0])
 				before = cloneSnap(h.snap) // after a fix, the snapshot the plan is of
 				probeCheck(t, h.snap, scheds[0].Options(), plan)
+				reasons += probe5Reasons(t, h.snap, plan)
 				h.checkHostContract(t, scheds, plan, before, versions)
 				if t.Failed() {
 					t.Fatalf("round %d", r)
@@ -443,6 +454,64 @@ func TestProbe5ControlLoop(t *testing.T) {
 	}
 	assert.Greater(t, running, decisions/4, "too few jobs run for the loop to probe anything")
 	assert.Greater(t, measured, running/10, "too few trackers learn")
-	t.Logf("%d rounds, %d decisions (%d with GPUs, %d of them on measured models), %d rounds fixed by the host after a typed error", total, decisions, running, measured, fixes)
+	t.Logf("%d rounds, %d decisions (%d with GPUs, %d of them on measured models), %d rounds fixed by the host after a typed error, %d quota or reservation reasons checked", total, decisions, running, measured, fixes, reasons)
 	t.Logf("%d rounds; Observe: %d accepted, %d refused as they must be, %d refits on a type outside the fleet", total, obs[0], obs[1], obs[2])
+}
+
+// probe5Reasons checks the quota and reservation reasons against the plan
+// and the round's matrix: a job queued (or preempted) for ReasonQuota has
+// every configuration blocked by a quota covering it (its limit less what
+// the quota's other jobs hold in the plan); for ReasonReserved, no
+// configuration fits its type's free GPUs outside the reservation.
+func probe5Reasons(t *testing.T, snap sia.Snapshot, plan sia.Plan) (checked int) {
+	t.Helper()
+	m := sia.PlanMatrix(&plan)
+	if m == nil {
+		return 0
+	}
+	capacity := map[string]int{}
+	for _, n := range snap.Nodes {
+		capacity[n.Type] += n.GPUs
+	}
+	used := map[string]int{}
+	held := map[string]sia.Allocation{}
+	for _, d := range plan.Decisions {
+		if d.Allocation.Running() {
+			used[d.Allocation.Type] += d.Allocation.GPUs
+			held[d.Job] = d.Allocation
+		}
+	}
+	quotaUsed := make([]int, len(snap.Quotas))
+	for q, quota := range snap.Quotas {
+		for _, id := range quota.Jobs {
+			if a, ok := held[id]; ok && (quota.Type == "" || quota.Type == a.Type) {
+				quotaUsed[q] += a.GPUs
+			}
+		}
+	}
+	for i, d := range plan.Decisions {
+		if d.Reason != sia.ReasonQuota && d.Reason != sia.ReasonReserved {
+			continue
+		}
+		checked++
+		row := m.Rows[i]
+		require.NotEmpty(t, row.Entries, "job %s: %v without configurations", d.Job, d.Reason)
+		for _, e := range row.Entries {
+			g := max(e.Config.GPUs, e.Charge)
+			blocked := false
+			for q, quota := range snap.Quotas {
+				if slices.Contains(quota.Jobs, d.Job) && (quota.Type == "" || quota.Type == e.Config.Type) && quotaUsed[q]+g > quota.Limit {
+					blocked = true
+				}
+			}
+			if d.Reason == sia.ReasonQuota {
+				assert.True(t, blocked, "job %s: reason quota, but its %d GPUs of %s fit every quota covering it (%+v, used %v)", d.Job, g, e.Config.Type, snap.Quotas, quotaUsed)
+				continue
+			}
+			typ := e.Config.Type
+			assert.True(t, blocked || used[typ]+g > capacity[typ]-snap.Reserved[typ],
+				"job %s: reason reserved, but its %d GPUs of %s fit outside the reservation (used %d, capacity %d, reserved %d)", d.Job, g, typ, used[typ], capacity[typ], snap.Reserved[typ])
+		}
+	}
+	return checked
 }
