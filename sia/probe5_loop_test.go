@@ -19,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -40,6 +41,7 @@ import (
 type loopJob struct {
 	truth   map[string]goodput.Params
 	tracker *bootstrap.Tracker
+	stages  map[string]int // a hybrid-parallel job's pipeline stages per type
 }
 
 // loopHost is the host: its snapshot, its jobs and its random source.
@@ -103,7 +105,22 @@ func (h *loopHost) newJob(id string) sia.Job {
 		j.Types = []string{h.types[rng.IntN(len(h.types))], "z"}
 	}
 	j.NonPreemptible = rng.IntN(10) == 0
-	if rng.IntN(4) == 0 {
+	if rng.IntN(8) == 0 { // hybrid parallel: 1-4 pipeline stages per type
+		spec.Stages, spec.MicroBatches, spec.Limits = map[string]int{}, 1+rng.IntN(4), nil
+		spec.MaxBatch = max(spec.MaxBatch, spec.InitBatch)
+		for typ := range lj.truth {
+			spec.Stages[typ] = 1 + rng.IntN(4)
+		}
+		if j.Kind == sia.Rigid {
+			j.GPUs = spec.Stages[slices.Sorted(maps.Keys(spec.Stages))[0]] * (1 + rng.IntN(2))
+		}
+		tr, err := bootstrap.New(spec, nil)
+		if err != nil {
+			panic(err)
+		}
+		lj.tracker, lj.stages = tr, spec.Stages
+		j.Models = tr
+	} else if rng.IntN(4) == 0 {
 		j.Models = static
 	} else {
 		tr, err := bootstrap.New(spec, nil)
@@ -399,7 +416,7 @@ func TestProbe5ControlLoop(t *testing.T) {
 	}
 	total := 0
 	var obs [3]int
-	fixes, decisions, running, measured, reasons := 0, 0, 0, 0, 0
+	fixes, decisions, running, measured, reasons, hybrid := 0, 0, 0, 0, 0, 0
 	for c := 0; c < loops; c++ {
 		o := probe5LoopOptions[c%len(probe5LoopOptions)]
 		o.RoundTimeout = -1
@@ -435,6 +452,11 @@ func TestProbe5ControlLoop(t *testing.T) {
 					decisions++
 					if d.Allocation.Running() {
 						running++
+						if st := h.jobs[d.Job].stages; st != nil {
+							hybrid++
+							p := st[d.Allocation.Type]
+							assert.Equal(t, d.Allocation.GPUs, d.Replicas*p, "hybrid job %s: %d GPUs for %d replicas of %d stages", d.Job, d.Allocation.GPUs, d.Replicas, p)
+						}
 						if tr := h.jobs[d.Job].tracker; tr != nil && tr.Source(d.Allocation.Type) == bootstrap.Measured {
 							measured++
 						}
@@ -454,7 +476,7 @@ func TestProbe5ControlLoop(t *testing.T) {
 	}
 	assert.Greater(t, running, decisions/4, "too few jobs run for the loop to probe anything")
 	assert.Greater(t, measured, running/10, "too few trackers learn")
-	t.Logf("%d rounds, %d decisions (%d with GPUs, %d of them on measured models), %d rounds fixed by the host after a typed error, %d quota or reservation reasons checked", total, decisions, running, measured, fixes, reasons)
+	t.Logf("%d rounds, %d decisions (%d with GPUs, %d of them on measured models), %d rounds fixed by the host after a typed error, %d quota or reservation reasons checked, %d hybrid-parallel allocations", total, decisions, running, measured, fixes, reasons, hybrid)
 	t.Logf("%d rounds; Observe: %d accepted, %d refused as they must be, %d refits on a type outside the fleet", total, obs[0], obs[1], obs[2])
 }
 
