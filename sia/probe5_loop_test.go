@@ -108,7 +108,7 @@ func (h *loopHost) newJob(id string) sia.Job {
 	if rng.IntN(8) == 0 { // hybrid parallel: 1-4 pipeline stages per type
 		spec.Stages, spec.MicroBatches, spec.Limits = map[string]int{}, 1+rng.IntN(4), nil
 		spec.MaxBatch = max(spec.MaxBatch, spec.InitBatch)
-		for typ := range lj.truth {
+		for _, typ := range slices.Sorted(maps.Keys(lj.truth)) {
 			spec.Stages[typ] = 1 + rng.IntN(4)
 		}
 		if j.Kind == sia.Rigid {
