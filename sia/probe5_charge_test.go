@@ -1,0 +1,65 @@
+package sia_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sia-sched/sia/sia"
+)
+
+// probe5Known runs the probes of known, unfixed limits.
+var probe5Known = flag.Bool("probe5.known", false, "run the probe5 probes of known, unfixed limits")
+
+// TestProbe5QuotaCountsGPUs (issue 10, "a job queued without a true
+// reason"): a quota limits the GPUs its jobs hold (Quota.Limit), not the
+// capacity charges placement uses inside a pool (a rigid 5 on 6-GPU nodes
+// is charged 6 against its pool). A quota of 6 over a rigid 5 and a 1-GPU
+// job holds both when the cluster has room.
+//
+// Known limit, run with -probe5.known: 10 of 10 cases fail (the rigid job
+// or the 1-GPU job waits with ReasonQuota beside idle GPUs). The ilp
+// counts one coefficient per option in every row, the entry's Charge, so
+// a fix needs a per-option quota coefficient in ilp (or a fill step after
+// placement that counts quotas in GPUs).
+func TestProbe5QuotaCountsGPUs(t *testing.T) {
+	if !*probe5Known {
+		t.Skip("known limit: quotas count capacity charges; -probe5.known runs it")
+	}
+	m := probeModel{speed: map[string]float64{"g": 1}, gain: 0.9, cross: 0.9}
+	s, err := sia.New(&sia.Options{RoundTimeout: -1})
+	require.NoError(t, err)
+	cases := 0
+	for _, size := range []int{6, 7, 8} {
+		for _, rigid := range []int{3, 5} {
+			if rigid >= size {
+				continue
+			}
+			for _, nodes := range []int{2, 3} {
+				var ns []sia.Node
+				for k := 0; k < nodes; k++ {
+					ns = append(ns, sia.Node{ID: fmt.Sprintf("n%d", k), Type: "g", GPUs: size})
+				}
+				jobs := []sia.Job{
+					{ID: "rigid", Kind: sia.Rigid, GPUs: rigid, Models: m},
+					{ID: "one", Kind: sia.Rigid, GPUs: 1, Models: m},
+				}
+				snap := sia.Snapshot{Now: probeT0, Nodes: ns, Jobs: jobs,
+					Quotas: []sia.Quota{{Name: "q", Jobs: []string{"rigid", "one"}, Limit: rigid + 1}}}
+				cases++
+				plan, err := s.Round(context.Background(), snap)
+				require.NoError(t, err)
+				probeCheck(t, snap, s.Options(), plan)
+				_, _ = probe5Reasons(t, snap, plan)
+				for _, d := range plan.Decisions {
+					assert.Equal(t, sia.Start, d.Action, "%d nodes of %d, rigid %d: job %s %v (%v)", nodes, size, rigid, d.Job, d.Action, d.Reason)
+				}
+			}
+		}
+	}
+	t.Logf("%d cases", cases)
+}
