@@ -446,6 +446,7 @@ func TestProbe5ControlLoop(t *testing.T) {
 				reasons, known = reasons+c, known+k
 				h.checkHostContract(t, scheds, plan, before, versions)
 				if t.Failed() {
+					h.dump(t, plan)
 					t.Fatalf("round %d", r)
 				}
 				total++
@@ -554,4 +555,14 @@ func probe5Reasons(t *testing.T, snap sia.Snapshot, plan sia.Plan) (checked, kno
 		}
 	}
 	return checked, known
+}
+
+// dump logs the fleet and every job of a failed round, for a report.
+func (h *loopHost) dump(t *testing.T, plan sia.Plan) {
+	t.Logf("nodes %+v reserved %v quotas %+v", h.snap.Nodes, h.snap.Reserved, h.snap.Quotas)
+	for i, j := range h.snap.Jobs {
+		d := plan.Decisions[i]
+		t.Logf("%s: %v GPUs %d min %d max %d types %v stages %v nonpreemptible %v current %s/%d/%d -> %v %s/%d (%v)", j.ID, j.Kind, j.GPUs, j.MinGPUs, j.MaxGPUs, j.Types,
+			h.jobs[j.ID].stages, j.NonPreemptible, j.State.Current.Type, j.State.Current.Nodes, j.State.Current.GPUs, d.Action, d.Allocation.Type, d.Allocation.GPUs, d.Reason)
+	}
 }

@@ -569,8 +569,8 @@ func probeReason(t *testing.T, snap sia.Snapshot, o sia.Options, plan sia.Plan, 
 		m, _ := j.Models.Model(typ)
 		p := max(m.Stages, 1)
 		size, limit := (max(j.MinGPUs, 1)+p-1)/p*p, min(capacity[typ], o.MaxGPUsPerJob)
-		if j.Kind == sia.Rigid {
-			size, limit = j.GPUs, capacity[typ]
+		if j.Kind == sia.Rigid { // its count in whole replicas (QueueReason's doc)
+			size, limit = (j.GPUs+p-1)/p*p, capacity[typ]
 		} else if j.MaxGPUs > 0 && j.MaxGPUs < size {
 			return // bounds that hold no whole replica: no admissible configuration
 		}
