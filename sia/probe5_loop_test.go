@@ -374,6 +374,9 @@ func (h *loopHost) checkHostContract(t *testing.T, scheds []*sia.Scheduler, plan
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, want, back.Decisions, "plan JSON round trip")
 	assert.Equal(t, plan.Status, back.Status)
+	for _, v := range [][2]float64{{plan.Objective, back.Objective}, {plan.Bound, back.Bound}} {
+		assert.True(t, v[0] == v[1] || math.IsNaN(v[0]) && math.IsNaN(v[1]), "plan JSON round trip: %v became %v", v[0], v[1])
+	}
 	b, err = json.Marshal(h.snap)
 	require.NoError(t, err)
 	var snap sia.Snapshot
