@@ -9,6 +9,7 @@ package sim_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"testing"
@@ -99,4 +100,32 @@ func TestProbe5OddClustersEveryPolicy(t *testing.T) {
 		}
 	}
 	t.Logf("%d runs", runs)
+}
+
+// TestProbe5PolicyWithoutTruth (issue 10, "never panics on caller data"):
+// a policy built with a nil ground truth is an error naming the field
+// Truth, from siapolicy.New or from the first Schedule of the policies
+// whose constructors return no error; never a panic mid-run.
+func TestProbe5PolicyWithoutTruth(t *testing.T) {
+	truth, err := sim.LoadModel()
+	require.NoError(t, err)
+	c, err := sim.ParseCluster("t4:1x7", 1)
+	require.NoError(t, err)
+	wl, err := sim.Generate(1, 1, 10)
+	require.NoError(t, err)
+	_, err = siapolicy.New(c, nil, siapolicy.Options{})
+	var ie *sim.InputError
+	require.True(t, errors.As(err, &ie), "siapolicy.New with a nil truth: %v", err)
+	assert.Equal(t, "Truth", ie.Field)
+	for _, p := range []sim.Policy{gavel.New(c, nil, 60), themis.New(c, nil, 60, nil), shockwave.New(c, nil, nil), pollux.New(c, nil, pollux.Options{})} {
+		t.Run(p.Name(), func(t *testing.T) {
+			var err error
+			require.NotPanics(t, func() {
+				_, err = sim.Run(context.Background(), sim.Config{Cluster: c, Truth: truth, Rigid: p.Name() != "pollux"}, wl, p)
+			})
+			require.True(t, errors.As(err, &ie), "%v", err)
+			assert.Equal(t, "Truth", ie.Field)
+			assert.ErrorIs(t, err, sim.ErrInvalidInput)
+		})
+	}
 }
