@@ -171,6 +171,9 @@ func (p *Policy) throughput(j *sim.Job, typ string) float64 {
 
 // Schedule implements sim.Policy.
 func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.Alloc, error) {
+	if p.truth == nil {
+		return nil, &sim.InputError{Field: "Truth", Reason: "no ground truth (the policy was built with a nil sim.Truth)"}
+	}
 	jobs := s.Jobs
 	for _, j := range jobs {
 		if p.seen[j.Spec.Name] {

@@ -159,6 +159,9 @@ func (j *jobInfo) speedup(s *goodput.Searcher, n, r int) float64 {
 
 // Schedule implements sim.Policy.
 func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.Alloc, error) {
+	if p.truth == nil {
+		return nil, &sim.InputError{Field: "Truth", Reason: "no ground truth (the policy was built with a nil sim.Truth)"}
+	}
 	V := len(p.vnodes)
 	jobs := append([]*sim.Job(nil), s.Jobs...)
 	sort.SliceStable(jobs, func(a, b int) bool {

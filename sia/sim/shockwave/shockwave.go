@@ -147,6 +147,9 @@ const maxWeight = 1e12
 
 // Schedule implements sim.Policy.
 func (p *Policy) Schedule(ctx context.Context, s *sim.State) (map[string]sim.Alloc, error) {
+	if p.truth == nil {
+		return nil, &sim.InputError{Field: "Truth", Reason: "no ground truth (the policy was built with a nil sim.Truth)"}
+	}
 	out := map[string]sim.Alloc{}
 	if len(s.Jobs) == 0 {
 		return out, nil

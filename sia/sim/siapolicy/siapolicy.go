@@ -161,6 +161,9 @@ func noDeadline(field string, d time.Duration) error {
 
 // New returns a Sia policy for a cluster and ground truth.
 func New(c sim.Cluster, truth sim.Truth, opt Options) (*Policy, error) {
+	if truth == nil {
+		return nil, &sim.InputError{Field: "Truth", Reason: "no ground truth (the policy was built with a nil sim.Truth)"}
+	}
 	sched := opt.Scheduler
 	if sched == nil {
 		so, err := simulatedOptions(opt.Sia)
