@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/sia"
 )
 
@@ -62,4 +63,32 @@ func TestProbe5QuotaCountsGPUs(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases", cases)
+}
+
+// TestProbe5HybridAcrossNodesObserve (known limit, -probe5.known): on a
+// type of a 1-GPU and a 3-GPU node, the round starts a 4-stage pipeline
+// job as one replica over both nodes, and the host's report of exactly
+// that configuration to the job's tracker (Observe with the decision's
+// Nodes and Replicas) is refused: bootstrap and goodput.Fit require
+// Replicas >= Nodes, a data-parallel rule. Fixing it needs the fit's
+// observation rules (and bestHybrid's network term for one replica) to
+// know pipelines, or the matrix not to offer pipelines across more nodes
+// than replicas.
+func TestProbe5HybridAcrossNodesObserve(t *testing.T) {
+	if !*probe5Known {
+		t.Skip("known limit: a pipeline over more nodes than replicas cannot be observed; -probe5.known runs it")
+	}
+	tr, err := bootstrap.New(bootstrap.Spec{InitBatch: 4, MaxBatch: 64, Stages: map[string]int{"b": 4}, MicroBatches: 4}, nil)
+	require.NoError(t, err)
+	s, err := sia.New(&sia.Options{RoundTimeout: -1})
+	require.NoError(t, err)
+	snap := sia.Snapshot{Now: probeT0, Nodes: []sia.Node{{ID: "n0", Type: "b", GPUs: 1}, {ID: "n1", Type: "b", GPUs: 3}},
+		Jobs: []sia.Job{{ID: "gpt", Models: tr}}}
+	plan, err := s.Round(context.Background(), snap)
+	require.NoError(t, err)
+	d := plan.Decisions[0]
+	require.Equal(t, sia.Start, d.Action, "%v", d.Reason)
+	require.Equal(t, 2, d.Allocation.Nodes)
+	_, err = tr.Observe("b", bootstrap.Measurement{Nodes: d.Allocation.Nodes, Replicas: d.Replicas, LocalBatch: max(d.LocalBatch, 1), StepTime: 0.2, SyncTime: 0.01})
+	assert.NoError(t, err, "the host cannot report the configuration the round chose")
 }
