@@ -362,6 +362,12 @@ func (h *loopHost) checkHostContract(t *testing.T, scheds []*sia.Scheduler, plan
 		}
 	}
 	assert.Equal(t, want, plan.Decisions, "the plan aliases the snapshot's Placement")
+	// nor do its decisions share memory: a host appending to one
+	// decision's GPUs changes no other decision
+	for i := range plan.Decisions {
+		_ = append(plan.Decisions[i].Allocation.Placement, sia.GPU{Node: "appended", Index: -1})
+	}
+	assert.Equal(t, want, plan.Decisions, "appending to a decision's Placement changed another decision")
 	h.snap = before
 	before = cloneSnap(before)
 	// the same snapshot, the same plan: other Parallelism, same Scheduler again
