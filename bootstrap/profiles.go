@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/internal/csvtext"
 	"github.com/sia-sched/sia/internal/errtext"
 )
 
@@ -127,7 +128,10 @@ type SeedRow struct {
 }
 
 // Column sets of the formats (see ReadPlacements and ReadScalability). Columns are found by header
-// name, in any order; extra columns are ignored.
+// name, in any order; extra columns are ignored. A leading byte-order mark,
+// CRLF line ends, quoted fields and blank rows (also a spreadsheet's ",,,")
+// are accepted; numbers are decimal (no hexadecimal form or digit
+// separators).
 var (
 	placementColumns   = []string{"placement", "local_bsz", "step_time", "sync_time"}
 	scalabilityColumns = []string{"num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"}
@@ -165,7 +169,7 @@ type profTable struct {
 }
 
 func profOpen(r io.Reader, name string, required []string, opt *ReadOptions) (*profTable, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(csvtext.SkipBOM(r))
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
 	header, err := cr.Read()
@@ -180,7 +184,7 @@ func profOpen(r io.Reader, name string, required []string, opt *ReadOptions) (*p
 		t.opt = *opt
 	}
 	for i, h := range header {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		h = strings.TrimSpace(h)
 		if _, dup := t.col[h]; dup && h != "" {
 			return nil, &ParseError{File: name, Line: 1, Column: h, Reason: "duplicate column"}
 		}
@@ -223,17 +227,22 @@ func profCSVError(name string, err error) error {
 	return &ParseError{File: name, Reason: err.Error()}
 }
 
-// next reads the next record; false at the end of the file.
+// next reads the next record that is not blank (a spreadsheet's ",,," row
+// reads as an empty line); false at the end of the file.
 func (t *profTable) next() (bool, error) {
-	rec, err := t.r.Read()
-	if err == io.EOF {
-		return false, nil
+	for {
+		rec, err := t.r.Read()
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, profCSVError(t.name, err)
+		}
+		if !csvtext.Blank(rec) {
+			t.rec = rec
+			return true, nil
+		}
 	}
-	if err != nil {
-		return false, profCSVError(t.name, err)
-	}
-	t.rec = rec
-	return true, nil
 }
 
 func (t *profTable) line() int {
@@ -250,7 +259,7 @@ func (t *profTable) field(c string) string { return strings.TrimSpace(t.rec[t.co
 // float parses a finite number; nonNegative also rejects values below 0.
 func (t *profTable) float(c string, nonNegative bool) (float64, error) {
 	s := t.field(c)
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := csvtext.ParseFloat(s)
 	if err != nil {
 		return 0, t.errorf(c, "%q is not a number", s)
 	}
@@ -281,7 +290,7 @@ func (t *profTable) count(c string, min int) (int, error) {
 		}
 		return n, nil
 	}
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := csvtext.ParseFloat(s)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v != math.Trunc(v) {
 		return 0, t.errorf(c, "%q is not an integer", s)
 	}

@@ -54,7 +54,6 @@ func TestProbe5WorkloadFormats(t *testing.T) {
 		{"date", good + "j3,2026-12-01 10:00,bert,4,64\n", "w.csv:4"},
 		{"partly empty row", good + "j3,,,,\n", "w.csv:4"},
 		{"row of one name", good + "j3\n", "w.csv:4"},
-		{"NUL in name", good + "j\x003,0,bert,4,64\n", "w.csv:4"},
 		{"quoted header, bad quote", "\ufeff\"name\",\"time\",\"application\",\"num_replicas\",\"batch_size\"\n\"j1\",\"0,cifar10,1,128\n", "w.csv:2"},
 		{"second header", good + "name,time,application,num_replicas,batch_size\n", "w.csv:4"},
 	} {
