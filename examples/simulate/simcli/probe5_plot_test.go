@@ -1,6 +1,8 @@
 package simcli
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -38,5 +40,31 @@ func TestProbe5LogPlotsOfOneValue(t *testing.T) {
 		require.NotPanics(t, func() {
 			require.NoError(t, writeScalePlots(filepath.Join(dir), []string{"sia"}, map[string][]scalePoint{"sia": pts}), name)
 		}, name)
+	}
+}
+
+// TestProbe5SweepFlags: sensitivity with a trace name given twice ran both
+// and merged their rows under one name; with -plot or -csv in a folder that
+// cannot be made it failed only after the whole sweep. Both now fail
+// before any simulation, naming the flag.
+func TestProbe5SweepFlags(t *testing.T) {
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "w.csv")
+	require.NoError(t, os.WriteFile(wl, []byte("name,time,application,num_replicas,batch_size\nj1,0,cifar10,1,128\n"), 0o644))
+	file := filepath.Join(dir, "afile")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-traces", "a=" + wl + ",a=" + wl, "-figures", "10"}, `-traces: name "a" given twice`},
+		{[]string{"-traces", "a=" + wl, "-figures", "10", "-plot", filepath.Join(file, "x")}, "-plot: mkdir"},
+		{[]string{"-traces", "a=" + wl, "-figures", "10", "-csv", filepath.Join(file, "x")}, "-csv: mkdir"},
+	} {
+		var out, errb bytes.Buffer
+		err := Default.Sweep(context.Background(), c.args, &out, &errb)
+		require.Error(t, err, "%v", c.args)
+		assert.Contains(t, err.Error(), c.want)
+		assert.Empty(t, errb.String(), "%v: simulated before failing", c.args)
 	}
 }
