@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,4 +69,35 @@ func TestProbe5SweepFlags(t *testing.T) {
 		assert.Contains(t, err.Error(), c.want)
 		assert.Empty(t, errb.String(), "%v: simulated before failing", c.args)
 	}
+}
+
+// TestProbe5ReplotNumbers: a summary.csv (hand-edited, or from another
+// tool) with NaN or infinite values failed inside the plotter with a
+// message naming no file ("plotter: NaN data point"), and a gpus column of
+// 1e300 or -64 or a negative JCT was drawn. Each is now an error naming
+// the file, line and column.
+func TestProbe5ReplotNumbers(t *testing.T) {
+	dir := t.TempDir()
+	header := strings.Join(summaryHeader, ",")
+	good := []string{"sia", "1", "64", "1", "1", "0", "0.2", "0.2", "0.2", "1.15", "4", "1.2", "1", "0.4", "1.9", "5", "18", "10", "0.1"}
+	col := func(name string) int { return slices.Index(summaryHeader, name) }
+	for _, c := range []struct{ column, value string }{
+		{"avg_jct_h", "NaN"}, {"avg_jct_h", "-1"}, {"avg_jct_h", "+Inf"}, {"avg_jct_h", "0x1p-2"},
+		{"gpus", "1e300"}, {"gpus", "-64"}, {"gpus", "0"}, {"gpus", "6.5"},
+		{"policy_ms_p25", "Inf"}, {"policy_ms_median", "-1.9"}, {"policy_ms_p75", "x"},
+	} {
+		row := slices.Clone(good)
+		row[col(c.column)] = c.value
+		file := filepath.Join(dir, "summary.csv")
+		require.NoError(t, os.WriteFile(file, []byte(header+"\n"+strings.Join(row, ",")+"\n"), 0o644))
+		_, err := readSummaryCSV(file)
+		require.Error(t, err, "%s = %s", c.column, c.value)
+		assert.Contains(t, err.Error(), file+":2: column "+c.column, "%s = %s", c.column, c.value)
+	}
+	file := filepath.Join(dir, "ok.csv")
+	require.NoError(t, os.WriteFile(file, []byte(header+"\n"+strings.Join(good, ",")+"\n"), 0o644))
+	rows, err := readSummaryCSV(file)
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	assert.Equal(t, 64, rows[0].point.gpus)
 }
