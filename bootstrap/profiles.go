@@ -166,10 +166,13 @@ type profTable struct {
 	col  map[string]int
 	rec  []string
 	opt  ReadOptions
+	// fields is the header's field count, which every row must have
+	fields int
 }
 
 func profOpen(r io.Reader, name string, required []string, opt *ReadOptions) (*profTable, error) {
 	cr := csv.NewReader(csvtext.SkipBOM(r))
+	cr.FieldsPerRecord = -1 // checked in next, after blank rows are skipped
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
 	header, err := cr.Read()
@@ -179,7 +182,7 @@ func profOpen(r io.Reader, name string, required []string, opt *ReadOptions) (*p
 	if err != nil {
 		return nil, profCSVError(name, err)
 	}
-	t := &profTable{name: name, r: cr, col: make(map[string]int, len(header))}
+	t := &profTable{name: name, r: cr, col: make(map[string]int, len(header)), fields: len(header)}
 	if opt != nil {
 		t.opt = *opt
 	}
@@ -228,7 +231,8 @@ func profCSVError(name string, err error) error {
 }
 
 // next reads the next record that is not blank (a spreadsheet's ",,," row
-// reads as an empty line); false at the end of the file.
+// or a line of spaces reads as an empty line), with as many fields as the
+// header; false at the end of the file.
 func (t *profTable) next() (bool, error) {
 	for {
 		rec, err := t.r.Read()
@@ -238,10 +242,14 @@ func (t *profTable) next() (bool, error) {
 		if err != nil {
 			return false, profCSVError(t.name, err)
 		}
-		if !csvtext.Blank(rec) {
-			t.rec = rec
-			return true, nil
+		if csvtext.Blank(rec) {
+			continue
 		}
+		t.rec = rec
+		if len(rec) != t.fields {
+			return false, t.errorf("", "wrong number of fields: %d, want %d as in the header", len(rec), t.fields)
+		}
+		return true, nil
 	}
 }
 
