@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/internal/csvtext"
 	"github.com/sia-sched/sia/internal/errtext"
 )
 
@@ -127,7 +128,10 @@ type SeedRow struct {
 }
 
 // Column sets of the formats (see ReadPlacements and ReadScalability). Columns are found by header
-// name, in any order; extra columns are ignored.
+// name, in any order; extra columns are ignored. A leading byte-order mark,
+// CRLF line ends, quoted fields and blank rows (also a spreadsheet's ",,,")
+// are accepted; numbers are decimal (no hexadecimal form or digit
+// separators).
 var (
 	placementColumns   = []string{"placement", "local_bsz", "step_time", "sync_time"}
 	scalabilityColumns = []string{"num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"}
@@ -162,10 +166,13 @@ type profTable struct {
 	col  map[string]int
 	rec  []string
 	opt  ReadOptions
+	// fields is the header's field count, which every row must have
+	fields int
 }
 
 func profOpen(r io.Reader, name string, required []string, opt *ReadOptions) (*profTable, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(csvtext.SkipBOM(r))
+	cr.FieldsPerRecord = -1 // checked in next, after blank rows are skipped
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
 	header, err := cr.Read()
@@ -175,12 +182,12 @@ func profOpen(r io.Reader, name string, required []string, opt *ReadOptions) (*p
 	if err != nil {
 		return nil, profCSVError(name, err)
 	}
-	t := &profTable{name: name, r: cr, col: make(map[string]int, len(header))}
+	t := &profTable{name: name, r: cr, col: make(map[string]int, len(header)), fields: len(header)}
 	if opt != nil {
 		t.opt = *opt
 	}
 	for i, h := range header {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		h = strings.TrimSpace(h)
 		if _, dup := t.col[h]; dup && h != "" {
 			return nil, &ParseError{File: name, Line: 1, Column: h, Reason: "duplicate column"}
 		}
@@ -223,17 +230,27 @@ func profCSVError(name string, err error) error {
 	return &ParseError{File: name, Reason: err.Error()}
 }
 
-// next reads the next record; false at the end of the file.
+// next reads the next record that is not blank (a spreadsheet's ",,," row
+// or a line of spaces reads as an empty line), with as many fields as the
+// header; false at the end of the file.
 func (t *profTable) next() (bool, error) {
-	rec, err := t.r.Read()
-	if err == io.EOF {
-		return false, nil
+	for {
+		rec, err := t.r.Read()
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, profCSVError(t.name, err)
+		}
+		if csvtext.Blank(rec) {
+			continue
+		}
+		t.rec = rec
+		if len(rec) != t.fields {
+			return false, t.errorf("", "wrong number of fields: %d, want %d as in the header", len(rec), t.fields)
+		}
+		return true, nil
 	}
-	if err != nil {
-		return false, profCSVError(t.name, err)
-	}
-	t.rec = rec
-	return true, nil
 }
 
 func (t *profTable) line() int {
@@ -250,7 +267,7 @@ func (t *profTable) field(c string) string { return strings.TrimSpace(t.rec[t.co
 // float parses a finite number; nonNegative also rejects values below 0.
 func (t *profTable) float(c string, nonNegative bool) (float64, error) {
 	s := t.field(c)
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := csvtext.ParseFloat(s)
 	if err != nil {
 		return 0, t.errorf(c, "%q is not a number", s)
 	}
@@ -281,7 +298,7 @@ func (t *profTable) count(c string, min int) (int, error) {
 		}
 		return n, nil
 	}
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := csvtext.ParseFloat(s)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v != math.Trunc(v) {
 		return 0, t.errorf(c, "%q is not an integer", s)
 	}

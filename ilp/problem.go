@@ -155,45 +155,52 @@ func jobQuotaLists(p *Problem) [][]int {
 	if len(p.Quotas) == 0 {
 		return out
 	}
-	off := make([]int, n+1)
-	all := 0
+	var all []int // the quotas over every job
+	cnt := make([]int, n)
 	for qi := range p.Quotas {
 		q := &p.Quotas[qi]
 		if q.AllJobs {
-			all++
+			all = append(all, qi)
 			continue
 		}
 		for _, ji := range q.Jobs {
-			off[ji+1]++
+			cnt[ji]++
 		}
 	}
-	for i := 0; i < n; i++ {
-		off[i+1] += off[i] + all
+	all = all[:len(all):len(all)]
+	// the jobs no listed quota covers share the list all (the lists are
+	// read-only): a copy per job would be jobs × quotas of work before the
+	// clock is looked at, for an input of a few bytes per quota
+	var listed []int // jobs some listed quota covers
+	size := 0
+	for ji, c := range cnt {
+		if c > 0 {
+			listed = append(listed, ji)
+			size += c + len(all)
+		} else if len(all) > 0 {
+			out[ji] = all
+		}
 	}
-	flat := make([]int, off[n])
-	pos := off[:n:n]
+	flat := make([]int, 0, size)
+	pos := make([]int, n) // where job ji's list is in flat
+	for _, ji := range listed {
+		pos[ji] = len(flat)
+		flat = flat[:len(flat)+cnt[ji]+len(all)]
+		cnt[ji] = pos[ji] // from here on: the end of job ji's list so far
+	}
 	for qi := range p.Quotas {
 		q := &p.Quotas[qi]
+		jobs := q.Jobs
 		if q.AllJobs {
-			for ji := range pos {
-				flat[pos[ji]] = qi
-				pos[ji]++
-			}
-			continue
+			jobs = listed
 		}
-		for _, ji := range q.Jobs {
-			flat[pos[ji]] = qi
-			pos[ji]++
+		for _, ji := range jobs {
+			flat[cnt[ji]] = qi
+			cnt[ji]++
 		}
 	}
-	// pos[ji] is now the end of job ji's list, which starts where job
-	// ji-1's ends
-	start := 0
-	for ji := range out {
-		if end := pos[ji]; end > start {
-			out[ji] = flat[start:end:end]
-			start = end
-		}
+	for _, ji := range listed {
+		out[ji] = flat[pos[ji]:cnt[ji]:cnt[ji]]
 	}
 	return out
 }

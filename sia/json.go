@@ -20,10 +20,12 @@ type jobJSON struct {
 // recurse into MarshalJSON).
 type jobFields Job
 
-// modelsJSON names the Models implementation of a job.
+// modelsJSON names the Models implementation of a job. Static is a pointer
+// so that empty Static models (no model for any type) encode as
+// {"static":{}} and decode as such, not as no Models.
 type modelsJSON struct {
 	Tracker *bootstrap.Tracker `json:"tracker,omitempty"`
-	Static  bootstrap.Static   `json:"static,omitempty"`
+	Static  *bootstrap.Static  `json:"static,omitempty"`
 }
 
 // MarshalJSON encodes the job, its Models included when they are a
@@ -38,7 +40,7 @@ func (j Job) MarshalJSON() ([]byte, error) {
 	case *bootstrap.Tracker:
 		w.Models = &modelsJSON{Tracker: m}
 	case bootstrap.Static:
-		w.Models = &modelsJSON{Static: m}
+		w.Models = &modelsJSON{Static: &m}
 	default:
 		return nil, &InputError{Job: j.ID, Field: "Models", Reason: fmt.Sprintf("%T cannot be encoded: only *bootstrap.Tracker and bootstrap.Static are (encode other Models yourself and set them after decoding)", j.Models)}
 	}
@@ -60,7 +62,7 @@ func (j *Job) UnmarshalJSON(data []byte) error {
 	case w.Models.Tracker != nil:
 		j.Models = w.Models.Tracker
 	case w.Models.Static != nil:
-		j.Models = w.Models.Static
+		j.Models = *w.Models.Static
 	}
 	return nil
 }

@@ -52,6 +52,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "deadline: -reps must be in [1,100]")
 		os.Exit(2)
 	}
+	if err := measure.CheckCPUProfile(*cpuprofile); err != nil {
+		fmt.Fprintln(os.Stderr, "deadline:", err)
+		os.Exit(2)
+	}
 	if !(*target > 0 && *target <= 1) {
 		fmt.Fprintf(os.Stderr, "deadline: -gap %v: want a relative gap in (0, 1]\n", *target)
 		os.Exit(2)

@@ -58,6 +58,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "round-deadline: -reps must be in [1,100]")
 		os.Exit(2)
 	}
+	if err := measure.CheckCPUProfile(*prof); err != nil {
+		fmt.Fprintln(os.Stderr, "round-deadline:", err)
+		os.Exit(2)
+	}
 	if *setup <= 0 || *setup > time.Minute {
 		fmt.Fprintln(os.Stderr, "round-deadline: -setup must be in (0, 1m]")
 		os.Exit(2)

@@ -104,7 +104,7 @@ func solve(in, lpOut string, timeout time.Duration, grid float64, stdout io.Writ
 		data, err = os.ReadFile(in)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("-in: %w", err)
 	}
 	p, _, err := ilp.ParseJSON(data)
 	if err != nil {
@@ -127,7 +127,7 @@ func solve(in, lpOut string, timeout time.Duration, grid float64, stdout io.Writ
 			return err
 		}
 		if err := os.WriteFile(lpOut, buf.Bytes(), 0o644); err != nil {
-			return err
+			return fmt.Errorf("-lp: %w", err)
 		}
 	}
 	ctx := context.Background()

@@ -73,15 +73,30 @@ func ParseDeadlines(list string, max time.Duration) ([]time.Duration, error) {
 	return out, nil
 }
 
+// CheckCPUProfile creates the file a later StartCPUProfile writes (nothing
+// when path is empty), so that a program fails on a bad -cpuprofile before
+// its work rather than after it; the error names the flag.
+func CheckCPUProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return f.Close()
+}
+
 // StartCPUProfile writes a CPU profile to path until the returned stop is
-// called; an empty path profiles nothing (stop does nothing).
+// called; an empty path profiles nothing (stop does nothing). Its errors
+// name the flag -cpuprofile.
 func StartCPUProfile(path string) (stop func(), err error) {
 	if path == "" {
 		return func() {}, nil
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()

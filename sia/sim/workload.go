@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/sia-sched/sia/internal/csvtext"
 )
 
 // Job categories of the optional workload column "category" (as in the published artifact).
@@ -54,10 +56,13 @@ const MaxSubmit = 10 * 365 * 86400
 
 // ReadWorkload parses a workload CSV with the header
 // name,time,application,num_replicas,batch_size[,category] (columns in any
-// order). file names the source in errors. Every error is an *InputError naming
-// file:line, the job and the column.
+// order). A leading byte-order mark, CRLF line ends, quoted fields and
+// blank rows (also a spreadsheet's ",,,,") are accepted; numbers are
+// decimal (no hexadecimal form or digit separators). file names the source
+// in errors. Every error is an *InputError naming file:line, the job and the
+// column.
 func ReadWorkload(r io.Reader, file string) (*Workload, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(csvtext.SkipBOM(r))
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
 	header, err := cr.Read()
@@ -69,7 +74,7 @@ func ReadWorkload(r io.Reader, file string) (*Workload, error) {
 	}
 	col := map[string]int{}
 	for i, h := range header {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		h = strings.TrimSpace(h)
 		if _, dup := col[h]; dup && h != "" {
 			return nil, inputErr(file, 1, "", h, "duplicate column")
 		}
@@ -92,7 +97,7 @@ func ReadWorkload(r io.Reader, file string) (*Workload, error) {
 			return nil, csvErr(file, err)
 		}
 		line, _ := cr.FieldPos(0)
-		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+		if csvtext.Blank(rec) {
 			continue
 		}
 		if len(rec) != len(header) {
@@ -110,7 +115,7 @@ func ReadWorkload(r io.Reader, file string) (*Workload, error) {
 		if j.App == "" {
 			return nil, inputErr(file, line, j.Name, "application", "empty application")
 		}
-		t, err := strconv.ParseFloat(get("time"), 64)
+		t, err := csvtext.ParseFloat(get("time"))
 		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
 			return nil, inputErr(file, line, j.Name, "time", "%q is not a finite number", get("time"))
 		}
@@ -176,7 +181,7 @@ func (wl *Workload) Validate() error {
 }
 
 func positiveInt(s string, max int) (int, error) {
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := csvtext.ParseFloat(s)
 	if err != nil || math.IsNaN(v) || v != math.Trunc(v) {
 		return 0, fmt.Errorf("%q is not an integer", s)
 	}

@@ -2,6 +2,7 @@ package simcli
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -197,8 +198,44 @@ func newPlot(title, x, y string) *plot.Plot {
 
 // logAxis makes an axis logarithmic with plain tick labels.
 func logAxis(a *plot.Axis) {
-	a.Scale = plot.LogScale{}
-	a.Tick.Marker = plot.LogTicks{Prec: -1}
+	a.Scale = logScale{}
+	a.Tick.Marker = logTicks{plot.LogTicks{Prec: -1}}
+}
+
+// logScale and logTicks are gonum's log scale and ticks on a range made
+// positive first (positiveRange): gonum widens the range of data holding one
+// value by ±1, which for a value below 1 reaches below 0, where its log
+// scale panics.
+type (
+	logScale struct{}
+	logTicks struct{ plot.LogTicks }
+)
+
+// Normalize implements plot.Normalizer.
+func (logScale) Normalize(min, max, x float64) float64 {
+	min, max = positiveRange(min, max)
+	return plot.LogScale{}.Normalize(min, max, math.Max(x, min))
+}
+
+// Ticks implements plot.Ticker.
+func (t logTicks) Ticks(min, max float64) []plot.Tick {
+	min, max = positiveRange(min, max)
+	return t.LogTicks.Ticks(min, max)
+}
+
+// positiveRange returns a range of positive numbers for a log axis: min
+// raised to max/1000 when it is not positive, and (1e-3, 1) when max is not.
+func positiveRange(min, max float64) (float64, float64) {
+	if !(max > 0) || math.IsInf(max, 0) {
+		return 1e-3, 1
+	}
+	if !(min > 0) {
+		min = max / 1000
+	}
+	if min >= max {
+		min, max = min/2, max*2
+	}
+	return min, max
 }
 
 // addSeriesLine adds the i-th series' line, in the i-th colour and dash

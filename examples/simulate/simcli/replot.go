@@ -3,11 +3,12 @@ package simcli
 import (
 	"encoding/csv"
 	"fmt"
+	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/sia-sched/sia/internal/csvtext"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -60,7 +61,13 @@ type summaryRow struct {
 	point  scalePoint
 }
 
+// maxReplotGPUs bounds the gpus column of a summary.csv: far above any
+// simulated cluster, so that the count converts to int exactly.
+const maxReplotGPUs = 1 << 30
+
 // readSummaryCSV reads a summary.csv; errors name the file, line and column.
+// Its numbers are finite and non-negative, and gpus a count in
+// 1..maxReplotGPUs.
 func readSummaryCSV(path string) ([]summaryRow, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -81,9 +88,12 @@ func readSummaryCSV(path string) ([]summaryRow, error) {
 	var out []summaryRow
 	for i, r := range recs[1:] {
 		num := func(name string) (float64, error) {
-			v, err := strconv.ParseFloat(r[col[name]], 64)
-			if err != nil {
-				return 0, fmt.Errorf("-replot: %s:%d: column %s: %q is not a number", path, i+2, name, r[col[name]])
+			v, err := csvtext.ParseFloat(r[col[name]])
+			if err != nil || !(v >= 0 && v <= math.MaxFloat64) {
+				return 0, fmt.Errorf("-replot: %s:%d: column %s: %q is not a finite number >= 0", path, i+2, name, r[col[name]])
+			}
+			if name == "gpus" && (v < 1 || v > maxReplotGPUs || v != math.Trunc(v)) {
+				return 0, fmt.Errorf("-replot: %s:%d: column gpus: %q is not a GPU count in 1..%d", path, i+2, r[col[name]], maxReplotGPUs)
 			}
 			return v, nil
 		}

@@ -152,6 +152,11 @@ func parseSweepFlags(args []string, stderr io.Writer) (*sweepConfig, error) {
 		if !ok || name == "" || path == "" {
 			return nil, fmt.Errorf("-traces %q: want NAME=PATH", t)
 		}
+		for _, prev := range c.traces {
+			if prev.name == name {
+				return nil, fmt.Errorf("-traces: name %q given twice (its rows would be merged)", name)
+			}
+		}
 		c.traces = append(c.traces, traceArg{name, path})
 	}
 	switch variant {
@@ -182,6 +187,16 @@ func (r *Registry) Sweep(ctx context.Context, args []string, stdout, stderr io.W
 	}
 	if _, ok := r.lookup(sc.policy); !ok {
 		return fmt.Errorf("-policy: unknown policy %q (known: %s)", sc.policy, strings.Join(r.Names(), ", "))
+	}
+	// the output folders before the sweep, which takes hours on the
+	// published traces
+	for _, d := range []struct{ flag, dir string }{{"-plot", sc.out}, {"-csv", sc.csvDir}} {
+		if d.dir == "" {
+			continue
+		}
+		if err := os.MkdirAll(d.dir, 0o755); err != nil {
+			return fmt.Errorf("%s: %w", d.flag, err)
+		}
 	}
 	cl, err := sim.ParseCluster(sc.cluster, 1)
 	if err != nil {

@@ -1,0 +1,47 @@
+// Package csvtext holds what the library's CSV readers (bootstrap's profile
+// files, the simulator's workload files) share about the files users write:
+// a byte-order mark before the header, rows left blank by a spreadsheet, and
+// decimal numbers only.
+package csvtext
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// SkipBOM returns a reader of r without a leading UTF-8 byte-order mark
+// (Excel's "CSV UTF-8" and R's "UTF-8-BOM" start with one). It must be
+// removed before the CSV parser sees it: a BOM followed by a quoted header
+// field is a bare quote in a field to encoding/csv.
+func SkipBOM(r io.Reader) io.Reader {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
+		_, _ = br.Discard(3)
+	}
+	return br
+}
+
+// Blank reports whether every field of a record is empty or white space: a
+// row a spreadsheet keeps as ",,,," where rows were deleted, read as a
+// blank line.
+func Blank(rec []string) bool {
+	for _, f := range rec {
+		if strings.TrimSpace(f) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseFloat is strconv.ParseFloat on decimal text only: it also rejects
+// the hexadecimal form ("0x1p4") and digit separators ("0x_80p0"), which
+// strconv accepts and no profile or workload file means (a mistyped or
+// mis-exported cell, not a number).
+func ParseFloat(s string) (float64, error) {
+	if strings.ContainsAny(s, "xX_") {
+		return 0, &strconv.NumError{Func: "ParseFloat", Num: s, Err: strconv.ErrSyntax}
+	}
+	return strconv.ParseFloat(s, 64)
+}

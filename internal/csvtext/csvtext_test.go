@@ -1,0 +1,43 @@
+package csvtext
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSkipBOM(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                "",
+		"\ufeff":          "",
+		"\ufeff\"a\",b\n": "\"a\",b\n",
+		"a,b":             "a,b",
+		"\xef\xbb":        "\xef\xbb",
+		"x\ufeff":         "x\ufeff",
+	} {
+		b, err := io.ReadAll(SkipBOM(strings.NewReader(in)))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(b), "%q", in)
+	}
+}
+
+func TestBlank(t *testing.T) {
+	assert.True(t, Blank(nil))
+	assert.True(t, Blank([]string{"", " ", "\t"}))
+	assert.False(t, Blank([]string{"", "0"}))
+}
+
+func TestParseFloat(t *testing.T) {
+	for s, want := range map[string]float64{"1": 1, "-2.5": -2.5, "1e3": 1000, "3.05E1": 30.5, "+0.5": 0.5} {
+		v, err := ParseFloat(s)
+		require.NoError(t, err, s)
+		assert.Equal(t, want, v, s)
+	}
+	for _, s := range []string{"0x1p4", "0X10p0", "0x_80p0", "1_000", "", "1,5", "abc"} {
+		_, err := ParseFloat(s)
+		assert.Error(t, err, s)
+	}
+}
