@@ -115,6 +115,8 @@ type Plan struct {
 	Objective, Bound float64
 	// entries are the chosen entries of the rows (−1: none), see Entry.
 	entries []int
+	// filled lists the jobs the fill step started (fill.go).
+	filled []string
 }
 
 // entry returns the matrix entry decision i (of Decisions) was placed
@@ -154,6 +156,8 @@ type layout struct {
 	// cut says placement ran out of time (placement.Result.Cut): the
 	// jobs in Unplaced wait for the deadline, not for fragmentation.
 	cut bool
+	// fill is what the fill step started on the GPUs left idle (fill.go).
+	fill fillOutcome
 }
 
 // choice returns the entry job i is placed with.
@@ -653,7 +657,7 @@ func decide(snap *Snapshot, m *goodputMatrix, sol solution, lay layout, o *Optio
 		}
 		if d.Action == Queue || d.Action == Preempt {
 			if why == nil {
-				why = newReasoner(snap, m, sol, o)
+				why = newReasoner(snap, m, lay.reasonSolution(sol), o)
 			}
 			d.Reason = why.reason(i, c >= 0 || unplaced[j.ID])
 			if d.Reason == ReasonUnplaceable && lay.cut {

@@ -153,6 +153,7 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	lay.fill = fillPlan(ctx, clk, &snap, m, sol, &lay, o, t3.Sub(t2))
 	assemble(&plan, &snap, m, sol, lay, o)
 	if o.Logger != nil && o.Logger.Enabled(ctx, slog.LevelDebug) {
 		o.Logger.LogAttrs(ctx, slog.LevelDebug, "sia round",
