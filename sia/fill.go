@@ -58,6 +58,9 @@ const (
 type fillOutcome struct {
 	Filled           []string
 	Objective, Bound float64
+	// Optimal says the plan is as good as the uncharged relaxation's
+	// proven optimum, and so optimal among all placeable plans.
+	Optimal bool
 }
 
 // fillPoolKey names the nodes of type typ with size GPUs each (size 0: every
@@ -126,7 +129,13 @@ func fillIdle(snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, budge
 		if !f.limitsHold(c.row, e, uses) {
 			continue
 		}
-		gs, ok := f.place(e.Config)
+		var gs []GPU
+		ok := false
+		if row := &m.Rows[c.row]; c.entry == row.Current {
+			gs, ok = f.keep(snap.Jobs[c.row].State.Current.Placement, e.Config.GPUs)
+		} else {
+			gs, ok = f.place(e.Config)
+		}
 		if !ok {
 			continue
 		}
@@ -146,8 +155,8 @@ func fillIdle(snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, budge
 }
 
 // fillRows returns the rows fill may start, in snapshot order: jobs that
-// are not running, hold no GPUs in the layout, are not pinned and have
-// entries; as many as budget affords (by their entries, at
+// hold no GPUs in the layout (waiting, or running and preempted), are not
+// pinned and have entries; as many as budget affords (by their entries, at
 // fillCostPerEntry each).
 func fillRows(snap *Snapshot, m *goodputMatrix, lay *layout, budget time.Duration) []int {
 	var entries int
@@ -161,7 +170,7 @@ func fillRows(snap *Snapshot, m *goodputMatrix, lay *layout, budget time.Duratio
 	var rows []int
 	for i := range snap.Jobs {
 		row := &m.Rows[i]
-		if lay.GPUs[i] != nil || snap.Jobs[i].State.Current.Running() || row.Pin >= 0 || len(row.Entries) == 0 {
+		if lay.GPUs[i] != nil || row.Pin >= 0 || len(row.Entries) == 0 {
 			continue
 		}
 		if entries += len(row.Entries); entries > afford {
@@ -335,6 +344,34 @@ func (f *filler) take(i int, e *matrixEntry, uses []ilp.Option, gs []GPU) {
 	}
 }
 
+// keep takes exactly the GPUs cur (a preempted job's current GPUs, n of
+// them) when they are all idle, and returns them ordered by node then
+// index; false, taking nothing, otherwise.
+func (f *filler) keep(cur []GPU, n int) ([]GPU, bool) {
+	if len(cur) != n || n == 0 {
+		return nil, false
+	}
+	for _, g := range cur {
+		k, ok := f.nodeIdx[g.Node]
+		if !ok || f.idle[k] <= 0 || g.Index < 0 || g.Index >= f.snap.Nodes[k].GPUs || !f.freeOn(k)[g.Index] {
+			return nil, false
+		}
+	}
+	gs := slices.Clone(cur)
+	slices.SortFunc(gs, func(a, b GPU) int {
+		return cmp.Or(cmp.Compare(f.nodeIdx[a.Node], f.nodeIdx[b.Node]), cmp.Compare(a.Index, b.Index))
+	})
+	if len(slices.Compact(slices.Clone(gs))) != len(gs) {
+		return nil, false // the same GPU twice
+	}
+	for _, g := range gs {
+		k := f.nodeIdx[g.Node]
+		f.freeOn(k)[g.Index] = false
+		f.idle[k]--
+	}
+	return gs, true
+}
+
 // fillPart is a number of GPUs on one node.
 type fillPart struct{ node, gpus int }
 
@@ -424,19 +461,7 @@ func fillShape(g, n, r int) []int {
 // to gs and marks them held.
 func (f *filler) takeGPUs(gs []GPU, p fillPart) []GPU {
 	n := &f.snap.Nodes[p.node]
-	free, ok := f.free[p.node]
-	if !ok {
-		free = make([]bool, n.GPUs)
-		for x := range free {
-			free[x] = true
-		}
-		for _, x := range f.held[p.node] {
-			if x >= 0 && x < len(free) {
-				free[x] = false
-			}
-		}
-		f.free[p.node] = free
-	}
+	free := f.freeOn(p.node)
 	for x, left := 0, p.gpus; x < len(free) && left > 0; x++ {
 		if free[x] {
 			free[x] = false
@@ -446,6 +471,25 @@ func (f *filler) takeGPUs(gs []GPU, p fillPart) []GPU {
 	}
 	f.idle[p.node] -= p.gpus
 	return gs
+}
+
+// freeOn returns node k's GPUs, true where free (built when first asked
+// for a node with idle GPUs).
+func (f *filler) freeOn(k int) []bool {
+	free, ok := f.free[k]
+	if !ok {
+		free = make([]bool, f.snap.Nodes[k].GPUs)
+		for x := range free {
+			free[x] = true
+		}
+		for _, x := range f.held[k] {
+			if x >= 0 && x < len(free) {
+				free[x] = false
+			}
+		}
+		f.free[k] = free
+	}
+	return free
 }
 
 // fillBudget is the time the fill step may take: until placement's end on
@@ -473,15 +517,20 @@ func planObjective(m *goodputMatrix, sol solution, lay *layout) float64 {
 }
 
 // relaxedPlanBound is a bound on the objective of every placeable plan,
-// the filled plan included: the bound of the uncharged relaxation, the
-// allocation problem with every configuration counting its GPUs (not its
-// charge) against its pool, solved under ctx when solve is true; the
+// the filled plan included: the bound of the uncharged relaxation (the
+// allocation problem with every configuration counting its GPUs, not its
+// charge, against its pool), solved under ctx when solve is true, with the
+// objective of that solve when it is proven optimal (else NaN); the
 // capacity-free bound (every job at its best entry or waiting, pinned jobs
-// at their pin) otherwise, or when that solve fails.
-func relaxedPlanBound(ctx context.Context, m *goodputMatrix, o *Options, solve bool) float64 {
+// at their pin) when solve is false or the solve fails.
+func relaxedPlanBound(ctx context.Context, m *goodputMatrix, o *Options, solve bool) (bound, optimum float64) {
 	if solve {
-		if b, ok := unchargedBound(ctx, m, o); ok {
-			return b
+		if sol, ok := solveUncharged(ctx, m, o); ok {
+			optimum = math.NaN()
+			if sol.Status == StatusOptimal {
+				optimum = sol.Objective
+			}
+			return sol.Bound, optimum
 		}
 	}
 	var s float64
@@ -499,17 +548,16 @@ func relaxedPlanBound(ctx context.Context, m *goodputMatrix, o *Options, solve b
 		}
 		s += b
 	}
-	return s
+	return s, math.NaN()
 }
 
-// unchargedBound solves the matrix with every entry charged its GPUs and
-// returns the solver's bound.
-func unchargedBound(ctx context.Context, m *goodputMatrix, o *Options) (float64, bool) {
+// solveUncharged solves the matrix with every entry charged its GPUs.
+func solveUncharged(ctx context.Context, m *goodputMatrix, o *Options) (solution, bool) {
 	sol, err := solve(ctx, uncharged(m), o)
 	if err != nil || math.IsNaN(sol.Bound) {
-		return 0, false
+		return solution{}, false
 	}
-	return sol.Bound, true
+	return sol, true
 }
 
 // uncharged returns a copy of m whose entries are charged their GPUs.
@@ -526,9 +574,13 @@ func uncharged(m *goodputMatrix) *goodputMatrix {
 }
 
 // fillPlan runs the fill step on a placed layout and, when it started
-// jobs, returns the plan's objective and bound (see Plan.Status). solveTime
-// is how long the round's solve took: the uncharged relaxation gets at most
-// that long (and at least 5 ms), and half the time left to the deadline.
+// jobs, returns the plan's objective and bound and whether the plan is
+// proven optimal (see Plan.Status). solveTime is how long the round's
+// solve took: the uncharged relaxation gets at most that long (and at
+// least 5 ms), and never more than half the time left to the deadline less
+// the solver's allowance past its own (ilp.Slack), so that it ends before
+// D; with less than a millisecond for it, the bound is the capacity-free
+// one.
 func fillPlan(ctx context.Context, clk *roundClock, snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, o *Options, solveTime time.Duration) fillOutcome {
 	filled := fillIdle(snap, m, sol, lay, fillBudget(clk))
 	if len(filled) == 0 {
@@ -544,10 +596,15 @@ func fillPlan(ctx context.Context, clk *roundClock, snap *Snapshot, m *goodputMa
 	}
 	bctx, cancel := context.WithTimeout(ctx, max(limit, 0))
 	defer cancel()
-	out.Bound = relaxedPlanBound(bctx, m, o, solveOK && ctx.Err() == nil)
+	var optimum float64
+	out.Bound, optimum = relaxedPlanBound(bctx, m, o, solveOK && ctx.Err() == nil)
+	tol := 1e-9 * math.Max(1, math.Abs(out.Objective))
 	if better(out.Objective, out.Bound, m.Sense) {
 		out.Bound = out.Objective // within the solver's tolerance
 	}
+	// The relaxation holds every placeable plan: a plan as good as its
+	// proven optimum is optimal among them.
+	out.Optimal = !math.IsNaN(optimum) && (!better(optimum, out.Objective, m.Sense) || math.Abs(optimum-out.Objective) <= tol)
 	return out
 }
 

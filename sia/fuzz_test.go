@@ -248,6 +248,9 @@ func FuzzRound(f *testing.F) {
 			if better(best, p.Bound, p.matrix.Sense) && math.Abs(best-p.Bound) > tol {
 				t.Fatalf("filled plan's bound %v below the uncharged optimum %v", p.Bound, best)
 			}
+			if p.Status == StatusOptimal && math.Abs(best-p.Objective) > tol {
+				t.Fatalf("filled plan optimal with objective %v, uncharged optimum %v", p.Objective, best)
+			}
 		} else if !math.IsNaN(p.Objective) && len(snap.Jobs) <= 4 {
 			best, _ := bruteForce(p.matrix)
 			if math.Abs(best-p.Objective) > 1e-6*math.Max(1, math.Abs(best)) {
