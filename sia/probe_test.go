@@ -23,6 +23,7 @@ import (
 	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/configset"
 	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/ilp"
 	"github.com/sia-sched/sia/sia"
 )
 
@@ -718,6 +719,7 @@ func TestProbeChargeStrandsGPUs(t *testing.T) {
 			for _, d := range plan.Decisions {
 				idle -= len(d.Allocation.Placement)
 			}
+			require.Equal(t, ilp.Minimize, sia.PlanMatrix(&plan).Sense)
 			t.Logf("two %d-GPU nodes beside a rigid %d, waiting %s: %v %d GPUs, %d of %d idle, %v objective %.4g bound %.4g",
 				c.node, c.rigid, waiting.ID, d.Action, d.Allocation.GPUs, idle, 2*c.node, plan.Status, plan.Objective, plan.Bound)
 			if !assert.Equal(t, sia.Start, d.Action, "two %d-GPU nodes beside a rigid %d: %s %v with %d GPUs idle",
@@ -735,7 +737,7 @@ func TestProbeChargeStrandsGPUs(t *testing.T) {
 				assert.Equal(t, []string{waiting.ID}, filled)
 				// beyond the charged problem: Feasible, or Optimal when the
 				// uncharged relaxation's optimum proves it
-				assert.LessOrEqual(t, plan.Objective, plan.Bound*(1+1e-9), "the bound bounds the filled plan (p > 0: maximised)")
+				assert.GreaterOrEqual(t, plan.Objective, plan.Bound*(1-1e-9), "the bound bounds the filled plan (p < 0: minimised)")
 				if plan.Status == sia.StatusOptimal {
 					assert.InDelta(t, plan.Bound, plan.Objective, 1e-9*plan.Bound)
 				} else {
