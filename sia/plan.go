@@ -110,7 +110,20 @@ type Plan struct {
 	matrix *goodputMatrix
 	// Status, Objective and Bound come from the solver (StatusFeasible
 	// when it stopped at a deadline, or when placement changed the
-	// solver's allocation: a decision Kept or ReasonUnplaceable).
+	// solver's allocation: a decision Kept or ReasonUnplaceable). They are
+	// the charged problem's (each configuration counts its
+	// configset.Set.Charge against its pool), except when the fill step
+	// started jobs on GPUs the charges left idle (package doc, "Bounds"):
+	// then Objective is the plan's (each job with GPUs at its entry's
+	// value, the others at waiting's), Bound the bound of the uncharged
+	// relaxation (every configuration counting its GPUs; it holds every
+	// placeable plan, so it bounds this one), solved for at most the
+	// solve's time and never past the deadline (the capacity-free bound,
+	// every job at its best entry, when no time is left), and Status
+	// StatusOptimal only when the solver's allocation was proven optimal,
+	// placement kept it, and the relaxation's proven optimum equals the
+	// plan's objective (the plan is then optimal among all placeable
+	// plans), else StatusFeasible.
 	Status           Status
 	Objective, Bound float64
 	// entries are the chosen entries of the rows (−1: none), see Entry.
