@@ -43,12 +43,12 @@ import (
 // order, as many as the time left to placement's end affords at
 // fillCostPerEntry each, and does nothing once that time has passed.
 
-// fillCostPerEntry and fillCostFixed size the fill step: per candidate
-// entry scanned (the gain, its sort and the tries) and per fill (the idle
-// GPUs' count over the layout). BenchmarkFill measures about 0.1 µs per
-// entry; the factor keeps the estimate safe on a loaded core.
+// fillCostPerEntry, fillCostPerGPU and fillCostFixed size the fill step:
+// per candidate entry scanned (the gain, its sort and the tries), per GPU
+// of the fleet (the idle GPUs' count over the layout) and per fill.
 const (
 	fillCostPerEntry = 400 * time.Nanosecond
+	fillCostPerGPU   = 40 * time.Nanosecond
 	fillCostFixed    = 50 * time.Microsecond
 )
 
@@ -75,12 +75,12 @@ type fillPoolKey struct {
 type filler struct {
 	snap    *Snapshot
 	m       *goodputMatrix
-	nodeIdx map[string]int // node ID → index in snap.Nodes
-	idle    []int          // per node: GPUs no job of the layout holds
-	held    map[int][]int  // per node with idle GPUs: the indices held
-	free    map[int][]bool // per node placed on: index free (built when first used)
-	pools   map[fillPoolKey][]int
-	poolOf  []string // per node: its pool's capacity row (configset.Config.Pool)
+	nodeIdx map[string]int        // node ID → index in snap.Nodes
+	idle    []int                 // per node: GPUs no job of the layout holds
+	held    map[int][]int         // per node with idle GPUs: the indices held
+	free    map[int][]bool        // per node placed on: index free (built when first used)
+	pools   map[fillPoolKey][]int // nodes with idle GPUs, by idle GPUs then node order
+	poolOf  []string              // per node: its pool's capacity row (configset.Config.Pool)
 	largest map[string]int
 	typeUse map[string]int // GPUs held per type (types with a reservation)
 	quotaOf [][]int        // per row: the quotas covering it
@@ -99,8 +99,24 @@ type fillCandidate struct {
 // could not place may be started on another entry). budget is the time
 // the step may take (< 0: no limit; 0: nothing is done).
 func fillIdle(snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, budget time.Duration) []string {
-	if budget == 0 || len(snap.Nodes) == 0 {
+	if budget == 0 || len(snap.Nodes) == 0 || !mayFill(m, sol, lay) {
 		return nil
+	}
+	gpus, held := 0, 0
+	for _, n := range snap.Nodes {
+		gpus += n.GPUs
+	}
+	for _, gs := range lay.GPUs {
+		held += len(gs)
+	}
+	if held >= gpus {
+		return nil // no GPU is idle
+	}
+	if budget > 0 {
+		// counting the idle GPUs per node takes a look at every GPU held
+		if budget -= time.Duration(gpus) * fillCostPerGPU; budget <= 0 {
+			return nil
+		}
 	}
 	rows := fillRows(snap, m, lay, budget)
 	if len(rows) == 0 {
@@ -152,6 +168,24 @@ func fillIdle(snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, budge
 	slices.Sort(filled)
 	lay.Unplaced = slices.DeleteFunc(lay.Unplaced, func(id string) bool { _, ok := slices.BinarySearch(filled, id); return ok })
 	return filled
+}
+
+// mayFill reports whether the fill step can improve on the layout: not
+// when the solver proved its allocation optimal, placement kept it and no
+// entry is charged more than its GPUs (the charged problem is then the
+// uncharged one, and no job the fill could start is worth it).
+func mayFill(m *goodputMatrix, sol solution, lay *layout) bool {
+	if sol.Status != StatusOptimal || m.Partial || len(lay.Unplaced) > 0 || len(lay.Kept) > 0 {
+		return true
+	}
+	for i := range m.Rows {
+		for k := range m.Rows[i].Entries {
+			if e := &m.Rows[i].Entries[k]; !e.Dropped && !e.Dominated && e.charge() > e.Config.GPUs {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // fillRows returns the rows fill may start, in snapshot order: jobs that
@@ -214,6 +248,9 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 	}
 	if total == 0 {
 		return nil
+	}
+	for _, ns := range f.pools { // by idle GPUs, then node order: best fit
+		slices.SortFunc(ns, func(a, b int) int { return cmp.Or(cmp.Compare(f.idle[a], f.idle[b]), cmp.Compare(a, b)) })
 	}
 	f.countHeld(lay)
 	return f
@@ -367,7 +404,7 @@ func (f *filler) keep(cur []GPU, n int) ([]GPU, bool) {
 	for _, g := range gs {
 		k := f.nodeIdx[g.Node]
 		f.freeOn(k)[g.Index] = false
-		f.idle[k]--
+		f.takeIdle(k, 1)
 	}
 	return gs, true
 }
@@ -415,24 +452,67 @@ func (f *filler) placePart(typ string, size, n, g, r int) ([]fillPart, bool) {
 	if parts == nil {
 		return nil, false
 	}
-	nodes := f.pools[fillPoolKey{typ, size}]
+	key := fillPoolKey{typ, size}
+	if parts[0] > f.maxIdle(key) {
+		return nil, false // no node of the pool holds the largest part
+	}
+	nodes := f.pools[key]
 	out := make([]fillPart, 0, len(parts))
 	for _, need := range parts { // largest first
-		best := -1
-		for _, k := range nodes {
-			if f.idle[k] < need || slices.ContainsFunc(out, func(p fillPart) bool { return p.node == k }) {
-				continue
-			}
-			if best < 0 || f.idle[k] < f.idle[best] {
-				best = k
-			}
+		at := f.bestFit(nodes, need)
+		for at < len(nodes) && slices.ContainsFunc(out, func(p fillPart) bool { return p.node == nodes[at] }) {
+			at++ // distinct nodes
 		}
-		if best < 0 {
+		if at == len(nodes) {
 			return nil, false
 		}
-		out = append(out, fillPart{node: best, gpus: need})
+		out = append(out, fillPart{node: nodes[at], gpus: need})
 	}
 	return out, true
+}
+
+// maxIdle returns the most idle GPUs of one node of the pool.
+func (f *filler) maxIdle(key fillPoolKey) int {
+	ns := f.pools[key]
+	if len(ns) == 0 {
+		return 0
+	}
+	return f.idle[ns[len(ns)-1]]
+}
+
+// bestFit returns the position in the pool's list (sorted by idle GPUs,
+// then node order) of the first node with at least need idle GPUs.
+func (f *filler) bestFit(ns []int, need int) int {
+	lo, _ := slices.BinarySearchFunc(ns, need, func(k, need int) int { return cmp.Compare(f.idle[k], need) })
+	return lo
+}
+
+// position returns node k's position in the pool's list.
+func (f *filler) position(ns []int, k int) int {
+	at, _ := slices.BinarySearchFunc(ns, k, func(a, k int) int {
+		return cmp.Or(cmp.Compare(f.idle[a], f.idle[k]), cmp.Compare(a, k))
+	})
+	return at
+}
+
+// takeIdle lowers node k's idle GPUs by n, keeping its pools' lists sorted.
+func (f *filler) takeIdle(k, n int) {
+	nd := &f.snap.Nodes[k]
+	keys := [2]fillPoolKey{{nd.Type, nd.GPUs}, {nd.Type, 0}}
+	for _, key := range keys {
+		ns := f.pools[key]
+		if at := f.position(ns, k); at < len(ns) && ns[at] == k {
+			f.pools[key] = slices.Delete(ns, at, at+1)
+		}
+	}
+	f.idle[k] -= n
+	if f.idle[k] <= 0 {
+		return
+	}
+	for _, key := range keys {
+		ns := f.pools[key]
+		f.pools[key] = slices.Insert(ns, f.position(ns, k), k)
+	}
 }
 
 // fillShape returns the per-node GPU counts of g GPUs on n nodes of r GPUs
@@ -469,7 +549,7 @@ func (f *filler) takeGPUs(gs []GPU, p fillPart) []GPU {
 			left--
 		}
 	}
-	f.idle[p.node] -= p.gpus
+	f.takeIdle(p.node, p.gpus)
 	return gs
 }
 
