@@ -25,7 +25,10 @@
 // row needed. A rigid job whose count is not a configuration (5 GPUs, or 12 on
 // 8-GPU nodes) is shaped as whole nodes plus its remainder on one more node
 // (Set.Fixed) and charged, against its pool, the smallest chain size that holds
-// the remainder (Set.Charge), which keeps every allocation placeable.
+// the remainder (Set.Charge), which keeps every allocation placeable. The
+// GPUs a charge blocks beyond the configuration's are not used by it; an
+// allocator places its allocation and then gives such idle GPUs to waiting
+// jobs, each placed exactly by its shape (package sia's fill step).
 //
 // Spanning configurations. A count that no pool of a type holds would be
 // stranded by construction (a rigid job of a whole type with 8- and 6-GPU

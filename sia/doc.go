@@ -115,6 +115,20 @@
 // placed, the job keeps its current allocation when its GPUs are still free
 // (Decision.Kept) instead of losing them.
 //
+// A charge above a configuration's GPUs blocks GPUs no job uses (10 of 30
+// beside a rigid 5 and a rigid 15 on two 15-GPU nodes). After placement a
+// fill step starts waiting jobs on such idle GPUs, and gives a job the
+// solver preempted its current GPUs back when they stay idle: best value
+// per GPU first, by the matrix's values, each on an entry of its row placed
+// exactly with that entry's shape, within its quotas and its type's
+// reservation (counted by GPUs held, not charges); jobs that hold GPUs,
+// pinned or not, are not touched, and a round with no time left fills
+// nothing. Such a plan goes beyond the problem the solver solved: its
+// Objective is the plan's, its Bound the bound of the uncharged relaxation
+// (every configuration counting its GPUs), which holds every placeable
+// plan, and its Status is StatusFeasible, or StatusOptimal when that
+// relaxation's proven optimum equals the plan's objective (see Plan.Status).
+//
 // # Deadlines, reasons and bad input
 //
 // Every round has a deadline (ctx's, or Options.RoundTimeout, default 5 s):

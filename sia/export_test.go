@@ -19,3 +19,6 @@ func PlanMatrix(p *Plan) *Matrix { return p.matrix }
 
 // PlanEntry returns the matrix entry decision i of the plan was placed with.
 func PlanEntry(p *Plan, i int) *matrixEntry { return p.entry(i) }
+
+// PlanFilled returns the jobs the plan's fill step started (sorted IDs).
+func PlanFilled(p *Plan) []string { return p.filled }

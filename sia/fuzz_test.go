@@ -238,7 +238,20 @@ func FuzzRound(f *testing.F) {
 		}
 		checkPlan(t, &snap, &p)
 		checkAdmissible(t, &snap, &p)
-		if !math.IsNaN(p.Objective) && len(snap.Jobs) <= 4 {
+		if !math.IsNaN(p.Objective) && len(snap.Jobs) <= 4 && len(p.filled) > 0 {
+			// beyond the charged problem: bounded by the uncharged one
+			best, _ := bruteForce(uncharged(p.matrix))
+			tol := 1e-6 * math.Max(1, math.Abs(best))
+			if better(p.Objective, best, p.matrix.Sense) && math.Abs(best-p.Objective) > tol {
+				t.Fatalf("filled objective %v beyond the uncharged optimum %v", p.Objective, best)
+			}
+			if better(best, p.Bound, p.matrix.Sense) && math.Abs(best-p.Bound) > tol {
+				t.Fatalf("filled plan's bound %v below the uncharged optimum %v", p.Bound, best)
+			}
+			if p.Status == StatusOptimal && math.Abs(best-p.Objective) > tol {
+				t.Fatalf("filled plan optimal with objective %v, uncharged optimum %v", p.Objective, best)
+			}
+		} else if !math.IsNaN(p.Objective) && len(snap.Jobs) <= 4 {
 			best, _ := bruteForce(p.matrix)
 			if math.Abs(best-p.Objective) > 1e-6*math.Max(1, math.Abs(best)) {
 				t.Fatalf("objective %v, brute force %v", p.Objective, best)

@@ -110,11 +110,26 @@ type Plan struct {
 	matrix *goodputMatrix
 	// Status, Objective and Bound come from the solver (StatusFeasible
 	// when it stopped at a deadline, or when placement changed the
-	// solver's allocation: a decision Kept or ReasonUnplaceable).
+	// solver's allocation: a decision Kept or ReasonUnplaceable). They are
+	// the charged problem's (each configuration counts its
+	// configset.Set.Charge against its pool), except when the fill step
+	// started jobs on GPUs the charges left idle (package doc, "Bounds"):
+	// then Objective is the plan's (each job with GPUs at its entry's
+	// value, the others at waiting's), Bound the bound of the uncharged
+	// relaxation (every configuration counting its GPUs; it holds every
+	// placeable plan, so it bounds this one), solved for at most the
+	// solve's time and never past the deadline (the capacity-free bound,
+	// every job at its best entry, when no time is left), and Status
+	// StatusOptimal only when the solver's allocation was proven optimal,
+	// placement kept it, and the relaxation's proven optimum equals the
+	// plan's objective (the plan is then optimal among all placeable
+	// plans), else StatusFeasible.
 	Status           Status
 	Objective, Bound float64
 	// entries are the chosen entries of the rows (−1: none), see Entry.
 	entries []int
+	// filled lists the jobs the fill step started (fill.go).
+	filled []string
 }
 
 // entry returns the matrix entry decision i (of Decisions) was placed
@@ -154,6 +169,8 @@ type layout struct {
 	// cut says placement ran out of time (placement.Result.Cut): the
 	// jobs in Unplaced wait for the deadline, not for fragmentation.
 	cut bool
+	// fill is what the fill step started on the GPUs left idle (fill.go).
+	fill fillOutcome
 }
 
 // choice returns the entry job i is placed with.
@@ -653,7 +670,7 @@ func decide(snap *Snapshot, m *goodputMatrix, sol solution, lay layout, o *Optio
 		}
 		if d.Action == Queue || d.Action == Preempt {
 			if why == nil {
-				why = newReasoner(snap, m, sol, o)
+				why = newReasoner(snap, m, lay.reasonSolution(sol), o)
 			}
 			d.Reason = why.reason(i, c >= 0 || unplaced[j.ID])
 			if d.Reason == ReasonUnplaceable && lay.cut {

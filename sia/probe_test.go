@@ -23,6 +23,7 @@ import (
 	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/configset"
 	"github.com/sia-sched/sia/goodput"
+	"github.com/sia-sched/sia/ilp"
 	"github.com/sia-sched/sia/sia"
 )
 
@@ -218,7 +219,7 @@ func probeRound(t *testing.T, s *sia.Scheduler, snap sia.Snapshot) sia.Plan {
 	plan, err := s.Round(context.Background(), snap)
 	require.NoError(t, err)
 	free := probeCheck(t, snap, s.Options(), plan)
-	if plan.Status == sia.StatusOptimal && len(snap.Quotas) == 0 && s.Options().Artifact == nil {
+	if (plan.Status == sia.StatusOptimal || len(sia.PlanFilled(&plan)) > 0) && len(snap.Quotas) == 0 && s.Options().Artifact == nil {
 		// λ > 1 with p < 0: a waiting job that fits the free GPUs is never
 		// left waiting by an optimal allocation (see Options.Lambda).
 		for i, d := range plan.Decisions {
@@ -414,30 +415,15 @@ func probeLimits(rng *rand.Rand, snap *sia.Snapshot) {
 // many free GPUs; a rigid job's count on one node with that many free.
 //
 // Types on which some allocation of the plan has a part off its node's
-// chain (a rigid 3 GPUs on an 11-GPU node) are skipped: such a part blocks
-// the smallest chain size that holds it (configset.Set.Charge), so the
-// allocation problem may rightly see no room where GPUs are idle
-// (TestProbeChargeStrandsGPUs shows the cost).
+// chain (a rigid 3 GPUs on an 11-GPU node) were skipped until the fill
+// step: such a part blocks the smallest chain size that holds it
+// (configset.Set.Charge) in the allocation problem, and the GPUs it blocks
+// but does not use are now given to waiting jobs after placement
+// (TestProbeChargeStrandsGPUs).
 func probeFitsFree(j *sia.Job, snap sia.Snapshot, o sia.Options, plan sia.Plan, free map[string]int) string {
 	o = o.WithDefaults()
-	size := map[string]int{}
 	for _, n := range snap.Nodes {
-		size[n.ID] = n.GPUs
-	}
-	offChain := map[string]bool{}
-	for _, d := range plan.Decisions {
-		per := map[string]int{}
-		for _, g := range d.Allocation.Placement {
-			per[g.Node]++
-		}
-		for id, k := range per {
-			if k != size[id] && !slices.Contains(configset.Chain(size[id]), k) {
-				offChain[d.Allocation.Type] = true
-			}
-		}
-	}
-	for _, n := range snap.Nodes {
-		if !probeAllowed(j, n.Type) || snap.Reserved[n.Type] > 0 || offChain[n.Type] {
+		if !probeAllowed(j, n.Type) || snap.Reserved[n.Type] > 0 {
 			continue
 		}
 		need := 0
@@ -703,25 +689,19 @@ func TestProbeChargeOneNode(t *testing.T) {
 	}
 }
 
-// probeKnown runs the probes of known, unfixed limits (see
-// TestProbeChargeStrandsGPUs).
-var probeKnown = flag.Bool("probe.known", false, "run the probes of known, unfixed limits")
-
-// TestProbeChargeStrandsGPUs (known limit, run with -probe.known): on a pool
-// of several nodes, a part of a configuration off its node's chain (a rigid
-// 5 GPUs on 15-GPU nodes, whose sizes are 1, 3, 15) is charged the smallest
-// chain size that holds it (configset.Set.Charge: 15), so that every
-// allocation the solver returns is placeable; the cost is that GPUs idle
-// while a job that fits them waits (reason lost-optimisation): 10 of 30
-// beside a rigid 5 and a rigid 15 on two 15-GPU nodes, 2 of 16 beside a
-// rigid 6 and a rigid 8 on two of the paper's 8-GPU nodes. Fixing it needs
-// a capacity model finer than per-pool charges or a fill step after
-// placement (which would make such plans Feasible, with a bound that is
-// not the charged problem's).
+// TestProbeChargeStrandsGPUs: on a pool of several nodes, a part of a
+// configuration off its node's chain (a rigid 5 GPUs on 15-GPU nodes, whose
+// sizes are 1, 3, 15) is charged the smallest chain size that holds it
+// (configset.Set.Charge: 15), so that every allocation the solver returns
+// is placeable. Before the fill step the GPUs it blocked stayed idle while
+// a job that fits them waited (reason lost-optimisation): 10 of 30 beside
+// a rigid 5 and a rigid 15 on two 15-GPU nodes, 2 of 16 beside a rigid 6
+// and a rigid 8 on two of the paper's 8-GPU nodes. Now the waiting job
+// starts on those GPUs (an adaptive job on its best configuration per GPU
+// that fits, a rigid job of exactly the idle count on them), and the plan
+// says it goes beyond the charged problem: Feasible, its objective the
+// plan's, a bound at least as good.
 func TestProbeChargeStrandsGPUs(t *testing.T) {
-	if !*probeKnown {
-		t.Skip("known limit of the per-pool charges; -probe.known runs it")
-	}
 	s, err := sia.New(nil)
 	require.NoError(t, err)
 	m := probeModel{speed: map[string]float64{"g": 1}, gain: 0.9, cross: 0.9}
@@ -730,11 +710,41 @@ func TestProbeChargeStrandsGPUs(t *testing.T) {
 			State: sia.JobState{Current: sia.Allocation{Type: "g", Nodes: 1, GPUs: c.rigid, Placement: probeGPUs("n0", c.rigid)}}}
 		whole := sia.Job{ID: "whole", Kind: sia.Rigid, GPUs: c.node, Models: m,
 			State: sia.JobState{Current: sia.Allocation{Type: "g", Nodes: 1, GPUs: c.node, Placement: probeGPUs("n1", c.node)}}}
-		snap := sia.Snapshot{Now: probeT0, Nodes: []sia.Node{{ID: "n0", Type: "g", GPUs: c.node}, {ID: "n1", Type: "g", GPUs: c.node}},
-			Jobs: []sia.Job{held, whole, {ID: "small", Models: m}}}
-		plan := probeRound(t, s, snap)
-		assert.Equal(t, sia.Start, plan.Decisions[2].Action, "two %d-GPU nodes beside a rigid %d: %v with %d GPUs idle",
-			c.node, c.rigid, plan.Decisions[2].Reason, c.node-c.rigid)
+		nodes := []sia.Node{{ID: "n0", Type: "g", GPUs: c.node}, {ID: "n1", Type: "g", GPUs: c.node}}
+		for _, waiting := range []sia.Job{{ID: "small", Models: m}, {ID: "rest", Kind: sia.Rigid, GPUs: c.node - c.rigid, Models: m}} {
+			snap := sia.Snapshot{Now: probeT0, Nodes: nodes, Jobs: []sia.Job{held, whole, waiting}}
+			plan := probeRound(t, s, snap)
+			d := plan.Decisions[2]
+			idle := 2 * c.node
+			for _, d := range plan.Decisions {
+				idle -= len(d.Allocation.Placement)
+			}
+			require.Equal(t, ilp.Minimize, sia.PlanMatrix(&plan).Sense)
+			t.Logf("two %d-GPU nodes beside a rigid %d, waiting %s: %v %d GPUs, %d of %d idle, %v objective %.4g bound %.4g",
+				c.node, c.rigid, waiting.ID, d.Action, d.Allocation.GPUs, idle, 2*c.node, plan.Status, plan.Objective, plan.Bound)
+			if !assert.Equal(t, sia.Start, d.Action, "two %d-GPU nodes beside a rigid %d: %s %v with %d GPUs idle",
+				c.node, c.rigid, waiting.ID, d.Reason, c.node-c.rigid) {
+				continue
+			}
+			assert.Equal(t, sia.ReasonNone, d.Reason)
+			for _, g := range d.Allocation.Placement {
+				assert.Equal(t, "n0", g.Node, "only n0 has idle GPUs")
+			}
+			if waiting.Kind == sia.Rigid && len(sia.PlanFilled(&plan)) > 0 {
+				assert.Equal(t, 0, idle, "a rigid job of the idle count takes them all")
+			}
+			if filled := sia.PlanFilled(&plan); len(filled) > 0 {
+				assert.Equal(t, []string{waiting.ID}, filled)
+				// beyond the charged problem: Feasible, or Optimal when the
+				// uncharged relaxation's optimum proves it
+				assert.GreaterOrEqual(t, plan.Objective, plan.Bound*(1-1e-9), "the bound bounds the filled plan (p < 0: minimised)")
+				if plan.Status == sia.StatusOptimal {
+					assert.InDelta(t, plan.Bound, plan.Objective, 1e-9*plan.Bound)
+				} else {
+					assert.Equal(t, sia.StatusFeasible, plan.Status)
+				}
+			}
+		}
 	}
 }
 

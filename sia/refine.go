@@ -216,4 +216,11 @@ func assemble(plan *Plan, snap *Snapshot, m *goodputMatrix, sol solution, lay la
 	if plan.Status == StatusOptimal && (len(lay.Unplaced) > 0 || len(lay.Kept) > 0) {
 		plan.Status = StatusFeasible
 	}
+	if len(lay.fill.Filled) > 0 { // beyond the charged problem: see Plan.Status
+		plan.Status, plan.Objective, plan.Bound = StatusFeasible, lay.fill.Objective, lay.fill.Bound
+		if lay.fill.Optimal && sol.Status == StatusOptimal && len(lay.Unplaced) == 0 && len(lay.Kept) == 0 {
+			plan.Status = StatusOptimal
+		}
+		plan.filled = lay.fill.Filled
+	}
 }

@@ -31,8 +31,9 @@ func (s *Scheduler) Options() Options { return s.opts }
 
 // Round runs one scheduling round on the snapshot: it validates it, builds
 // the goodput matrix (paper §3.3), solves the allocation exactly (package
-// ilp, §3.3) and places it onto nodes (package placement, §3.4), and returns
-// the plan. The same snapshot and options
+// ilp, §3.3), places it onto nodes (package placement, §3.4), starts
+// waiting jobs on the GPUs the per-pool charges left idle (the fill step,
+// see the package doc and Plan.Status), and returns the plan. The same snapshot and options
 // give the same plan as long as the round is not cut
 // short by its deadline. Errors wrap ErrInvalidInput (bad snapshot) or
 // ErrInfeasible (pinned jobs that do not fit together).
@@ -85,7 +86,10 @@ func (s *Scheduler) Options() Options { return s.opts }
 // Decision.LocalBatch); placement evicts and re-packs until D + S/2 and then
 // places what is left on free GPUs only (placement.PlaceContext): a job it
 // could not place keeps its current allocation where it can, or waits with
-// ReasonDeadline. A round out of time still admits what it can: its
+// ReasonDeadline. The fill step runs until D + S/2 as well: it scans as many
+// waiting jobs' entries as the time left affords (sized before it starts),
+// none once that time has passed, and the bound of a filled plan is solved
+// for only with time left before D. A round out of time still admits what it can: its
 // allocation is the better of the solver's incumbent and a greedy one that
 // keeps every running job that fits and starts waiting jobs, smallest first,
 // on free GPUs — a tight deadline never freezes the cluster. Such a plan's
@@ -153,6 +157,7 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	lay.fill = fillPlan(ctx, clk, &snap, m, sol, &lay, o, t3.Sub(t2))
 	assemble(&plan, &snap, m, sol, lay, o)
 	if o.Logger != nil && o.Logger.Enabled(ctx, slog.LevelDebug) {
 		o.Logger.LogAttrs(ctx, slog.LevelDebug, "sia round",

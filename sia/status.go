@@ -16,12 +16,15 @@ const (
 	// the solver).
 	StatusUnknown Status = iota
 	// StatusOptimal: the allocation is proven optimal for the full goodput
-	// matrix (within its grid or the solver's tolerance).
+	// matrix (within its grid or the solver's tolerance), with each
+	// configuration charged configset.Set.Charge; or, for a plan the fill
+	// step changed, optimal among every placeable plan (see Plan.Status).
 	StatusOptimal
 	// StatusFeasible: the allocation keeps every constraint but is not
 	// proven optimal (the deadline or node limit stopped the solver, the
-	// matrix was partial, or placement changed the solver's allocation);
-	// Plan.Bound says how far from optimal it can be.
+	// matrix was partial, placement changed the solver's allocation, or
+	// the fill step started jobs beyond it); Plan.Bound says how far from
+	// optimal it can be.
 	StatusFeasible
 	// StatusInfeasible: the pinned jobs do not fit together; there is no
 	// allocation (the error is an *InfeasibleError).

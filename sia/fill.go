@@ -1,0 +1,701 @@
+package sia
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/sia-sched/sia/configset"
+	"github.com/sia-sched/sia/ilp"
+	"github.com/sia-sched/sia/placement"
+)
+
+// The fill step runs after placement. The solver counts each configuration
+// against its pool's capacity with its charge (configset.Set.Charge): a part
+// off its node's chain of sizes (a rigid 5 on 15-GPU nodes, whose sizes are
+// 1, 3 and 15) blocks the smallest chain size that holds it, so that every
+// allocation the solver returns is placeable. Once the allocation is placed
+// the GPUs such a charge blocked but no job holds are idle; fill starts
+// waiting jobs on them, so that no GPU is left idle by construction beside
+// a job that fits it and is worth starting.
+//
+// Fill takes the jobs that are not running and hold no GPUs in the layout
+// (waiting, or allocated by the solver but not placed), and their entries
+// the solver was offered (neither Dropped, Dominated nor Invalid) whose
+// value beats waiting (Value above Unallocated when maximising, below when
+// minimising: the goodput values the solver used). It tries them by gain
+// per GPU, best first (ties: more gain, then snapshot order, then entry
+// order), and starts each job on its first entry that
+//   - can be placed exactly with the entry's shape on GPUs no job holds: its
+//     node count in its pool (placement.Shape, or an even split when the
+//     entry asks for another node count), each part of a spanning entry in
+//     its own pool; parts go largest first to the node with the fewest idle
+//     GPUs that hold them (ties: the earlier node), the lowest free indices;
+//   - keeps every snapshot quota covering the job and every reservation
+//     within its limit, counting the GPUs the jobs hold (not their charges:
+//     the limits are on GPUs, and the charges are the solver's device to
+//     keep its allocations placeable).
+//
+// Jobs that hold GPUs, pinned or not, are never touched. Fill's work is
+// sized before it starts: it scans the waiting jobs' entries in snapshot
+// order, as many as the time left to placement's end affords at
+// fillCostPerEntry each, and does nothing once that time has passed.
+
+// fillCostPerEntry, fillCostPerGPU and fillCostFixed size the fill step:
+// per candidate entry scanned (the gain, its sort and the tries), per GPU
+// of the fleet (the idle GPUs' count over the layout) and per fill.
+const (
+	fillCostPerEntry = 400 * time.Nanosecond
+	fillCostPerGPU   = 40 * time.Nanosecond
+	fillCostFixed    = 50 * time.Microsecond
+)
+
+// fillOutcome is what the fill step did: the jobs it started (sorted IDs),
+// and, when it started some, the plan's objective and a bound valid for it
+// (see relaxedPlanBound).
+type fillOutcome struct {
+	Filled           []string
+	Objective, Bound float64
+	// Optimal says the plan is as good as the uncharged relaxation's
+	// proven optimum, and so optimal among all placeable plans.
+	Optimal bool
+}
+
+// fillPoolKey names the nodes of type typ with size GPUs each (size 0: every
+// node of the type).
+type fillPoolKey struct {
+	typ  string
+	size int
+}
+
+// filler is the state of one fill: the idle GPUs per node and pool, and
+// the GPUs held per type and quota.
+type filler struct {
+	snap    *Snapshot
+	m       *goodputMatrix
+	nodeIdx map[string]int        // node ID → index in snap.Nodes
+	idle    []int                 // per node: GPUs no job of the layout holds
+	held    map[int][]int         // per node with idle GPUs: the indices held
+	free    map[int][]bool        // per node placed on: index free (built when first used)
+	pools   map[fillPoolKey][]int // nodes with idle GPUs, by idle GPUs then node order
+	poolOf  []string              // per node: its pool's capacity row (configset.Config.Pool)
+	largest map[string]int
+	typeUse map[string]int // GPUs held per type (types with a reservation)
+	quotaOf [][]int        // per row: the quotas covering it
+	qUse    []int          // per quota of m.Quotas: GPUs held it counts
+}
+
+// fillCandidate is an entry of a waiting job that fill may start it on.
+type fillCandidate struct {
+	row, entry, gpus int
+	gain             float64
+}
+
+// fillIdle starts waiting jobs on the GPUs the layout leaves idle (see the
+// comment at the top of this file), changing lay in place: their GPUs,
+// lay.Choice, and lay.Unplaced (a job the solver allocated but placement
+// could not place may be started on another entry). budget is the time
+// the step may take (< 0: no limit; 0: nothing is done).
+func fillIdle(snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, budget time.Duration) []string {
+	if budget == 0 || len(snap.Nodes) == 0 || !mayFill(m, sol, lay) {
+		return nil
+	}
+	gpus, held := 0, 0
+	for _, n := range snap.Nodes {
+		gpus += n.GPUs
+	}
+	for _, gs := range lay.GPUs {
+		held += len(gs)
+	}
+	if held >= gpus {
+		return nil // no GPU is idle
+	}
+	if budget > 0 {
+		// counting the idle GPUs per node takes a look at every GPU held
+		if budget -= time.Duration(gpus) * fillCostPerGPU; budget <= 0 {
+			return nil
+		}
+	}
+	rows := fillRows(snap, m, lay, budget)
+	if len(rows) == 0 {
+		return nil
+	}
+	f := newFiller(snap, m, lay)
+	if f == nil {
+		return nil // no GPU is idle
+	}
+	cands := f.candidates(rows)
+	if len(cands) == 0 {
+		return nil
+	}
+	choice := make([]int, len(snap.Jobs))
+	for i := range choice {
+		choice[i] = lay.choice(i, sol)
+	}
+	var filled []string
+	done := map[int]bool{}
+	for _, c := range cands {
+		if done[c.row] {
+			continue
+		}
+		e := &m.Rows[c.row].Entries[c.entry]
+		uses := usesOf(e, true)
+		if !f.limitsHold(c.row, e, uses) {
+			continue
+		}
+		var gs []GPU
+		ok := false
+		if row := &m.Rows[c.row]; c.entry == row.Current {
+			gs, ok = f.keep(snap.Jobs[c.row].State.Current.Placement, e.Config.GPUs)
+		} else {
+			gs, ok = f.place(e.Config)
+		}
+		if !ok {
+			continue
+		}
+		f.take(c.row, e, uses, gs)
+		lay.GPUs[c.row] = gs
+		choice[c.row] = c.entry
+		done[c.row] = true
+		filled = append(filled, snap.Jobs[c.row].ID)
+	}
+	if len(filled) == 0 {
+		return nil
+	}
+	lay.Choice = choice
+	slices.Sort(filled)
+	lay.Unplaced = slices.DeleteFunc(lay.Unplaced, func(id string) bool { _, ok := slices.BinarySearch(filled, id); return ok })
+	return filled
+}
+
+// mayFill reports whether the fill step can improve on the layout: not
+// when the solver proved its allocation optimal, placement kept it and no
+// entry is charged more than its GPUs (the charged problem is then the
+// uncharged one, and no job the fill could start is worth it).
+func mayFill(m *goodputMatrix, sol solution, lay *layout) bool {
+	if sol.Status != StatusOptimal || m.Partial || len(lay.Unplaced) > 0 || len(lay.Kept) > 0 {
+		return true
+	}
+	for i := range m.Rows {
+		for k := range m.Rows[i].Entries {
+			if e := &m.Rows[i].Entries[k]; !e.Dropped && !e.Dominated && e.charge() > e.Config.GPUs {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fillRows returns the rows fill may start, in snapshot order: jobs that
+// hold no GPUs in the layout (waiting, or running and preempted), are not
+// pinned and have entries; as many as budget affords (by their entries, at
+// fillCostPerEntry each).
+func fillRows(snap *Snapshot, m *goodputMatrix, lay *layout, budget time.Duration) []int {
+	var entries int
+	afford := math.MaxInt
+	if budget > 0 {
+		afford = int((budget - fillCostFixed) / fillCostPerEntry)
+		if afford <= 0 {
+			return nil
+		}
+	}
+	var rows []int
+	for i := range snap.Jobs {
+		row := &m.Rows[i]
+		if lay.GPUs[i] != nil || row.Pin >= 0 || len(row.Entries) == 0 {
+			continue
+		}
+		if entries += len(row.Entries); entries > afford {
+			break
+		}
+		rows = append(rows, i)
+	}
+	return rows
+}
+
+// newFiller counts the layout's idle GPUs per node and pool and the GPUs
+// held per reserved type and per quota; nil when no GPU is idle.
+func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
+	f := &filler{snap: snap, m: m, nodeIdx: make(map[string]int, len(snap.Nodes)), idle: make([]int, len(snap.Nodes)),
+		held: map[int][]int{}, free: map[int][]bool{}, pools: map[fillPoolKey][]int{}, poolOf: make([]string, len(snap.Nodes)),
+		largest: map[string]int{}, typeUse: map[string]int{}}
+	for k, n := range snap.Nodes {
+		f.nodeIdx[n.ID] = k
+		f.idle[k] = n.GPUs
+		f.largest[n.Type] = max(f.largest[n.Type], n.GPUs)
+		f.poolOf[k] = n.Type
+		if ps := m.Pools[n.Type]; len(ps) > 1 || len(ps) == 1 && ps[0] != n.Type {
+			f.poolOf[k] = configset.PoolName(n.Type, n.GPUs)
+		}
+	}
+	for _, gs := range lay.GPUs {
+		for _, g := range gs {
+			if k, ok := f.nodeIdx[g.Node]; ok {
+				f.idle[k]--
+			}
+		}
+	}
+	total := 0
+	for k, n := range snap.Nodes {
+		if f.idle[k] <= 0 {
+			continue
+		}
+		total += f.idle[k]
+		f.pools[fillPoolKey{n.Type, n.GPUs}] = append(f.pools[fillPoolKey{n.Type, n.GPUs}], k)
+		f.pools[fillPoolKey{n.Type, 0}] = append(f.pools[fillPoolKey{n.Type, 0}], k)
+	}
+	if total == 0 {
+		return nil
+	}
+	for _, ns := range f.pools { // by idle GPUs, then node order: best fit
+		slices.SortFunc(ns, func(a, b int) int { return cmp.Or(cmp.Compare(f.idle[a], f.idle[b]), cmp.Compare(a, b)) })
+	}
+	f.countHeld(lay)
+	return f
+}
+
+// countHeld records the indices held on nodes with idle GPUs, the GPUs
+// held per type with a reservation and per quota (by the jobs' GPUs, per
+// pool).
+func (f *filler) countHeld(lay *layout) {
+	f.quotaOf = make([][]int, len(f.m.Rows))
+	for q := range f.m.Quotas {
+		qu := &f.m.Quotas[q]
+		if qu.AllJobs {
+			for i := range f.quotaOf {
+				f.quotaOf[i] = append(f.quotaOf[i], q)
+			}
+			continue
+		}
+		for _, i := range qu.Jobs {
+			if i >= 0 && i < len(f.quotaOf) && !slices.Contains(f.quotaOf[i], q) {
+				f.quotaOf[i] = append(f.quotaOf[i], q)
+			}
+		}
+	}
+	f.qUse = make([]int, len(f.m.Quotas))
+	var perPool map[string]int
+	for i, gs := range lay.GPUs {
+		if len(gs) == 0 {
+			continue
+		}
+		clear(perPool)
+		if perPool == nil {
+			perPool = map[string]int{}
+		}
+		for _, g := range gs {
+			k, ok := f.nodeIdx[g.Node]
+			if !ok {
+				continue
+			}
+			if f.idle[k] > 0 {
+				f.held[k] = append(f.held[k], g.Index)
+			}
+			if t := f.snap.Nodes[k].Type; f.m.Reserved[t] > 0 {
+				f.typeUse[t]++
+			}
+			perPool[f.poolOf[k]]++
+		}
+		if len(f.quotaOf[i]) > 0 {
+			uses := make([]ilp.Option, 0, len(perPool))
+			for _, p := range sortedKeys(perPool) {
+				uses = append(uses, ilp.Option{Type: p, GPUs: perPool[p]})
+			}
+			for _, q := range f.quotaOf[i] {
+				f.qUse[q] += quotaUse(&f.m.Quotas[q], uses)
+			}
+		}
+	}
+}
+
+func sortedKeys(m map[string]int) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// candidates returns the offered entries of rows worth more than waiting
+// and no larger than their type's idle GPUs, best gain per GPU first.
+func (f *filler) candidates(rows []int) []fillCandidate {
+	idleOf := map[string]int{}
+	for k, n := range f.snap.Nodes {
+		idleOf[n.Type] += max(f.idle[k], 0)
+	}
+	var out []fillCandidate
+	for _, i := range rows {
+		row := &f.m.Rows[i]
+		for k := range row.Entries {
+			e := &row.Entries[k]
+			if e.Dropped || e.Dominated || e.Invalid || e.unvalued || e.Config.GPUs <= 0 || e.Config.GPUs > idleOf[e.Config.Type] {
+				continue
+			}
+			gain := e.Value - row.Unallocated
+			if f.m.Sense == ilp.Minimize {
+				gain = -gain
+			}
+			if !(gain > 0) || math.IsInf(gain, 0) {
+				continue
+			}
+			out = append(out, fillCandidate{row: i, entry: k, gpus: e.Config.GPUs, gain: gain})
+		}
+	}
+	slices.SortFunc(out, func(a, b fillCandidate) int {
+		if c := cmp.Compare(b.gain/float64(b.gpus), a.gain/float64(a.gpus)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.gain, a.gain); c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(a.row, b.row), cmp.Compare(a.entry, b.entry))
+	})
+	return out
+}
+
+// limitsHold reports whether job i on entry e (using uses, its exact GPUs
+// per pool) keeps the reservation of its type and the quotas covering it.
+func (f *filler) limitsHold(i int, e *matrixEntry, uses []ilp.Option) bool {
+	t := e.Config.Type
+	if r := f.m.Reserved[t]; r > 0 && f.typeUse[t]+e.Config.GPUs > f.m.TypeCapacity(t)-r {
+		return false
+	}
+	for _, q := range f.quotaOf[i] {
+		if f.qUse[q]+quotaUse(&f.m.Quotas[q], uses) > f.m.Quotas[q].Limit {
+			return false
+		}
+	}
+	return true
+}
+
+// take records job i's new GPUs gs on entry e.
+func (f *filler) take(i int, e *matrixEntry, uses []ilp.Option, gs []GPU) {
+	if f.m.Reserved[e.Config.Type] > 0 {
+		f.typeUse[e.Config.Type] += len(gs)
+	}
+	for _, q := range f.quotaOf[i] {
+		f.qUse[q] += quotaUse(&f.m.Quotas[q], uses)
+	}
+}
+
+// keep takes exactly the GPUs cur (a preempted job's current GPUs, n of
+// them) when they are all idle, and returns them ordered by node then
+// index; false, taking nothing, otherwise.
+func (f *filler) keep(cur []GPU, n int) ([]GPU, bool) {
+	if len(cur) != n || n == 0 {
+		return nil, false
+	}
+	for _, g := range cur {
+		k, ok := f.nodeIdx[g.Node]
+		if !ok || f.idle[k] <= 0 || g.Index < 0 || g.Index >= f.snap.Nodes[k].GPUs || !f.freeOn(k)[g.Index] {
+			return nil, false
+		}
+	}
+	gs := slices.Clone(cur)
+	slices.SortFunc(gs, func(a, b GPU) int {
+		return cmp.Or(cmp.Compare(f.nodeIdx[a.Node], f.nodeIdx[b.Node]), cmp.Compare(a.Index, b.Index))
+	})
+	if len(slices.Compact(slices.Clone(gs))) != len(gs) {
+		return nil, false // the same GPU twice
+	}
+	for _, g := range gs {
+		k := f.nodeIdx[g.Node]
+		f.freeOn(k)[g.Index] = false
+		f.takeIdle(k, 1)
+	}
+	return gs, true
+}
+
+// fillPart is a number of GPUs on one node.
+type fillPart struct{ node, gpus int }
+
+// place finds idle GPUs for configuration c with its shape, takes them and
+// returns them ordered by node (snapshot order) then index; false, taking
+// nothing, when the idle GPUs cannot hold that shape.
+func (f *filler) place(c configset.Config) ([]GPU, bool) {
+	var plan []fillPart
+	if c.Spanning() {
+		for _, p := range c.Parts() {
+			got, ok := f.placePart(c.Type, p.NodeGPUs, p.Nodes, p.GPUs, p.NodeGPUs)
+			if !ok {
+				return nil, false
+			}
+			plan = append(plan, got...)
+		}
+	} else {
+		r := c.NodeGPUs
+		if r == 0 {
+			r = f.largest[c.Type]
+		}
+		got, ok := f.placePart(c.Type, c.NodeGPUs, c.Nodes, c.GPUs, r)
+		if !ok {
+			return nil, false
+		}
+		plan = got
+	}
+	slices.SortFunc(plan, func(a, b fillPart) int { return cmp.Compare(a.node, b.node) })
+	gs := make([]GPU, 0, c.GPUs)
+	for _, p := range plan {
+		gs = f.takeGPUs(gs, p)
+	}
+	return gs, true
+}
+
+// placePart chooses nodes for g GPUs on n nodes (0: placement.Shape's count)
+// of r GPUs each in pool (typ, size), largest part first, best fit on
+// distinct nodes; false when they do not fit the idle GPUs.
+func (f *filler) placePart(typ string, size, n, g, r int) ([]fillPart, bool) {
+	parts := fillShape(g, n, r)
+	if parts == nil {
+		return nil, false
+	}
+	key := fillPoolKey{typ, size}
+	if parts[0] > f.maxIdle(key) {
+		return nil, false // no node of the pool holds the largest part
+	}
+	nodes := f.pools[key]
+	out := make([]fillPart, 0, len(parts))
+	for _, need := range parts { // largest first
+		at := f.bestFit(nodes, need)
+		for at < len(nodes) && slices.ContainsFunc(out, func(p fillPart) bool { return p.node == nodes[at] }) {
+			at++ // distinct nodes
+		}
+		if at == len(nodes) {
+			return nil, false
+		}
+		out = append(out, fillPart{node: nodes[at], gpus: need})
+	}
+	return out, true
+}
+
+// maxIdle returns the most idle GPUs of one node of the pool.
+func (f *filler) maxIdle(key fillPoolKey) int {
+	ns := f.pools[key]
+	if len(ns) == 0 {
+		return 0
+	}
+	return f.idle[ns[len(ns)-1]]
+}
+
+// bestFit returns the position in the pool's list (sorted by idle GPUs,
+// then node order) of the first node with at least need idle GPUs.
+func (f *filler) bestFit(ns []int, need int) int {
+	lo, _ := slices.BinarySearchFunc(ns, need, func(k, need int) int { return cmp.Compare(f.idle[k], need) })
+	return lo
+}
+
+// position returns node k's position in the pool's list.
+func (f *filler) position(ns []int, k int) int {
+	at, _ := slices.BinarySearchFunc(ns, k, func(a, k int) int {
+		return cmp.Or(cmp.Compare(f.idle[a], f.idle[k]), cmp.Compare(a, k))
+	})
+	return at
+}
+
+// takeIdle lowers node k's idle GPUs by n, keeping its pools' lists sorted.
+func (f *filler) takeIdle(k, n int) {
+	nd := &f.snap.Nodes[k]
+	keys := [2]fillPoolKey{{nd.Type, nd.GPUs}, {nd.Type, 0}}
+	for _, key := range keys {
+		ns := f.pools[key]
+		if at := f.position(ns, k); at < len(ns) && ns[at] == k {
+			f.pools[key] = slices.Delete(ns, at, at+1)
+		}
+	}
+	f.idle[k] -= n
+	if f.idle[k] <= 0 {
+		return
+	}
+	for _, key := range keys {
+		ns := f.pools[key]
+		f.pools[key] = slices.Insert(ns, f.position(ns, k), k)
+	}
+}
+
+// fillShape returns the per-node GPU counts of g GPUs on n nodes of r GPUs
+// each, largest first, as placement shapes a request (placement.Shape, or
+// an even split over n nodes when n differs from its node count); nil when
+// no such shape exists.
+func fillShape(g, n, r int) []int {
+	s := placement.Shape(g, r)
+	if s == nil || n <= 0 || n == len(s) {
+		return s
+	}
+	if n > g || ceilDiv(g, n) > r {
+		return nil
+	}
+	out := make([]int, n)
+	for k := range out {
+		out[k] = g / n
+		if k < g%n {
+			out[k]++
+		}
+	}
+	return out
+}
+
+// takeGPUs appends p.gpus free GPUs of node p.node (lowest indices first)
+// to gs and marks them held.
+func (f *filler) takeGPUs(gs []GPU, p fillPart) []GPU {
+	n := &f.snap.Nodes[p.node]
+	free := f.freeOn(p.node)
+	for x, left := 0, p.gpus; x < len(free) && left > 0; x++ {
+		if free[x] {
+			free[x] = false
+			gs = append(gs, GPU{Node: n.ID, Index: x})
+			left--
+		}
+	}
+	f.takeIdle(p.node, p.gpus)
+	return gs
+}
+
+// freeOn returns node k's GPUs, true where free (built when first asked
+// for a node with idle GPUs).
+func (f *filler) freeOn(k int) []bool {
+	free, ok := f.free[k]
+	if !ok {
+		free = make([]bool, f.snap.Nodes[k].GPUs)
+		for x := range free {
+			free[x] = true
+		}
+		for _, x := range f.held[k] {
+			if x >= 0 && x < len(free) {
+				free[x] = false
+			}
+		}
+		f.free[k] = free
+	}
+	return free
+}
+
+// fillBudget is the time the fill step may take: until placement's end on
+// the round's clock (D + S/2, see Scheduler.Round), none once it has
+// passed, no limit (−1) for a round without a deadline.
+func fillBudget(clk *roundClock) time.Duration {
+	if clk == nil || clk.placeEnd.IsZero() {
+		return -1
+	}
+	return max(clk.placeEnd.Sub(clk.now()), 0)
+}
+
+// planObjective is the objective of the layout as placed: each job that
+// gets GPUs at its entry's Value, the others at Unallocated.
+func planObjective(m *goodputMatrix, sol solution, lay *layout) float64 {
+	var s float64
+	for i := range m.Rows {
+		if c := lay.choice(i, sol); c >= 0 && lay.GPUs[i] != nil {
+			s += m.Rows[i].Entries[c].Value
+		} else {
+			s += m.Rows[i].Unallocated
+		}
+	}
+	return s
+}
+
+// relaxedPlanBound is a bound on the objective of every placeable plan,
+// the filled plan included: the bound of the uncharged relaxation (the
+// allocation problem with every configuration counting its GPUs, not its
+// charge, against its pool), solved under ctx when solve is true, with the
+// objective of that solve when it is proven optimal (else NaN); the
+// capacity-free bound (every job at its best entry or waiting, pinned jobs
+// at their pin) when solve is false or the solve fails.
+func relaxedPlanBound(ctx context.Context, m *goodputMatrix, o *Options, solve bool) (bound, optimum float64) {
+	if solve {
+		if sol, ok := solveUncharged(ctx, m, o); ok {
+			optimum = math.NaN()
+			if sol.Status == StatusOptimal {
+				optimum = sol.Objective
+			}
+			return sol.Bound, optimum
+		}
+	}
+	var s float64
+	for i := range m.Rows {
+		row := &m.Rows[i]
+		if row.Pin >= 0 {
+			s += row.Entries[row.Pin].Value
+			continue
+		}
+		b := row.Unallocated
+		for k := range row.Entries {
+			if e := &row.Entries[k]; !e.Dropped && !e.Dominated && better(e.Value, b, m.Sense) {
+				b = e.Value
+			}
+		}
+		s += b
+	}
+	return s, math.NaN()
+}
+
+// solveUncharged solves the matrix with every entry charged its GPUs.
+func solveUncharged(ctx context.Context, m *goodputMatrix, o *Options) (solution, bool) {
+	sol, err := solve(ctx, uncharged(m), o)
+	if err != nil || math.IsNaN(sol.Bound) {
+		return solution{}, false
+	}
+	return sol, true
+}
+
+// uncharged returns a copy of m whose entries are charged their GPUs.
+func uncharged(m *goodputMatrix) *goodputMatrix {
+	u := *m
+	u.Rows = slices.Clone(m.Rows)
+	for i := range u.Rows {
+		u.Rows[i].Entries = slices.Clone(m.Rows[i].Entries)
+		for k := range u.Rows[i].Entries {
+			u.Rows[i].Entries[k].Charge = u.Rows[i].Entries[k].Config.GPUs
+		}
+	}
+	return &u
+}
+
+// fillPlan runs the fill step on a placed layout and, when it started
+// jobs, returns the plan's objective and bound and whether the plan is
+// proven optimal (see Plan.Status). solveTime is how long the round's
+// solve took: the uncharged relaxation gets at most that long (and at
+// least 5 ms), and never more than half the time left to the deadline less
+// the solver's allowance past its own (ilp.Slack), so that it ends before
+// D; with less than a millisecond for it, the bound is the capacity-free
+// one.
+func fillPlan(ctx context.Context, clk *roundClock, snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, o *Options, solveTime time.Duration) fillOutcome {
+	filled := fillIdle(snap, m, sol, lay, fillBudget(clk))
+	if len(filled) == 0 {
+		return fillOutcome{}
+	}
+	out := fillOutcome{Filled: filled, Objective: planObjective(m, sol, lay)}
+	limit := max(solveTime, 5*time.Millisecond)
+	solveOK := true
+	if clk != nil && !clk.deadline.IsZero() {
+		left := clk.deadline.Sub(clk.now()) / 2
+		limit = min(limit, left-ilp.Slack(left))
+		solveOK = limit > time.Millisecond
+	}
+	bctx, cancel := context.WithTimeout(ctx, max(limit, 0))
+	defer cancel()
+	var optimum float64
+	out.Bound, optimum = relaxedPlanBound(bctx, m, o, solveOK && ctx.Err() == nil)
+	tol := 1e-9 * math.Max(1, math.Abs(out.Objective))
+	if better(out.Objective, out.Bound, m.Sense) {
+		out.Bound = out.Objective // within the solver's tolerance
+	}
+	// The relaxation holds every placeable plan: a plan as good as its
+	// proven optimum is optimal among them.
+	out.Optimal = !math.IsNaN(optimum) && (!better(optimum, out.Objective, m.Sense) || math.Abs(optimum-out.Objective) <= tol)
+	return out
+}
+
+// reasonSolution is the solution the reasons of a plan are given: the
+// solver's, with the jobs the fill step started on their entries (so that
+// the GPUs and quotas they take count as used).
+func (l *layout) reasonSolution(sol solution) solution {
+	if len(l.fill.Filled) == 0 || l.Choice == nil {
+		return sol
+	}
+	out := sol
+	out.Choice = l.Choice
+	return out
+}

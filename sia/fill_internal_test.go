@@ -1,0 +1,153 @@
+package sia
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sia-sched/sia/bootstrap"
+	"github.com/sia-sched/sia/goodput"
+)
+
+// fillModel is a concave goodput model on type "g": r^gain·cross^(nodes−1).
+type fillModel struct{ gain, cross float64 }
+
+func (m fillModel) Model(t string) (goodput.Model, bootstrap.Source) {
+	if t != "g" {
+		return goodput.Model{InitBatch: 1, MaxBatch: 1}, bootstrap.Excluded
+	}
+	return goodput.Model{InitBatch: 1, MaxBatch: 1}, bootstrap.Measured
+}
+
+func (m fillModel) Evaluate(t string, nodes, replicas int) (goodput.Choice, bool) {
+	if t != "g" || nodes < 1 || replicas < 1 {
+		return goodput.Choice{}, false
+	}
+	v := math.Pow(float64(replicas), m.gain) * math.Pow(m.cross, float64(nodes-1))
+	return goodput.Choice{Goodput: v, Throughput: v, Efficiency: 1, LocalBatch: 1, GlobalBatch: replicas}, true
+}
+
+var fillT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func fillGPUs(node string, from, n int) []GPU {
+	gs := make([]GPU, n)
+	for k := range gs {
+		gs[k] = GPU{Node: node, Index: from + k}
+	}
+	return gs
+}
+
+// fillStranded is the snapshot of TestProbeChargeStrandsGPUs: a rigid 5 on
+// one of two 15-GPU nodes, a rigid 15 on the other, a job waiting.
+func fillStranded() Snapshot {
+	m := fillModel{gain: 0.9, cross: 0.9}
+	return Snapshot{Now: fillT0, Nodes: []Node{{ID: "n0", Type: "g", GPUs: 15}, {ID: "n1", Type: "g", GPUs: 15}}, Jobs: []Job{
+		{ID: "rigid", Kind: Rigid, GPUs: 5, Models: m, State: JobState{Current: Allocation{Type: "g", Nodes: 1, GPUs: 5, Placement: fillGPUs("n0", 0, 5)}}},
+		{ID: "whole", Kind: Rigid, GPUs: 15, Models: m, State: JobState{Current: Allocation{Type: "g", Nodes: 1, GPUs: 15, Placement: fillGPUs("n1", 0, 15)}}},
+		{ID: "small", Models: m},
+	}}
+}
+
+// TestFillOutOfTime: a round out of time (its clock an hour late, past
+// placement's end) does no fill: the waiting job keeps waiting, with the
+// reason of a round out of time; with time, the same snapshot fills it.
+func TestFillOutOfTime(t *testing.T) {
+	s, err := New(nil)
+	require.NoError(t, err)
+	snap := fillStranded()
+	p := roundOutOfTime(t, s, snap)
+	assert.Empty(t, p.filled)
+	assert.Equal(t, Queue, p.Decisions[2].Action)
+	s.now = nil
+	p, err = s.Round(context.Background(), snap)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"small"}, p.filled)
+	assert.Equal(t, Start, p.Decisions[2].Action)
+
+	late := &roundClock{now: func() time.Time { return fillT0.Add(time.Hour) }, deadline: fillT0, placeEnd: fillT0.Add(time.Millisecond)}
+	assert.Zero(t, fillBudget(late), "past placement's end")
+	early := &roundClock{now: func() time.Time { return fillT0 }, deadline: fillT0.Add(time.Second), placeEnd: fillT0.Add(time.Second)}
+	assert.Equal(t, time.Second, fillBudget(early))
+	assert.Equal(t, time.Duration(-1), fillBudget(&roundClock{now: time.Now}), "no deadline: no limit")
+}
+
+// TestFillRowsSized: fill scans the waiting jobs' entries in snapshot order
+// only as far as its budget affords (fillCostPerEntry each, after
+// fillCostFixed), and none with no budget: its work is sized before it
+// starts.
+func TestFillRowsSized(t *testing.T) {
+	m := &goodputMatrix{Rows: make([]matrixRow, 6)}
+	snap := &Snapshot{Jobs: make([]Job, 6)}
+	lay := &layout{GPUs: make([][]GPU, 6)}
+	for i := range m.Rows {
+		m.Rows[i] = matrixRow{Current: -1, Pin: -1, Entries: make([]matrixEntry, 3)}
+	}
+	m.Rows[1].Pin = 0                 // pinned: never
+	lay.GPUs[2] = fillGPUs("n", 0, 1) // holds GPUs: never
+	assert.Equal(t, []int{0, 3, 4, 5}, fillRows(snap, m, lay, -1))
+	assert.Nil(t, fillRows(snap, m, lay, fillCostFixed))
+	assert.Equal(t, []int{0, 3}, fillRows(snap, m, lay, fillCostFixed+7*fillCostPerEntry), "6 entries afforded, not 9")
+	assert.Nil(t, fillIdle(snap, m, solution{Choice: make([]int, 6)}, lay, 0))
+}
+
+// TestFillStatus: on random snapshots of two or three nodes of one type
+// (3–15 GPUs) with running rigid jobs off the chain and waiting jobs, a
+// plan the fill step changed is Optimal only when its objective is the
+// uncharged relaxation's optimum (brute force), and its Bound is never
+// beaten by that optimum; a plan it did not change keeps the solver's
+// status. Both outcomes occur.
+func TestFillStatus(t *testing.T) {
+	s, err := New(nil)
+	require.NoError(t, err)
+	var filled, optimal, feasible int
+	for c := 0; c < 300; c++ {
+		rng := rand.New(rand.NewPCG(uint64(c), 5))
+		size := 3 + rng.IntN(13)
+		snap := Snapshot{Now: fillT0}
+		for k := 0; k < 2+rng.IntN(2); k++ {
+			snap.Nodes = append(snap.Nodes, Node{ID: fmt.Sprintf("n%d", k), Type: "g", GPUs: size})
+		}
+		mod := fillModel{gain: 0.5 + 0.5*rng.Float64(), cross: 0.7 + 0.3*rng.Float64()}
+		for k, n := range snap.Nodes {
+			if g := 1 + rng.IntN(size); rng.IntN(3) > 0 {
+				snap.Jobs = append(snap.Jobs, Job{ID: fmt.Sprintf("r%d", k), Kind: Rigid, GPUs: g, Models: mod,
+					State: JobState{Current: Allocation{Type: "g", Nodes: 1, GPUs: g, Placement: fillGPUs(n.ID, 0, g)}}})
+			}
+		}
+		for k := 0; k < 1+rng.IntN(2); k++ {
+			j := Job{ID: fmt.Sprintf("w%d", k), Models: mod}
+			if rng.IntN(2) == 0 {
+				j.Kind, j.GPUs = Rigid, 1+rng.IntN(size)
+			}
+			snap.Jobs = append(snap.Jobs, j)
+		}
+		p, err := s.Round(context.Background(), snap)
+		require.NoError(t, err)
+		if len(p.filled) == 0 {
+			continue
+		}
+		filled++
+		best, _ := bruteForce(uncharged(p.matrix))
+		tol := 1e-9 * math.Max(1, math.Abs(best))
+		assert.False(t, better(best, p.Bound, p.matrix.Sense) && math.Abs(best-p.Bound) > tol, "case %d: bound %v beaten by the uncharged optimum %v", c, p.Bound, best)
+		assert.False(t, better(p.Objective, best, p.matrix.Sense) && math.Abs(best-p.Objective) > tol, "case %d: objective %v beyond the uncharged optimum %v", c, p.Objective, best)
+		switch p.Status {
+		case StatusOptimal:
+			optimal++
+			assert.InDelta(t, best, p.Objective, tol, "case %d: optimal", c)
+		case StatusFeasible:
+			feasible++
+		default:
+			t.Errorf("case %d: status %v", c, p.Status)
+		}
+	}
+	t.Logf("%d filled plans: %d optimal, %d feasible", filled, optimal, feasible)
+	assert.Positive(t, optimal)
+	assert.Positive(t, feasible)
+}
