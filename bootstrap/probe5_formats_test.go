@@ -33,6 +33,8 @@ func TestProbe5ProfileFormats(t *testing.T) {
 		"scientific notation":   "placement,local_bsz,step_time,sync_time\n1,3.2e1,2.5e-1,1e-2\n22,64,5E-1,2e-1\n",
 		"no final newline":      strings.TrimSuffix(good, "\n"),
 		"lines of white space":  good + "   \n\t\n \r\n",
+		"mac CR line ends":      strings.ReplaceAll(good, "\n", "\r"),
+		"mac CR, BOM, quoted":   "\ufeff" + strings.ReplaceAll(quoted, "\n", "\r"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := bootstrap.ReadPlacements(strings.NewReader(in), "p.csv")
@@ -54,6 +56,7 @@ func TestProbe5ProfileFormats(t *testing.T) {
 		{"second header", good + "placement,local_bsz,step_time,sync_time\n", "p.csv:4"},
 		{"short row", good + "1,32,0.5\n", "p.csv:4: wrong number of fields: 3, want 4"},
 		{"long row", good + "1,32,0.5,0.1,7\n", "p.csv:4: wrong number of fields: 5, want 4"},
+		{"mac CR, bad row", strings.ReplaceAll(good, "\n", "\r") + "1,32,x,0.1\r", `p.csv:4: column "step_time"`},
 		{"quoted header, bad quote", "\ufeff" + quoted + "\"1\",\"32,0.5,0.1\n", "p.csv:4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -128,8 +128,8 @@ type SeedRow struct {
 }
 
 // Column sets of the formats (see ReadPlacements and ReadScalability). Columns are found by header
-// name, in any order; extra columns are ignored. A leading byte-order mark,
-// CRLF line ends, quoted fields and blank rows (also a spreadsheet's ",,,")
+// name, in any order; extra columns are ignored. A leading byte-order mark, CR
+// or CRLF line ends, quoted fields and blank rows (also a spreadsheet's ",,,")
 // are accepted; numbers are decimal (no hexadecimal form or digit
 // separators).
 var (
@@ -171,7 +171,7 @@ type profTable struct {
 }
 
 func profOpen(r io.Reader, name string, required []string, opt *ReadOptions) (*profTable, error) {
-	cr := csv.NewReader(csvtext.SkipBOM(r))
+	cr := csv.NewReader(csvtext.Reader(r))
 	cr.FieldsPerRecord = -1 // checked in next, after blank rows are skipped
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true

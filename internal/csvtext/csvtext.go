@@ -1,7 +1,7 @@
 // Package csvtext holds what the library's CSV readers (bootstrap's profile
 // files, the simulator's workload files) share about the files users write:
-// a byte-order mark before the header, rows left blank by a spreadsheet, and
-// decimal numbers only.
+// a byte-order mark before the header, old Macintosh line ends, rows left
+// blank by a spreadsheet, and decimal numbers only.
 package csvtext
 
 import (
@@ -11,16 +11,47 @@ import (
 	"strings"
 )
 
-// SkipBOM returns a reader of r without a leading UTF-8 byte-order mark
-// (Excel's "CSV UTF-8" and R's "UTF-8-BOM" start with one). It must be
-// removed before the CSV parser sees it: a BOM followed by a quoted header
-// field is a bare quote in a field to encoding/csv.
-func SkipBOM(r io.Reader) io.Reader {
+// Reader returns r as the CSV readers want it: without a leading UTF-8
+// byte-order mark (Excel's "CSV UTF-8" and R's "UTF-8-BOM" start with one),
+// which must be removed before the CSV parser sees it (a BOM followed by a
+// quoted header field is a bare quote in a field to encoding/csv), and with
+// each carriage return not followed by a line feed read as a line feed
+// (the line ends of Excel's "CSV (Macintosh)", which encoding/csv reads as
+// one line). CRLF line ends are left as they are.
+func Reader(r io.Reader) io.Reader {
 	br := bufio.NewReader(r)
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
 		_, _ = br.Discard(3)
 	}
-	return br
+	return &crReader{br: br}
+}
+
+// crReader reads a lone carriage return as a line feed.
+type crReader struct{ br *bufio.Reader }
+
+// Read implements io.Reader.
+func (c *crReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if n > 0 && c.br.Buffered() == 0 {
+			break // what is read so far, without waiting for more
+		}
+		b, err := c.br.ReadByte()
+		if err != nil {
+			if n > 0 {
+				break
+			}
+			return 0, err
+		}
+		if b == '\r' {
+			if next, err := c.br.Peek(1); err != nil || next[0] != '\n' {
+				b = '\n'
+			}
+		}
+		p[n] = b
+		n++
+	}
+	return n, nil
 }
 
 // Blank reports whether every field of a record is empty or white space: a

@@ -4,12 +4,13 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestSkipBOM(t *testing.T) {
+func TestReader(t *testing.T) {
 	for in, want := range map[string]string{
 		"":                "",
 		"\ufeff":          "",
@@ -17,10 +18,19 @@ func TestSkipBOM(t *testing.T) {
 		"a,b":             "a,b",
 		"\xef\xbb":        "\xef\xbb",
 		"x\ufeff":         "x\ufeff",
+		"a\rb\rc\r":       "a\nb\nc\n",
+		"a\r\nb\r\n":      "a\r\nb\r\n",
+		"a\r\rb":          "a\n\nb",
+		"\r":              "\n",
+		"\ufeffa\rb":      "a\nb",
 	} {
-		b, err := io.ReadAll(SkipBOM(strings.NewReader(in)))
+		b, err := io.ReadAll(Reader(strings.NewReader(in)))
 		require.NoError(t, err)
 		assert.Equal(t, want, string(b), "%q", in)
+		// one byte at a time: a CR at the end of a read still sees its LF
+		b, err = io.ReadAll(Reader(iotest.OneByteReader(strings.NewReader(in))))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(b), "%q one byte at a time", in)
 	}
 }
 

@@ -29,6 +29,8 @@ func TestProbe5WorkloadFormats(t *testing.T) {
 		"no final newline":       strings.TrimSuffix(good, "\n"),
 		"quoted newline in name": "name,time,application,num_replicas,batch_size\nj1,0,cifar10,1,128\nj2,30.5,bert,4,64\n",
 		"spaces around quotes":   "name,time,application,num_replicas,batch_size\nj1,0,cifar10,1,128\nj2, 30.5 ,bert,4, 64\n",
+		"mac CR line ends":       strings.ReplaceAll(good, "\n", "\r"),
+		"mac CR, BOM, quoted":    "\ufeff" + strings.ReplaceAll(quoted, "\n", "\r"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := ReadWorkload(strings.NewReader(in), "w.csv")
@@ -56,6 +58,7 @@ func TestProbe5WorkloadFormats(t *testing.T) {
 		{"row of one name", good + "j3\n", "w.csv:4"},
 		{"quoted header, bad quote", "\ufeff\"name\",\"time\",\"application\",\"num_replicas\",\"batch_size\"\n\"j1\",\"0,cifar10,1,128\n", "w.csv:2"},
 		{"second header", good + "name,time,application,num_replicas,batch_size\n", "w.csv:4"},
+		{"mac CR, bad row", strings.ReplaceAll(good, "\n", "\r") + "j3,x,bert,4,64\r", "w.csv:4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			wl, err := ReadWorkload(strings.NewReader(c.in), "w.csv")

@@ -56,13 +56,13 @@ const MaxSubmit = 10 * 365 * 86400
 
 // ReadWorkload parses a workload CSV with the header
 // name,time,application,num_replicas,batch_size[,category] (columns in any
-// order). A leading byte-order mark, CRLF line ends, quoted fields and
+// order). A leading byte-order mark, CRLF or CR line ends, quoted fields and
 // blank rows (also a spreadsheet's ",,,,") are accepted; numbers are
 // decimal (no hexadecimal form or digit separators). file names the source
 // in errors. Every error is an *InputError naming file:line, the job and the
 // column.
 func ReadWorkload(r io.Reader, file string) (*Workload, error) {
-	cr := csv.NewReader(csvtext.SkipBOM(r))
+	cr := csv.NewReader(csvtext.Reader(r))
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
 	header, err := cr.Read()
