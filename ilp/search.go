@@ -650,6 +650,7 @@ func (n *bbNode) bound() bool {
 	// the first root's bound and incumbent are essential (see clock):
 	// they may run a little past the deadline
 	n.first = n.depth == 0 && sr.nodes == 1
+	newton := false
 	stop := sr.clk.expired
 	first := stop
 	if n.first {
@@ -667,22 +668,12 @@ func (n *bbNode) bound() bool {
 		// the first evaluation gives the bound: only the essential time's
 		// end interrupts it (the bound is then that of λ = 0)
 		first = sr.clk.essentialOver
-		if sr.tightDeadline(n.free) && !sr.clk.started.After(sr.clk.deadline) {
-			// under a deadline that is short for the problem the dual
-			// starts from the aggregate price, which reaches a good bound
-			// in a fraction of the evaluations (otherwise it starts from
-			// 0, as it always has: solves with time to spare keep their
-			// answers)
-			work := 0
-			n.lam0 = m.aggregatePrice(n.free, n.capv, func(w int) bool {
-				if work += w; work < tickWork {
-					return false
-				}
-				work = 0
-				return stop()
-			})
-			trace("aggregatePrice")
-		}
+		// under a deadline that is short for the problem the dual is
+		// minimised by smoothed Newton steps, which reach its minimum in
+		// a fraction of the cutting-plane method's evaluations (see
+		// newtonDual); otherwise by the cutting-plane method from 0, as it
+		// always has been: solves with time to spare keep their answers
+		newton = sr.tightDeadline(n.free) && !sr.clk.started.After(sr.clk.deadline)
 	}
 	lam0 := n.lam0
 	stall := 0.0
@@ -692,7 +683,12 @@ func (n *bbNode) bound() bool {
 		// dual would spend on the last digits goes to the incumbent
 		stall = tightDualStall
 	}
-	n.lam, n.f = m.minimizeDualFirst(n.free, n.capv, lam0, sr.dualTol, iters, stop, first, stall)
+	if newton {
+		n.lam, n.f, newton = m.newtonPolished(n.free, n.capv, iters, sr.dualTol, stop, first, stall == 0)
+	}
+	if !newton {
+		n.lam, n.f = m.minimizeDualFirst(n.free, n.capv, lam0, sr.dualTol, iters, stop, first, stall)
+	}
 	if n.first {
 		trace("dual")
 	}
