@@ -260,6 +260,9 @@ func (m *model) newtonDual(jobs []int32, capv []int, lam0 []float64, maxPasses i
 		}
 		dec := e.newtonDir(m, lam, dir)
 		atMu++
+		if mu <= muMin && atMu >= newtonPassesAtMin {
+			break // the last digits are not worth more passes
+		}
 		if dec < newtonDecrement*mu*float64(max(1, e.tied)) || atMu >= newtonPassesPerMu {
 			if mu <= muMin {
 				break
@@ -281,14 +284,16 @@ func (m *model) newtonDual(jobs []int32, capv []int, lam0 []float64, maxPasses i
 
 // The continuation's constants: the first and last temperatures relative
 // to the jobs' mean largest profit, the factor between two, and when a
-// temperature is done (a Newton decrement below newtonDecrement of the
-// smoothed value, or newtonPassesPerMu passes).
+// temperature is done (a Newton decrement below newtonDecrement times the
+// temperature times the jobs near a tie, the scale of the smoothing's
+// error, or newtonPassesPerMu passes; newtonPassesAtMin at the last).
 const (
-	newtonMu0         = 0.002
+	newtonMu0Const    = 0.005
 	newtonMuMin       = 1e-4
 	newtonMuDrop      = 8
 	newtonDecrement   = 0.1
 	newtonPassesPerMu = 8
+	newtonPassesAtMin = 3
 	newtonMinStep     = 1.0 / 256
 )
 
@@ -400,3 +405,6 @@ func cholSolve(A, b []float64, k int) ([]float64, bool) {
 	}
 	return x, true
 }
+
+// newtonMu0 is newtonMu0Const (the tests vary it).
+var newtonMu0 = newtonMu0Const
