@@ -46,6 +46,7 @@ type smoothEval struct {
 	wg2   []float64 // per group of the current job: Σ w·g²
 	wgs   []float64 // per group of the current job: Σ w·g
 	touch []bool
+	rows  []int32 // the rows the current job's choices use
 	tied  int // jobs with more than one choice in the window
 }
 
@@ -146,9 +147,10 @@ func (e *smoothEval) job(j *mjob, lam []float64, mu float64) {
 		for k := k0 + 1; k < int(d.n) && add(k); k++ {
 		}
 	}
-	e.fs += bv + mu*math.Log(W)
 	if cnt == 1 {
-		// one choice: its rows, no curvature
+		// one choice, of weight exp(0) = 1: its value and rows, no
+		// curvature
+		e.fs += bv
 		if bg >= 0 {
 			d := &j.dual[bg]
 			g := j.pts[2*(int(d.off)+int(gk[bg]))+1]
@@ -158,9 +160,10 @@ func (e *smoothEval) job(j *mjob, lam []float64, mu float64) {
 		}
 		return
 	}
+	e.fs += bv + mu*math.Log(W)
 	e.tied++
 	// expected use m = Σ_o w_o a_o / W and covariance S/W − m·mᵀ over μ
-	var rows []int32
+	rows := e.rows[:0]
 	for gi := range j.dual {
 		if wgs[gi] == 0 {
 			continue
@@ -197,6 +200,7 @@ func (e *smoothEval) job(j *mjob, lam []float64, mu float64) {
 	for _, r := range rows {
 		e.mj[r], e.touch[r] = 0, false
 	}
+	e.rows = rows
 }
 
 // newtonDual minimises the dual over λ in [0, ub] from lam0 (nil: 0) by
