@@ -47,7 +47,7 @@ type smoothEval struct {
 	wgs   []float64 // per group of the current job: Σ w·g
 	touch []bool
 	rows  []int32 // the rows the current job's choices use
-	tied  int // jobs with more than one choice in the window
+	tied  int     // jobs with more than one choice in the window
 }
 
 func newSmoothEval(n int) *smoothEval {
