@@ -50,6 +50,7 @@ type smoothEval struct {
 	tied  int     // jobs with more than one choice in the window
 }
 
+// newSmoothEval returns the scratch of the passes over a model of n rows.
 func newSmoothEval(n int) *smoothEval {
 	return &smoothEval{n: n, sg: make([]float64, n), grad: make([]float64, n), hess: make([]float64, n*n), mj: make([]float64, n), touch: make([]bool, n)}
 }
