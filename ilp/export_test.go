@@ -88,3 +88,11 @@ func NewtonDualExcess(p *Problem, passes int) (float64, int) {
 	_, f, _ := m.newtonDual(free, m.cap, nil, passes, nil, nil)
 	return (f - fc) / math.Max(1, math.Abs(fc)), made
 }
+
+// NewtonBound returns the bound of newtonDual from λ = 0 (unpolished, at
+// most passes passes) in the problem's objective units.
+func NewtonBound(p *Problem, passes int) float64 {
+	m := newModel(p)
+	_, f, _ := m.newtonDual(m.allJobs(), m.cap, nil, passes, nil, nil)
+	return p.Objective(append([]int(nil), m.pins...)) + m.sign*f
+}
