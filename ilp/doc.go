@@ -24,7 +24,11 @@
 //     multiplier per GPU type and per quota), minimised by a box-step
 //     cutting-plane method whose master is a small dense simplex; with only
 //     the job rows left, the dual equals the LP relaxation: model.dual,
-//     model.minimizeFn, denseLP, at every node bbNode.bound;
+//     model.minimizeFn, denseLP, at every node bbNode.bound; under a
+//     deadline that is short for the problem, the root's dual is minimised
+//     instead by Newton steps on an entropic smoothing of it, whose
+//     gradient and Hessian one pass over the jobs sums with the true dual
+//     value, the smoothing lowered as it converges: model.newtonDual;
 //   - tightens it with knapsack dynamic programs that keep one type row exact
 //     while pricing the others, including, for every candidate of every
 //     job, the bound with that job forced onto it (forward and backward

@@ -2,6 +2,7 @@ package ilp
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"time"
 
@@ -71,4 +72,27 @@ func (c *cpuContext) Err() error {
 		return context.DeadlineExceeded
 	}
 	return nil
+}
+
+// NewtonDualExcess returns how far above the dual's minimum (the
+// cutting-plane method's, run to 1e-10) the smoothed Newton method
+// (newtonDual from λ = 0, unpolished) ends within passes passes over the
+// jobs, relative to the minimum, and the passes it made.
+func NewtonDualExcess(p *Problem, passes int) (float64, int) {
+	m := newModel(p)
+	free := m.allJobs()
+	_, fc := m.minimizeDual(free, m.cap, nil, 1e-10*m.scale, 600)
+	made := 0
+	newtonTrace = func(int, float64, float64, time.Duration) { made++ }
+	defer func() { newtonTrace = nil }()
+	_, f, _ := m.newtonDual(free, m.cap, nil, passes, nil, nil)
+	return (f - fc) / math.Max(1, math.Abs(fc)), made
+}
+
+// NewtonBound returns the bound of newtonDual from λ = 0 (unpolished, at
+// most passes passes) in the problem's objective units.
+func NewtonBound(p *Problem, passes int) float64 {
+	m := newModel(p)
+	_, f, _ := m.newtonDual(m.allJobs(), m.cap, nil, passes, nil, nil)
+	return p.Objective(append([]int(nil), m.pins...)) + m.sign*f
 }

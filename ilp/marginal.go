@@ -81,8 +81,13 @@ func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64) []int 
 			heap.Push(&h, step{k: k, slope: (b.p - a.p) / float64(b.g-a.g)})
 		}
 	}
-	// jobs still without an option: least reduced cost that fits
+	// jobs still without an option: least reduced cost that fits (past
+	// the greedy incumbents' time, see clock.greedyOver, the jobs seen so
+	// far)
 	for k, i := range free {
+		if k >= greedyMinJobs && k%32 == 0 && sr.clk.greedyOver() {
+			break
+		}
 		if choice[k] >= 0 {
 			continue
 		}
@@ -102,6 +107,9 @@ func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64) []int 
 		}
 	}
 	for k, i := range free {
+		if k >= greedyMinJobs && k%32 == 0 && sr.clk.greedyOver() {
+			break
+		}
 		choice[k] = sr.upgrade(left, &m.jobs[i], choice[k])
 	}
 	return choice

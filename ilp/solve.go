@@ -160,12 +160,12 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 // Solve is deterministic when it finishes (Optimal, or stopped by
 // MaxNodes): the same input gives the same Solution. A solve stopped by a
 // deadline returns what it had found by then, which depends on the
-// machine's speed. Under a deadline the root's Lagrangian dual starts from
-// the price of the aggregate capacity row (which reaches a good bound in a
-// fraction of the evaluations); without one it starts from zero, so a
-// solve that finishes before its deadline may return another assignment
-// than the same solve without one, equally optimal within the grid step or
-// tolerance.
+// machine's speed. Under a deadline that is short for the problem the
+// root's Lagrangian dual is minimised by smoothed Newton steps (which reach
+// its minimum in a fraction of the evaluations); otherwise by the
+// cutting-plane method from zero, so a solve that finishes before its
+// deadline may return another assignment than the same solve without one,
+// equally optimal within the grid step or tolerance.
 func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 	start := now()
 	if s == nil {
