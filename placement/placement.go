@@ -260,16 +260,11 @@ func Place(nodes []Node, reqs []Request) (Result, error) {
 // node exceeded, pinned jobs on their GPUs); only which requests are placed
 // depends on when ctx ends. Input errors are checked in full first.
 func PlaceContext(ctx context.Context, nodes []Node, reqs []Request) (Result, error) {
-	flat, sp, err := splitParts(nodes, reqs)
+	res, err := placeSlots(ctx, nodes, reqs, nil)
 	if err != nil {
 		return Result{}, err
 	}
-	p, err := newProblem(nodes, flat)
-	if err != nil {
-		return Result{}, sp.mapError(err)
-	}
-	p.ctx = ctx
-	return sp.merge(nodes, reqs, p.run(true)), nil
+	return namedResult(nodes, reqs, res), nil
 }
 
 // stopCheckItems is how many queued requests pass between two looks at
@@ -288,9 +283,29 @@ func (p *problem) stopped() bool {
 	return p.cut
 }
 
-// run places every type; evict false disables rule (c)'s incremental
-// evictions (tests use it to exercise the re-pack).
+// run places every type and returns the result by job ID (requests
+// without parts, see newProblem); evict false disables rule (c)'s
+// incremental evictions (tests use it to exercise the re-pack).
 func (p *problem) run(evict bool) Result {
+	reqs := make([]Request, len(p.jobs))
+	for j := range p.jobs {
+		reqs[j] = *p.jobs[j].req
+	}
+	return namedResult(p.nodesAsGiven(), reqs, p.place(evict))
+}
+
+// nodesAsGiven returns the nodes of the problem.
+func (p *problem) nodesAsGiven() []Node {
+	nodes := make([]Node, len(p.nodes))
+	for n := range p.nodes {
+		nodes[n] = Node{ID: p.nodes[n].id, Type: p.nodes[n].typ, GPUs: p.nodes[n].gpus}
+	}
+	return nodes
+}
+
+// place places every type; evict false disables rule (c)'s incremental
+// evictions.
+func (p *problem) place(evict bool) SlotResult {
 	p.evict = evict
 	// Pinned jobs that may use every node of a type with nodes of several
 	// sizes (pools of size 0, placed last) hold their GPUs from the start:
@@ -980,50 +995,46 @@ func (p *problem) pickGPUs(n, size int) []int {
 	return out
 }
 
-// result lists the placement: every placed job's GPUs (one map sized for
-// them, one backing array for their GPUs, each job's slice capped at its
-// length) and the sorted lists of evicted, migrated and unplaced jobs.
-func (p *problem) result() Result {
-	placed, total := 0, 0
+// result lists the placement by job (request position): every placed
+// job's GPUs (one backing array, each job's slice capped at its length)
+// and the evicted, migrated and unplaced jobs, sorted by job ID.
+func (p *problem) result() SlotResult {
+	total := 0
 	for j := range p.jobs {
 		if jb := &p.jobs[j]; jb.req.GPUs > 0 && jb.placed {
-			placed++
 			total += len(jb.gpus)
 		}
 	}
-	res := Result{Placements: make(map[string][]GPU, placed)}
-	backing := make([]GPU, 0, total)
-	var scratch []int
+	res := SlotResult{Placements: make([][]Slot, len(p.jobs))}
+	backing := make([]Slot, 0, total)
 	for j := range p.jobs {
 		jb := &p.jobs[j]
 		if jb.req.GPUs == 0 {
 			continue
 		}
 		if jb.evicted {
-			res.Evicted = append(res.Evicted, jb.req.Job)
+			res.Evicted = append(res.Evicted, j)
 		}
 		if !jb.placed {
-			res.Unplaced = append(res.Unplaced, jb.req.Job)
+			res.Unplaced = append(res.Unplaced, j)
 			continue
 		}
-		gs := jb.gpus
-		if !slices.IsSorted(gs) {
-			scratch = append(scratch[:0], gs...)
-			slices.Sort(scratch)
-			gs = scratch
+		if !slices.IsSorted(jb.gpus) {
+			jb.gpus = sortedCopy(jb.gpus)
 		}
 		start := len(backing)
-		for _, g := range gs {
+		for _, g := range jb.gpus {
 			n, i := p.nodeOf(g)
-			backing = append(backing, GPU{Node: p.nodes[n].id, Index: i})
+			backing = append(backing, Slot{Node: int32(n), Index: int32(i)})
 		}
-		res.Placements[jb.req.Job] = backing[start:len(backing):len(backing)]
-		if len(jb.cur) > 0 && (!jb.typeOK || (len(jb.cur) == jb.req.GPUs && !slices.Equal(gs, jb.cur))) {
-			res.Migrated = append(res.Migrated, jb.req.Job)
+		res.Placements[j] = backing[start:len(backing):len(backing)]
+		if len(jb.cur) > 0 && (!jb.typeOK || (len(jb.cur) == jb.req.GPUs && !slices.Equal(jb.gpus, jb.cur))) {
+			res.Migrated = append(res.Migrated, j)
 		}
 	}
-	slices.Sort(res.Evicted)
-	slices.Sort(res.Unplaced)
-	slices.Sort(res.Migrated)
+	byJob := func(a, b int) int { return cmp.Compare(p.jobs[a].req.Job, p.jobs[b].req.Job) }
+	slices.SortFunc(res.Evicted, byJob)
+	slices.SortFunc(res.Unplaced, byJob)
+	slices.SortFunc(res.Migrated, byJob)
 	return res
 }
