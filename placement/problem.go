@@ -73,6 +73,7 @@ type problem struct {
 	used     []int   // per node: stamp of the job placement that uses it
 	stamp    int
 	ctx      context.Context // PlaceContext's (nil: none)
+	scratch  *scratch        // the arrays kept for reuse (nil: none)
 	checks   int             // calls of stopped
 	cut      bool            // ctx ended: no more evictions or re-packing
 }
@@ -115,12 +116,7 @@ func newProblem(nodes []Node, reqs []Request) (*problem, error) {
 // indexProblem validates and indexes the nodes and their pools; named
 // builds the map of node IDs that slotsOf reads current GPUs with.
 func indexProblem(nodes []Node, named bool) (*problem, error) {
-	p := &problem{}
-	if err := p.indexNodes(nodes, named); err != nil {
-		return nil, err
-	}
-	p.indexPools()
-	return p, nil
+	return (&scratch{}).indexed(nodes, named)
 }
 
 // slotsOf returns the current GPUs of every request as slots (one backing
@@ -186,7 +182,7 @@ func (p *problem) indexNodes(nodes []Node, named bool) error {
 	if named {
 		p.byID = make(map[string]int, len(nodes))
 	} else {
-		ids = newIDSet(len(nodes), func(k int) string { return nodes[k].ID })
+		ids = newIDSet(len(nodes), func(k int) string { return nodes[k].ID }, nil)
 	}
 	p.typeOf = map[string]int{}
 	p.nodes = make([]nodeInfo, len(nodes))
@@ -294,7 +290,9 @@ func (p *problem) readRequests(reqs []Request, cur [][]Slot) error {
 		}
 		return err // not reached: the same requests in another order
 	}
-	p.poolJobs = make([][]int, len(p.pools))
+	if len(p.poolJobs) != len(p.pools) {
+		p.poolJobs = make([][]int, len(p.pools))
+	}
 	for j := range p.jobs {
 		if jb := &p.jobs[j]; jb.req.GPUs > 0 {
 			p.poolJobs[jb.pool] = append(p.poolJobs[jb.pool], j)
@@ -312,12 +310,21 @@ func (p *problem) readInOrder(reqs []Request, cur [][]Slot, perm []int32) error 
 		held += len(cur[k])
 	}
 	// Current GPUs beyond the fleet's are claimed twice: an error.
-	rd := requestReader{p: p, reqs: reqs, slots: cur, perm: perm, claimed: make([]int32, len(p.gpuNode)),
-		cur: make([]int, 0, min(held, len(p.gpuNode)+1)), typ: -1}
-	if perm == nil {
-		rd.seen = newIDSet(len(reqs), func(k int) string { return reqs[k].Job })
+	rd := requestReader{p: p, reqs: reqs, slots: cur, perm: perm, typ: -1}
+	sc := p.scratch
+	if sc == nil {
+		sc = &scratch{}
 	}
-	p.jobs = make([]jobInfo, len(reqs))
+	rd.claimed = grown(sc.claimed, len(p.gpuNode))
+	clear(rd.claimed)
+	rd.cur = slices.Grow(sc.cur[:0], min(held, len(p.gpuNode)+1))
+	rd.parts = sc.parts[:0]
+	if perm == nil {
+		rd.seen = newIDSet(len(reqs), func(k int) string { return reqs[k].Job }, sc.idSlots)
+		sc.idSlots = rd.seen.slots
+	}
+	p.jobs = grown(p.jobs, len(reqs))
+	defer func() { sc.claimed, sc.cur, sc.parts = rd.claimed, rd.cur, rd.parts }()
 	for pos := range reqs {
 		if err := rd.read(pos, &reqs[rd.at(pos)]); err != nil {
 			return err
@@ -407,13 +414,20 @@ type idSet struct {
 	mask  uint64
 }
 
-func newIDSet(n int, key func(k int) string) idSet {
+// newIDSet returns an empty set for n elements, its table in buf when it
+// is large enough.
+func newIDSet(n int, key func(k int) string, buf []int32) idSet {
 	size := 1
 	for size < 2*n {
 		size <<= 1
 	}
-	return idSet{key: key, seed: maphash.MakeSeed(), slots: make([]int32, size), mask: uint64(size - 1)}
+	slots := grown(buf, size)
+	clear(slots)
+	return idSet{key: key, seed: idSeed, slots: slots, mask: uint64(size - 1)}
 }
+
+// idSeed seeds the ID sets' hashes (per process: nothing depends on it).
+var idSeed = maphash.MakeSeed()
 
 // add adds the ID of element k; false when the set holds it already.
 func (s *idSet) add(k int) bool {

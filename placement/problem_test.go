@@ -19,7 +19,7 @@ func TestIDSetBruteForce(t *testing.T) {
 		for k := range reqs {
 			reqs[k].Job = fmt.Sprintf("j%d", rng.IntN(1+n/2))
 		}
-		set := newIDSet(len(reqs), func(k int) string { return reqs[k].Job })
+		set := newIDSet(len(reqs), func(k int) string { return reqs[k].Job }, nil)
 		seen := map[string]bool{}
 		for k := range reqs {
 			require.Equal(t, !seen[reqs[k].Job], set.add(k), "request %d (%q)", k, reqs[k].Job)

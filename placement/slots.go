@@ -52,7 +52,9 @@ func PlaceSlots(ctx context.Context, nodes []Node, reqs []Request, cur [][]Slot)
 // placeSlots places reqs under ctx, their current GPUs being cur (nil:
 // named by Request.Current).
 func placeSlots(ctx context.Context, nodes []Node, reqs []Request, cur [][]Slot) (SlotResult, error) {
-	p, err := indexProblem(nodes, cur == nil)
+	sc := scratchPool.Get().(*scratch)
+	defer sc.release()
+	p, err := sc.indexed(nodes, cur == nil)
 	if err != nil {
 		return SlotResult{}, err
 	}

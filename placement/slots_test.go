@@ -187,3 +187,27 @@ func TestPlaceSlotsErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []Slot{{0, 0}, {0, 1}}, res.Placements[0])
 }
+
+// TestScratchReuse: a placement on the nodes of the last one (its index
+// kept) gives what a fresh one gives, whatever was placed in between and
+// whether it failed.
+func TestScratchReuse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	for iter := 0; iter < 100; iter++ {
+		a := randomScenario(rng, iter%2 == 0, iter%3 == 0)
+		b := randomScenario(rng, iter%2 == 1, false)
+		fresh, err := newProblem(a.nodes, a.reqs)
+		require.NoError(t, err)
+		want := fresh.run(true)
+		for k, sc := range []scenario{a, a, b, a} {
+			got, err := Place(sc.nodes, sc.reqs)
+			require.NoError(t, err)
+			if k != 2 {
+				require.Equal(t, want, got, "iter %d, call %d", iter, k)
+			}
+			// a bad request between two good ones
+			_, err = Place(sc.nodes, append(slices.Clone(sc.reqs), Request{Job: "bad", Type: "none", GPUs: 1}))
+			require.Error(t, err)
+		}
+	}
+}

@@ -164,17 +164,17 @@ func (l *layout) choice(i int, sol solution) int {
 	return sol.Choice[i]
 }
 
-// place places the solution under ctx (placement.PlaceContext: once ctx
+// place places the solution under ctx (placement.PlaceSlots: once ctx
 // ends, no more evictions or re-packing; the jobs left unplaced keep their
 // current GPUs where keepUnplaced can give them back, or wait).
 func place(ctx context.Context, snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
 	nodes, fleet := placeNodes(snap)
-	reqs, of, pinned := placeRequests(snap, m, sol, fleet)
-	res, err := placement.PlaceContext(ctx, nodes, reqs)
+	reqs, cur, of, pinned := placeRequests(snap, m, sol, fleet)
+	res, err := placement.PlaceSlots(ctx, nodes, reqs, cur)
 	if err != nil {
 		return layout{}, &InputError{Field: "placement", Reason: err.Error(), Err: err}
 	}
-	out := layoutOf(len(snap.Jobs), reqs, of, sol, res)
+	out := layoutOf(snap, reqs, of, sol, res)
 	owners := gpuOwners{gpus: out.GPUs}
 	keepPins(snap, pinned, &out, &owners)
 	slices.Sort(out.Unplaced)
@@ -203,6 +203,7 @@ func unplacedJobs(snap *Snapshot, sol solution, out *layout) []int {
 // node count per node size: what placeShape asks of the cluster.
 type fleetShape struct {
 	index map[string]int
+	node  map[string]int32 // node ID -> position in the snapshot
 	types []typeShape
 	last  int // the type looked up last (jobs come in runs of one type)
 	name  string
@@ -247,9 +248,10 @@ func (f *fleetShape) poolNodes(typ string, size int) int {
 // fleet's shape.
 func placeNodes(snap *Snapshot) ([]placement.Node, *fleetShape) {
 	nodes := make([]placement.Node, len(snap.Nodes))
-	f := &fleetShape{index: map[string]int{}, last: -1}
+	f := &fleetShape{index: map[string]int{}, node: make(map[string]int32, len(snap.Nodes)), last: -1}
 	for i, n := range snap.Nodes {
 		nodes[i] = placement.Node{ID: n.ID, Type: n.Type, GPUs: n.GPUs}
+		f.node[n.ID] = int32(i)
 		f.gpus += n.GPUs
 		t, ok := f.index[n.Type]
 		if !ok {
@@ -269,56 +271,76 @@ func placeNodes(snap *Snapshot) ([]placement.Node, *fleetShape) {
 }
 
 // placeRequests returns one placement request per job that is allocated
-// GPUs or holds some: its entry's type, count and shape, and its current
-// GPUs (in chunks of one backing array, see gpuChunks); of gives each
-// request's job, pinned the jobs allocated their pinned entry.
-func placeRequests(snap *Snapshot, m *goodputMatrix, sol solution, fleet *fleetShape) (reqs []placement.Request, of, pinned []int) {
+// GPUs or holds some: its entry's type, count and shape, and (in cur) its
+// current GPUs as slots (in chunks of one backing array, see slotChunks);
+// of gives each request's job, pinned the jobs allocated their pinned
+// entry.
+func placeRequests(snap *Snapshot, m *goodputMatrix, sol solution, fleet *fleetShape) (reqs []placement.Request, cur [][]placement.Slot, of, pinned []int) {
 	n := len(snap.Jobs) / 16 // room for jobs preempted
-	for _, c := range sol.Choice {
+	warm := 0
+	for i, c := range sol.Choice {
 		if c >= 0 {
 			n++
+			// Loading the entries in a loop this tight lets the CPU fetch
+			// many at once (they are scattered over the matrix's memory);
+			// the loop below then finds them in the cache.
+			warm += m.Rows[i].Entries[c].Config.GPUs
 		}
 	}
-	reqs = make([]placement.Request, 0, min(n, len(snap.Jobs)))
+	reqs = make([]placement.Request, 0, min(n, len(snap.Jobs)+warm-warm))
+	cur = make([][]placement.Slot, 0, cap(reqs))
 	of = make([]int, 0, cap(reqs))
-	curs := gpuChunks{size: min(gpuChunk, fleet.gpus)}
+	curs := slotChunks{size: min(gpuChunk, fleet.gpus), node: fleet.node}
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
 		r := placement.Request{Job: j.ID}
 		if c := sol.Choice[i]; c >= 0 && entryRequest(&r, &m.Rows[i], c, fleet) {
 			pinned = append(pinned, i)
 		}
-		r.Current = curs.copy(j.State.Current.Placement)
-		if r.GPUs == 0 && len(r.Current) == 0 {
+		gs := j.State.Current.Placement
+		if r.GPUs == 0 && len(gs) == 0 {
 			continue
 		}
 		reqs = append(reqs, r)
+		cur = append(cur, curs.slots(gs))
 		of = append(of, i)
 	}
-	return reqs, of, pinned
+	return reqs, cur, of, pinned
 }
 
-// gpuChunks copies GPU lists into shared chunks, so that a few thousand
-// jobs' current GPUs cost a few allocations and little more memory than
-// they take.
-type gpuChunks struct {
-	free []placement.GPU
-	size int // GPUs per chunk: gpuChunk, or the fleet's GPUs when fewer
+// slotChunks turns GPU lists into slots in shared chunks, so that a few
+// thousand jobs' current GPUs cost a few allocations and little more
+// memory than they take.
+type slotChunks struct {
+	free   []placement.Slot
+	size   int              // slots per chunk: gpuChunk, or the fleet's GPUs when fewer
+	node   map[string]int32 // node ID -> position
+	last   int32            // the node of the last GPU turned, or -1 before the first
+	lastID string
 }
 
 const gpuChunk = 1024
 
-// copy returns gs as placement GPUs (nil for none).
-func (c *gpuChunks) copy(gs []GPU) []placement.GPU {
+// slots returns gs as slots (nil for none); a GPU on a node the snapshot
+// does not list (validation rejects it) gets node −1, which placement
+// reports.
+func (c *slotChunks) slots(gs []GPU) []placement.Slot {
 	if len(gs) == 0 {
 		return nil
 	}
 	if len(gs) > cap(c.free)-len(c.free) {
-		c.free = make([]placement.GPU, 0, max(c.size, len(gs)))
+		c.free = make([]placement.Slot, 0, max(c.size, len(gs)))
 	}
 	start := len(c.free)
 	for _, g := range gs {
-		c.free = append(c.free, placement.GPU{Node: g.Node, Index: g.Index})
+		if c.lastID != g.Node {
+			n, ok := c.node[g.Node]
+			if !ok {
+				n = -1
+			}
+			c.last, c.lastID = n, g.Node
+		}
+		c.free = append(c.free, placement.Slot{Node: c.last, Index: int32(min(max(g.Index, -1), placement.MaxNodeGPUs))})
 	}
 	return c.free[start:len(c.free):len(c.free)]
 }
@@ -346,28 +368,39 @@ func entryRequest(r *placement.Request, row *matrixRow, c int, fleet *fleetShape
 	return c == row.Pin
 }
 
-// layoutOf returns the layout of placement's result for a snapshot of n
-// jobs: the GPUs of every job allocated and placed (one backing array),
-// the evicted and unplaced jobs.
-func layoutOf(n int, reqs []placement.Request, of []int, sol solution, res placement.Result) layout {
-	out := layout{GPUs: make([][]GPU, n), Evicted: res.Evicted, Unplaced: res.Unplaced, cut: res.Cut}
+// layoutOf returns the layout of placement's result (by request, see
+// placeRequests) for snap: the GPUs of every job allocated and placed (one
+// backing array, each job's list capped at its length), the evicted and
+// unplaced jobs.
+func layoutOf(snap *Snapshot, reqs []placement.Request, of []int, sol solution, res placement.SlotResult) layout {
+	out := layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: requestJobs(reqs, res.Evicted), Unplaced: requestJobs(reqs, res.Unplaced), cut: res.Cut}
 	total := 0
 	for _, gs := range res.Placements {
 		total += len(gs)
 	}
 	backing := make([]GPU, 0, total)
-	for k := range reqs {
+	for k, gs := range res.Placements {
 		i := of[k]
-		if sol.Choice[i] < 0 {
+		if gs == nil || sol.Choice[i] < 0 {
 			continue
 		}
-		if gs, ok := res.Placements[reqs[k].Job]; ok {
-			start := len(backing)
-			for _, g := range gs {
-				backing = append(backing, GPU{Node: g.Node, Index: g.Index})
-			}
-			out.GPUs[i] = backing[start:len(backing):len(backing)]
+		start := len(backing)
+		for _, g := range gs {
+			backing = append(backing, GPU{Node: snap.Nodes[g.Node].ID, Index: int(g.Index)})
 		}
+		out.GPUs[i] = backing[start:len(backing):len(backing)]
+	}
+	return out
+}
+
+// requestJobs returns the job IDs of the requests at positions ks.
+func requestJobs(reqs []placement.Request, ks []int) []string {
+	if len(ks) == 0 {
+		return nil
+	}
+	out := make([]string, len(ks))
+	for n, k := range ks {
+		out[n] = reqs[k].Job
 	}
 	return out
 }
