@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/sia-sched/sia/bootstrap"
@@ -168,13 +169,15 @@ func (l *layout) choice(i int, sol solution) int {
 // ends, no more evictions or re-packing; the jobs left unplaced keep their
 // current GPUs where keepUnplaced can give them back, or wait).
 func place(ctx context.Context, snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
-	nodes, fleet := placeNodes(snap)
-	reqs, cur, of, pinned := placeRequests(snap, m, sol, fleet)
+	ps := placeScratchPool.Get().(*placeScratch)
+	defer placeScratchPool.Put(ps)
+	nodes, fleet := ps.placeNodes(snap)
+	reqs, cur, of, pinned, want := ps.placeRequests(snap, m, sol, fleet)
 	res, err := placement.PlaceSlots(ctx, nodes, reqs, cur)
 	if err != nil {
 		return layout{}, &InputError{Field: "placement", Reason: err.Error(), Err: err}
 	}
-	out := layoutOf(snap, reqs, of, sol, res)
+	out := layoutOf(snap, reqs, of, sol, res, want)
 	owners := gpuOwners{gpus: out.GPUs}
 	keepPins(snap, pinned, &out, &owners)
 	slices.Sort(out.Unplaced)
@@ -207,7 +210,6 @@ type fleetShape struct {
 	types []typeShape
 	last  int // the type looked up last (jobs come in runs of one type)
 	name  string
-	gpus  int // the fleet's GPUs
 }
 
 type typeShape struct {
@@ -244,6 +246,33 @@ func (f *fleetShape) poolNodes(typ string, size int) int {
 	return 0
 }
 
+// placeScratch is what one placement step keeps for the next (a
+// sync.Pool): the placement nodes and the fleet's shape, reused while the
+// snapshot's nodes stay the same, and the arrays of the requests. Nothing
+// in it reaches a plan: the layout is built in arrays of its own.
+type placeScratch struct {
+	snapNodes []Node // the nodes that nodes and fleet describe (a copy; nil: none)
+	nodes     []placement.Node
+	fleet     *fleetShape
+	reqs      []placement.Request
+	cur       [][]placement.Slot
+	slots     []placement.Slot // backs cur
+	of        []int
+}
+
+var placeScratchPool = sync.Pool{New: func() any { return new(placeScratch) }}
+
+// placeNodes returns the snapshot's nodes for package placement and the
+// fleet's shape, those of the last call when the nodes are the same.
+func (ps *placeScratch) placeNodes(snap *Snapshot) ([]placement.Node, *fleetShape) {
+	if ps.snapNodes == nil || !slices.Equal(ps.snapNodes, snap.Nodes) {
+		ps.nodes, ps.fleet = placeNodes(snap)
+		ps.snapNodes = slices.Clone(snap.Nodes)
+	}
+	ps.fleet.last, ps.fleet.name = -1, ""
+	return ps.nodes, ps.fleet
+}
+
 // placeNodes returns the snapshot's nodes for package placement and the
 // fleet's shape.
 func placeNodes(snap *Snapshot) ([]placement.Node, *fleetShape) {
@@ -252,7 +281,6 @@ func placeNodes(snap *Snapshot) ([]placement.Node, *fleetShape) {
 	for i, n := range snap.Nodes {
 		nodes[i] = placement.Node{ID: n.ID, Type: n.Type, GPUs: n.GPUs}
 		f.node[n.ID] = int32(i)
-		f.gpus += n.GPUs
 		t, ok := f.index[n.Type]
 		if !ok {
 			t = len(f.types)
@@ -272,25 +300,24 @@ func placeNodes(snap *Snapshot) ([]placement.Node, *fleetShape) {
 
 // placeRequests returns one placement request per job that is allocated
 // GPUs or holds some: its entry's type, count and shape, and (in cur) its
-// current GPUs as slots (in chunks of one backing array, see slotChunks);
-// of gives each request's job, pinned the jobs allocated their pinned
-// entry.
-func placeRequests(snap *Snapshot, m *goodputMatrix, sol solution, fleet *fleetShape) (reqs []placement.Request, cur [][]placement.Slot, of, pinned []int) {
-	n := len(snap.Jobs) / 16 // room for jobs preempted
-	warm := 0
+// current GPUs as slots (capped parts of one array); of gives each
+// request's job, pinned the jobs allocated their pinned entry, and want
+// the GPUs the solution allocates (at least those the layout holds).
+func (ps *placeScratch) placeRequests(snap *Snapshot, m *goodputMatrix, sol solution, fleet *fleetShape) (reqs []placement.Request, cur [][]placement.Slot, of, pinned []int, want int) {
+	n, held := len(snap.Jobs)/16, 0 // room for jobs preempted
 	for i, c := range sol.Choice {
 		if c >= 0 {
 			n++
-			// Loading the entries in a loop this tight lets the CPU fetch
-			// many at once (they are scattered over the matrix's memory);
-			// the loop below then finds them in the cache.
-			warm += m.Rows[i].Entries[c].Config.GPUs
+			// A loop this tight fetches many entries at once (they lie
+			// scattered over the matrix's memory): the loop below finds
+			// them in the cache.
+			want += m.Rows[i].Entries[c].Config.GPUs
 		}
+		held += len(snap.Jobs[i].State.Current.Placement)
 	}
-	reqs = make([]placement.Request, 0, min(n, len(snap.Jobs)+warm-warm))
-	cur = make([][]placement.Slot, 0, cap(reqs))
-	of = make([]int, 0, cap(reqs))
-	curs := slotChunks{size: min(gpuChunk, fleet.gpus), node: fleet.node}
+	n = min(n, len(snap.Jobs))
+	reqs, cur, of = slices.Grow(ps.reqs[:0], n), slices.Grow(ps.cur[:0], n), slices.Grow(ps.of[:0], n)
+	curs := slotList{free: slices.Grow(ps.slots[:0], held), node: fleet.node}
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
 		r := placement.Request{Job: j.ID}
@@ -305,31 +332,24 @@ func placeRequests(snap *Snapshot, m *goodputMatrix, sol solution, fleet *fleetS
 		cur = append(cur, curs.slots(gs))
 		of = append(of, i)
 	}
-	return reqs, cur, of, pinned
+	ps.reqs, ps.cur, ps.of, ps.slots = reqs, cur, of, curs.free
+	return reqs, cur, of, pinned, want
 }
 
-// slotChunks turns GPU lists into slots in shared chunks, so that a few
-// thousand jobs' current GPUs cost a few allocations and little more
-// memory than they take.
-type slotChunks struct {
+// slotList turns GPU lists into slots, appended to one array.
+type slotList struct {
 	free   []placement.Slot
-	size   int              // slots per chunk: gpuChunk, or the fleet's GPUs when fewer
 	node   map[string]int32 // node ID -> position
-	last   int32            // the node of the last GPU turned, or -1 before the first
-	lastID string
+	last   int32            // the node of the last GPU turned
+	lastID string           // its ID ("" before the first)
 }
 
-const gpuChunk = 1024
-
-// slots returns gs as slots (nil for none); a GPU on a node the snapshot
-// does not list (validation rejects it) gets node −1, which placement
-// reports.
-func (c *slotChunks) slots(gs []GPU) []placement.Slot {
+// slots returns gs as slots (nil for none), capped at their length; a GPU
+// on a node the snapshot does not list (validation rejects it) gets node
+// −1, which placement reports.
+func (c *slotList) slots(gs []GPU) []placement.Slot {
 	if len(gs) == 0 {
 		return nil
-	}
-	if len(gs) > cap(c.free)-len(c.free) {
-		c.free = make([]placement.Slot, 0, max(c.size, len(gs)))
 	}
 	start := len(c.free)
 	for _, g := range gs {
@@ -370,15 +390,11 @@ func entryRequest(r *placement.Request, row *matrixRow, c int, fleet *fleetShape
 
 // layoutOf returns the layout of placement's result (by request, see
 // placeRequests) for snap: the GPUs of every job allocated and placed (one
-// backing array, each job's list capped at its length), the evicted and
-// unplaced jobs.
-func layoutOf(snap *Snapshot, reqs []placement.Request, of []int, sol solution, res placement.SlotResult) layout {
+// backing array of want GPUs at most, each job's list capped at its
+// length), the evicted and unplaced jobs.
+func layoutOf(snap *Snapshot, reqs []placement.Request, of []int, sol solution, res placement.SlotResult, want int) layout {
 	out := layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: requestJobs(reqs, res.Evicted), Unplaced: requestJobs(reqs, res.Unplaced), cut: res.Cut}
-	total := 0
-	for _, gs := range res.Placements {
-		total += len(gs)
-	}
-	backing := make([]GPU, 0, total)
+	backing := make([]GPU, 0, want)
 	for k, gs := range res.Placements {
 		i := of[k]
 		if gs == nil || sol.Choice[i] < 0 {
