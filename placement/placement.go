@@ -795,7 +795,7 @@ func (p *problem) placeParts(j int, pk int, parts []int, evict bool) ([]int, boo
 		}
 		if n < 0 {
 			for _, c := range chosen {
-				p.free[c.node] += c.size
+				p.addFree(c.node, c.size)
 			}
 			rollback()
 			return nil, false
@@ -803,34 +803,15 @@ func (p *problem) placeParts(j int, pk int, parts []int, evict bool) ([]int, boo
 		used.add(n)
 		chosen = append(chosen, choice{n, size})
 		// reserve now so later parts see the right free counts
-		p.free[n] -= size
+		p.addFree(n, -size)
 	}
 	for _, c := range chosen {
-		p.free[c.node] += c.size
+		p.addFree(c.node, c.size)
 		for _, i := range p.pickGPUs(c.node, c.size) {
 			p.assign(j, p.gid(c.node, i))
 		}
 	}
 	return victims, true
-}
-
-// bestFit returns the node of type t, not in used, with the fewest free GPUs
-// that are at least size (ties: earliest node), or -1.
-func (p *problem) bestFit(pk int, size int, used usedSet) int {
-	best := -1
-	for _, n := range p.pnodes[pk] {
-		f := p.free[n]
-		if f < size || used.has(n) {
-			continue
-		}
-		if best < 0 || f < p.free[best] {
-			best = n
-			if f == size {
-				break
-			}
-		}
-	}
-	return best
 }
 
 // cheapestEviction finds the node of type t (not in used) on which evicting

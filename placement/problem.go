@@ -19,9 +19,10 @@ type nodeInfo struct {
 	id    string
 	typ   string
 	gpus  int
-	owner []int // per GPU: job index or -1
-	pool  int   // the pool of the node's type and size
-	mixed int   // the pool of all nodes of its type (a type with several node sizes), or -1
+	owner []int    // per GPU: job index or -1
+	pool  int      // the pool of the node's type and size
+	mixed int      // the pool of all nodes of its type (a type with several node sizes), or -1
+	at    [2]int32 // its position among the nodes of pool and of mixed (see freeIndex)
 }
 
 // poolKey names the nodes a request may use: those of type typ with size
@@ -66,11 +67,12 @@ type problem struct {
 	poolCap  []int          // pool -> GPUs
 	poolJobs [][]int        // pool -> the jobs (GPUs > 0) placed in it, in job order
 	jobs     []jobInfo
-	base     []int   // base[n] = global id of GPU 0 of node n
-	free     []int   // per node: GPUs not assigned (or reserved by placeParts)
-	gpuNode  []int32 // global GPU id -> node
-	evict    bool    // allow incremental evictions
-	used     []int   // per node: stamp of the job placement that uses it
+	base     []int       // base[n] = global id of GPU 0 of node n
+	free     []int       // per node: GPUs not assigned (or reserved by placeParts); change with addFree
+	fidx     []freeIndex // per pool: its nodes by free count
+	gpuNode  []int32     // global GPU id -> node
+	evict    bool        // allow incremental evictions
+	used     []int       // per node: stamp of the job placement that uses it
 	stamp    int
 	ctx      context.Context // PlaceContext's (nil: none)
 	scratch  *scratch        // the arrays kept for reuse (nil: none)
@@ -612,7 +614,7 @@ func (p *problem) spans(gs []int) int {
 func (p *problem) assign(j, g int) {
 	n, i := p.nodeOf(g)
 	p.nodes[n].owner[i] = j
-	p.free[n]--
+	p.addFree(n, -1)
 	p.jobs[j].gpus = append(p.jobs[j].gpus, g)
 }
 
@@ -622,7 +624,7 @@ func (p *problem) assignAll(j int, gs []int) {
 	for _, g := range gs {
 		n, i := p.nodeOf(g)
 		p.nodes[n].owner[i] = j
-		p.free[n]--
+		p.addFree(n, -1)
 	}
 	if jb := &p.jobs[j]; len(jb.gpus) == 0 {
 		jb.gpus = gs[:len(gs):len(gs)]
@@ -636,7 +638,7 @@ func (p *problem) release(j int) {
 	for _, g := range p.jobs[j].gpus {
 		n, i := p.nodeOf(g)
 		p.nodes[n].owner[i] = -1
-		p.free[n]++
+		p.addFree(n, 1)
 	}
 	p.jobs[j].gpus = nil
 	p.jobs[j].placed = false

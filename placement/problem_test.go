@@ -67,3 +67,39 @@ func TestNodeLookupBruteForce(t *testing.T) {
 		require.ErrorContains(t, err, "unknown node")
 	}
 }
+
+// TestBestFitBruteForce: best fit by the free-count index agrees with a
+// scan of the pool's nodes, on random fleets (node sizes mixed within a
+// type, so that nodes lie in two pools) after random GPUs are taken and
+// given back, for every part size and random sets of excluded nodes.
+func TestBestFitBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	checked := 0
+	for iter := 0; iter < 200; iter++ {
+		var nodes []Node
+		for k := 0; k < 1+rng.IntN(150); k++ {
+			nodes = append(nodes, Node{ID: fmt.Sprintf("n%d", k), Type: fmt.Sprintf("t%d", rng.IntN(2)), GPUs: 1 + rng.IntN(16)})
+		}
+		p, err := indexProblem(nodes, false)
+		require.NoError(t, err)
+		p.jobs = make([]jobInfo, 3)
+		for step := 0; step < 300; step++ {
+			j := rng.IntN(len(p.jobs))
+			if rng.IntN(4) == 0 {
+				p.release(j)
+			} else if g := rng.IntN(len(p.gpuNode)); p.nodes[p.gpuNode[g]].owner[g-p.base[p.gpuNode[g]]] < 0 {
+				p.assign(j, g)
+			}
+			p.stamp++
+			used := usedSet{p.used, p.stamp}
+			for k := rng.IntN(4); k > 0; k-- {
+				used.add(rng.IntN(len(nodes)))
+			}
+			pl := rng.IntN(len(p.pools))
+			size := 1 + rng.IntN(17)
+			require.Equal(t, p.bestFitScan(pl, size, used), p.bestFit(pl, size, used), "iter %d step %d pool %v size %d", iter, step, p.pools[pl], size)
+			checked++
+		}
+	}
+	t.Logf("%d look-ups", checked)
+}

@@ -40,6 +40,7 @@ func (sc *scratch) indexed(nodes []Node, named bool) (*problem, error) {
 			return nil, err
 		}
 		sc.p.indexPools()
+		sc.p.indexFree()
 		sc.nodes = append(make([]Node, 0, len(nodes)), nodes...)
 	} else {
 		sc.p.reset(named)
@@ -64,6 +65,7 @@ func (p *problem) reset(named bool) {
 		}
 		p.free[n] = nd.gpus
 	}
+	p.indexFree()
 	for t := range p.types {
 		p.types[t].demand = 0
 	}
