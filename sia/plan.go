@@ -527,29 +527,19 @@ func keepUnplaced(snap *Snapshot, m *goodputMatrix, sol solution, out *layout, o
 	var h *holdCheck
 	for _, i := range idx {
 		j := &snap.Jobs[i]
-		row := &m.Rows[i]
-		cur := j.State.Current.Placement
-		if !unplaced[j.ID] || row.Current < 0 || row.Entries[row.Current].Dropped || len(cur) != j.State.Current.GPUs {
-			continue
-		}
-		free := true
-		for _, g := range cur {
-			if k, ok := owner[g]; ok && k != i {
-				free = false
-				break
-			}
-		}
-		if !free {
+		if !unplaced[j.ID] || !currentFree(j, &m.Rows[i], i, owner) {
 			continue
 		}
 		if h == nil {
 			h = newHoldCheck(m, m.Problem(), choice, out.GPUs) // its reservations and quotas, in row order
 		}
-		if !h.holds(i, row.Current) {
+		c := m.Rows[i].Current
+		if !h.holds(i, c) {
 			continue
 		}
-		choice[i] = row.Current
-		h.add(i, row.Current)
+		choice[i] = c
+		h.add(i, c)
+		cur := j.State.Current.Placement
 		out.GPUs[i] = slices.Clone(cur)
 		for _, g := range cur {
 			owner[g] = i
@@ -557,18 +547,40 @@ func keepUnplaced(snap *Snapshot, m *goodputMatrix, sol solution, out *layout, o
 		out.Kept = append(out.Kept, j.ID)
 		delete(unplaced, j.ID)
 	}
-	if len(out.Kept) == 0 {
-		return
+	if len(out.Kept) > 0 {
+		out.applyKept(choice, unplaced)
 	}
+}
+
+// currentFree reports whether job j (index i, row row) may be given its
+// current allocation back: its current entry is in its row and not
+// Dropped, and its current GPUs are all free in the layout (owner).
+func currentFree(j *Job, row *matrixRow, i int, owner map[GPU]int) bool {
+	cur := j.State.Current.Placement
+	if row.Current < 0 || row.Entries[row.Current].Dropped || len(cur) != j.State.Current.GPUs {
+		return false
+	}
+	for _, g := range cur {
+		if k, ok := owner[g]; ok && k != i {
+			return false
+		}
+	}
+	return true
+}
+
+// applyKept records the jobs of l.Kept, given their current allocation
+// back: the entries placed (choice, −1 for the jobs with no GPUs), the
+// jobs still unplaced, the evicted jobs that are not kept.
+func (l *layout) applyKept(choice []int, unplaced map[string]bool) {
 	for i := range choice {
-		if out.GPUs[i] == nil {
+		if l.GPUs[i] == nil {
 			choice[i] = -1
 		}
 	}
-	out.Choice = choice
-	out.Unplaced = slices.DeleteFunc(out.Unplaced, func(id string) bool { return !unplaced[id] })
-	out.Evicted = slices.DeleteFunc(out.Evicted, func(id string) bool { return slices.Contains(out.Kept, id) })
-	slices.Sort(out.Kept)
+	l.Choice = choice
+	l.Unplaced = slices.DeleteFunc(l.Unplaced, func(id string) bool { return !unplaced[id] })
+	l.Evicted = slices.DeleteFunc(l.Evicted, func(id string) bool { return slices.Contains(l.Kept, id) })
+	slices.Sort(l.Kept)
 }
 
 // holdCheck tells whether a job that keeps the GPUs it holds breaks the
