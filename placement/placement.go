@@ -1026,30 +1026,24 @@ func (t *victimTable) choose(c int) []int {
 	return set
 }
 
-// pickGPUs chooses size free GPU indices on node n: for a power-of-two size,
+// pickGPUs chooses size free GPU indices on node n (in an array reused by
+// the next call): for a power-of-two size,
 // the first free block that starts at a multiple of size; else (or when there
 // is no such block) the lowest free indices.
 func (p *problem) pickGPUs(n, size int) []int {
 	nd := &p.nodes[n]
+	out := p.picked[:0] // the caller reads it before the next pick
+	defer func() { p.picked = out }()
 	if size&(size-1) == 0 {
 		for off := 0; off+size <= nd.gpus; off += size {
-			ok := true
-			for i := off; i < off+size; i++ {
-				if nd.owner[i] != -1 {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				out := make([]int, size)
-				for i := range out {
-					out[i] = off + i
+			if !slices.ContainsFunc(nd.owner[off:off+size], func(o int) bool { return o != -1 }) {
+				for i := off; i < off+size; i++ {
+					out = append(out, i)
 				}
 				return out
 			}
 		}
 	}
-	out := make([]int, 0, size)
 	for i, o := range nd.owner {
 		if o == -1 && len(out) < size {
 			out = append(out, i)

@@ -70,6 +70,8 @@ type problem struct {
 	base     []int       // base[n] = global id of GPU 0 of node n
 	free     []int       // per node: GPUs not assigned (or reserved by placeParts); change with addFree
 	fidx     []freeIndex // per pool: its nodes by free count
+	picked   []int       // pickGPUs' result
+	slab     []int       // backs the GPU lists of the jobs placed (see gpuList)
 	gpuNode  []int32     // global GPU id -> node
 	evict    bool        // allow incremental evictions
 	used     []int       // per node: stamp of the job placement that uses it
@@ -615,7 +617,22 @@ func (p *problem) assign(j, g int) {
 	n, i := p.nodeOf(g)
 	p.nodes[n].owner[i] = j
 	p.addFree(n, -1)
-	p.jobs[j].gpus = append(p.jobs[j].gpus, g)
+	jb := &p.jobs[j]
+	if jb.gpus == nil {
+		jb.gpus = p.gpuList(jb.req.GPUs)
+	}
+	jb.gpus = append(jb.gpus, g)
+}
+
+// gpuList returns an empty GPU list with room for n GPUs, capped there
+// (an append beyond copies it), cut from one array for all jobs.
+func (p *problem) gpuList(n int) []int {
+	if len(p.slab)+n > cap(p.slab) {
+		p.slab = make([]int, 0, max(2*cap(p.slab), n, 1024))
+	}
+	start := len(p.slab)
+	p.slab = p.slab[:start+n]
+	return p.slab[start : start : start+n]
 }
 
 // assignAll gives the GPUs gs to job j, which holds none: its GPU list

@@ -83,6 +83,9 @@ func TestBestFitBruteForce(t *testing.T) {
 		p, err := indexProblem(nodes, false)
 		require.NoError(t, err)
 		p.jobs = make([]jobInfo, 3)
+		for j := range p.jobs {
+			p.jobs[j].req = &Request{Job: fmt.Sprint(j), GPUs: 1 + rng.IntN(8)}
+		}
 		for step := 0; step < 300; step++ {
 			j := rng.IntN(len(p.jobs))
 			if rng.IntN(4) == 0 {

@@ -73,6 +73,7 @@ func (p *problem) reset(named bool) {
 		p.poolJobs[pl] = p.poolJobs[pl][:0]
 	}
 	p.jobs = p.jobs[:0]
+	p.slab = p.slab[:0] // the last placement's lists were copied out
 	p.evict, p.ctx, p.checks, p.cut = false, nil, 0, false
 	// used keeps its marks: stamp goes on from the last placement's
 }
