@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"context"
 	"slices"
 	"sync"
 )
@@ -78,13 +79,12 @@ func (p *problem) reset(named bool) {
 	// used keeps its marks: stamp goes on from the last placement's
 }
 
-// release gives sc back to the pool, dropping what the placement's jobs
-// point to (the caller's requests).
+// release drops what the placement's jobs point to (the caller's
+// requests) once sc is done with.
 func (sc *scratch) release() {
 	clear(sc.p.jobs)
 	sc.p.jobs = sc.p.jobs[:0]
 	sc.p.ctx = nil
-	scratchPool.Put(sc)
 }
 
 // grown returns s with length n, reusing its array when it holds n.
@@ -93,4 +93,27 @@ func grown[T any](s []T, n int) []T {
 		return s[:n]
 	}
 	return make([]T, n)
+}
+
+// A Placer places one round after another, keeping its arrays and the
+// last round's indexed nodes between calls (a host that places every
+// round on the same fleet saves validating and indexing its nodes, and
+// most allocations). Package-level PlaceSlots and PlaceContext share such
+// state through a sync.Pool, which a garbage collection empties; a Placer
+// keeps it as long as the Placer lives. The zero value is ready to use. A
+// Placer is not safe for concurrent use.
+type Placer struct {
+	sc *scratch
+}
+
+// PlaceSlots is PlaceSlots (the package function) with the Placer's kept
+// state: the same result for the same input.
+func (pl *Placer) PlaceSlots(ctx context.Context, nodes []Node, reqs []Request, cur [][]Slot) (SlotResult, error) {
+	if err := checkSlots(reqs, cur); err != nil {
+		return SlotResult{}, err
+	}
+	if pl.sc == nil {
+		pl.sc = new(scratch)
+	}
+	return placeSlotsWith(ctx, pl.sc, nodes, reqs, slotsOrNone(reqs, cur))
 }

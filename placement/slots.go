@@ -30,29 +30,47 @@ type SlotResult struct {
 // (cur nil: no request holds any; Request.Current must be empty), and the
 // result gives GPUs as Slots by request position. It places exactly as
 // PlaceContext does on the same requests with their current GPUs named by
-// node ID; it only skips the IDs, which on a fleet of thousands of nodes
-// and jobs cost about as much as the placement itself. Its errors are
+// node ID, without looking node IDs up or naming GPUs by them. Its errors are
 // PlaceContext's, and a slot on a node position out of range is an
 // *InputError for its Current.
 func PlaceSlots(ctx context.Context, nodes []Node, reqs []Request, cur [][]Slot) (SlotResult, error) {
+	if err := checkSlots(reqs, cur); err != nil {
+		return SlotResult{}, err
+	}
+	return placeSlots(ctx, nodes, reqs, slotsOrNone(reqs, cur))
+}
+
+// slotsOrNone returns cur, or no current GPUs for every request when nil.
+func slotsOrNone(reqs []Request, cur [][]Slot) [][]Slot {
+	if cur == nil {
+		return make([][]Slot, len(reqs))
+	}
+	return cur
+}
+
+// checkSlots checks the inputs only PlaceSlots has.
+func checkSlots(reqs []Request, cur [][]Slot) error {
 	if cur != nil && len(cur) != len(reqs) {
-		return SlotResult{}, &InputError{Field: "Current", Reason: fmt.Sprintf("%d lists of current GPUs for %d requests", len(cur), len(reqs))}
+		return &InputError{Field: "Current", Reason: fmt.Sprintf("%d lists of current GPUs for %d requests", len(cur), len(reqs))}
 	}
 	for k := range reqs {
 		if len(reqs[k].Current) > 0 {
-			return SlotResult{}, &InputError{Job: reqs[k].Job, Field: "Current", Reason: "set: PlaceSlots takes the current GPUs as slots"}
+			return &InputError{Job: reqs[k].Job, Field: "Current", Reason: "set: PlaceSlots takes the current GPUs as slots"}
 		}
 	}
-	if cur == nil {
-		cur = make([][]Slot, len(reqs))
-	}
-	return placeSlots(ctx, nodes, reqs, cur)
+	return nil
 }
 
 // placeSlots places reqs under ctx, their current GPUs being cur (nil:
-// named by Request.Current).
+// named by Request.Current), with a scratch of the pool.
 func placeSlots(ctx context.Context, nodes []Node, reqs []Request, cur [][]Slot) (SlotResult, error) {
 	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	return placeSlotsWith(ctx, sc, nodes, reqs, cur)
+}
+
+// placeSlotsWith is placeSlots with the arrays of sc.
+func placeSlotsWith(ctx context.Context, sc *scratch, nodes []Node, reqs []Request, cur [][]Slot) (SlotResult, error) {
 	defer sc.release()
 	p, err := sc.indexed(nodes, cur == nil)
 	if err != nil {

@@ -36,19 +36,24 @@ func toSlots(nodes []Node, reqs []Request) ([]Request, [][]Slot) {
 	return out, cur
 }
 
-// slotsTwin places reqs with PlaceContext and with PlaceSlots (their
-// current GPUs as slots) and requires the same outcome: both fail, or the
-// slot result named by IDs is PlaceContext's result. It returns that result.
-func slotsTwin(t *testing.T, nodes []Node, reqs []Request) (Result, error) {
+// slotsTwin places reqs with PlaceContext, with PlaceSlots (their current
+// GPUs as slots) and with pl's PlaceSlots, and requires the same outcome:
+// all fail, or the slot results named by IDs are PlaceContext's result. It
+// returns that result.
+func slotsTwin(t *testing.T, pl *Placer, nodes []Node, reqs []Request) (Result, error) {
 	t.Helper()
 	want, werr := PlaceContext(context.Background(), nodes, reqs)
 	sreqs, cur := toSlots(nodes, reqs)
 	got, gerr := PlaceSlots(context.Background(), nodes, sreqs, cur)
+	kept, kerr := pl.PlaceSlots(context.Background(), nodes, sreqs, cur)
 	if werr != nil {
 		require.Error(t, gerr, "PlaceContext: %v", werr)
+		require.Equal(t, gerr, kerr)
 		return want, werr
 	}
 	require.NoError(t, gerr)
+	require.NoError(t, kerr)
+	require.Equal(t, got, kept, "Placer")
 	require.Len(t, got.Placements, len(reqs))
 	require.Equal(t, want, namedResult(nodes, reqs, got))
 	// every list is capped: appending to one leaves the next intact
@@ -68,10 +73,11 @@ func slotsTwin(t *testing.T, nodes []Node, reqs []Request) (Result, error) {
 // are no power of two) and on rounds of spanning requests that ran before.
 func TestPlaceSlotsTwin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
+	var pl Placer
 	evicted := 0
 	for iter := 0; iter < 300; iter++ {
 		sc := randomScenario(rng, iter%2 == 0, iter%3 == 0)
-		res, err := slotsTwin(t, sc.nodes, sc.reqs)
+		res, err := slotsTwin(t, &pl, sc.nodes, sc.reqs)
 		require.NoError(t, err)
 		evicted += len(res.Evicted)
 	}
@@ -79,7 +85,7 @@ func TestPlaceSlotsTwin(t *testing.T) {
 	spanning := 0
 	for iter := 0; iter < 200; iter++ {
 		nodes, reqs := spanRound(rng)
-		res, err := slotsTwin(t, nodes, reqs)
+		res, err := slotsTwin(t, &pl, nodes, reqs)
 		require.NoError(t, err, "iter %d", iter)
 		for _, r := range reqs {
 			if len(r.Parts) > 0 && len(r.Current) > 0 && res.Placements[r.Job] != nil {
@@ -166,6 +172,7 @@ func TestPlaceSlotsErrors(t *testing.T) {
 		want string
 	}{
 		{"lists", []Request{req}, [][]Slot{nil, nil}, "2 lists of current GPUs for 1 requests"},
+		{"lists short", []Request{req, {Job: "k"}}, [][]Slot{nil}, "1 lists of current GPUs for 2 requests"},
 		{"named", []Request{{Job: "j", Type: "a", GPUs: 2, Current: gpus("a-0", 0)}}, nil, `job "j" Current: set`},
 		{"node below", []Request{req}, [][]Slot{{{Node: -1, Index: 0}}}, "node position -1 out of range [0,2)"},
 		{"node past", []Request{req}, [][]Slot{{{Node: 2, Index: 0}}}, "node position 2 out of range [0,2)"},
@@ -180,6 +187,9 @@ func TestPlaceSlotsErrors(t *testing.T) {
 			var ie *InputError
 			require.ErrorAs(t, err, &ie)
 			assert.ErrorContains(t, err, c.want)
+			var pl Placer
+			_, perr := pl.PlaceSlots(ctx, nodes, c.reqs, c.cur)
+			assert.Equal(t, err, perr, "Placer")
 		})
 	}
 	// cur nil: no request holds GPUs

@@ -169,11 +169,17 @@ func (l *layout) choice(i int, sol solution) int {
 // ends, no more evictions or re-packing; the jobs left unplaced keep their
 // current GPUs where keepUnplaced can give them back, or wait).
 func place(ctx context.Context, snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
-	ps := placeScratchPool.Get().(*placeScratch)
-	defer placeScratchPool.Put(ps)
+	return placeWith(ctx, nil, snap, m, sol)
+}
+
+// placeWith is place with the state the cache kept from the last round
+// (nil: a sync.Pool's).
+func placeWith(ctx context.Context, cache *placeCache, snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
+	ps := cache.take()
+	defer cache.put(ps)
 	nodes, fleet := ps.placeNodes(snap)
 	reqs, cur, of, pinned, want := ps.placeRequests(snap, m, sol, fleet)
-	res, err := placement.PlaceSlots(ctx, nodes, reqs, cur)
+	res, err := ps.placer.PlaceSlots(ctx, nodes, reqs, cur)
 	if err != nil {
 		return layout{}, &InputError{Field: "placement", Reason: err.Error(), Err: err}
 	}
@@ -251,6 +257,7 @@ func (f *fleetShape) poolNodes(typ string, size int) int {
 // snapshot's nodes stay the same, and the arrays of the requests. Nothing
 // in it reaches a plan: the layout is built in arrays of its own.
 type placeScratch struct {
+	placer    placement.Placer
 	snapNodes []Node // the nodes that nodes and fleet describe (a copy; nil: none)
 	nodes     []placement.Node
 	fleet     *fleetShape
@@ -261,6 +268,40 @@ type placeScratch struct {
 }
 
 var placeScratchPool = sync.Pool{New: func() any { return new(placeScratch) }}
+
+// placeCache keeps a Scheduler's placement state from one round to the
+// next (a sync.Pool loses it at every garbage collection, and a round
+// allocates enough to run one): one slot, which concurrent rounds take in
+// turn, a round finding it taken working with a scratch of the pool.
+type placeCache struct {
+	mu sync.Mutex
+	ps *placeScratch
+}
+
+// take returns the kept state, or one of the pool.
+func (c *placeCache) take() *placeScratch {
+	if c != nil {
+		c.mu.Lock()
+		ps := c.ps
+		c.ps = nil
+		c.mu.Unlock()
+		if ps != nil {
+			return ps
+		}
+	}
+	return placeScratchPool.Get().(*placeScratch)
+}
+
+// put keeps ps for the next round (or gives it back to the pool).
+func (c *placeCache) put(ps *placeScratch) {
+	if c == nil {
+		placeScratchPool.Put(ps)
+		return
+	}
+	c.mu.Lock()
+	c.ps = ps
+	c.mu.Unlock()
+}
 
 // placeNodes returns the snapshot's nodes for package placement and the
 // fleet's shape, those of the last call when the nodes are the same.
