@@ -22,6 +22,10 @@
 // makes no more evictions or re-packs and places the rest on free GPUs
 // only (Result.Cut), so kept jobs keep their GPUs and the result keeps
 // every rule.
+// PlaceSlots is PlaceContext for a host that holds its nodes in a slice:
+// current GPUs and results are node positions (Slot), by request, with no
+// ID looked up; a Placer does the same while keeping its arrays and the
+// last round's indexed nodes from one round to the next.
 //
 // The package is a leaf: it imports nothing else of this module.
 package placement

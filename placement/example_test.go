@@ -1,6 +1,7 @@
 package placement_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/sia-sched/sia/placement"
@@ -63,4 +64,34 @@ func ExamplePlace_eviction() {
 func ExampleShape() {
 	fmt.Println(placement.Shape(12, 8), placement.Shape(6, 4), placement.Shape(8, 6), placement.Shape(16, 8))
 	// Output: [8 4] [4 2] [6 2] [8 8]
+}
+
+// The running example with positions instead of IDs, as a host that keeps
+// its nodes in a slice places round after round: J3 runs on GPUs 2 and 3
+// of node 2 (b1); the result lists each request's GPUs by position.
+func ExamplePlacer_PlaceSlots() {
+	nodes := []placement.Node{
+		{ID: "a0", Type: "A", GPUs: 2},
+		{ID: "b0", Type: "B", GPUs: 4},
+		{ID: "b1", Type: "B", GPUs: 4},
+	}
+	reqs := []placement.Request{
+		{Job: "J1", Type: "B", GPUs: 4},
+		{Job: "J2", Type: "A", GPUs: 2},
+		{Job: "J3", Type: "B", GPUs: 2},
+	}
+	cur := [][]placement.Slot{nil, nil, {{Node: 2, Index: 2}, {Node: 2, Index: 3}}}
+	var pl placement.Placer // kept across rounds
+	res, err := pl.PlaceSlots(context.Background(), nodes, reqs, cur)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for k, gs := range res.Placements {
+		fmt.Println(reqs[k].Job, gs)
+	}
+	// Output:
+	// J1 [{1 0} {1 1} {1 2} {1 3}]
+	// J2 [{0 0} {0 1}]
+	// J3 [{2 2} {2 3}]
 }

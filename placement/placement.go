@@ -260,16 +260,11 @@ func Place(nodes []Node, reqs []Request) (Result, error) {
 // node exceeded, pinned jobs on their GPUs); only which requests are placed
 // depends on when ctx ends. Input errors are checked in full first.
 func PlaceContext(ctx context.Context, nodes []Node, reqs []Request) (Result, error) {
-	flat, sp, err := splitParts(nodes, reqs)
+	res, err := placeSlots(ctx, nodes, reqs, nil)
 	if err != nil {
 		return Result{}, err
 	}
-	p, err := newProblem(nodes, flat)
-	if err != nil {
-		return Result{}, sp.mapError(err)
-	}
-	p.ctx = ctx
-	return sp.merge(nodes, reqs, p.run(true)), nil
+	return namedResult(nodes, reqs, res), nil
 }
 
 // stopCheckItems is how many queued requests pass between two looks at
@@ -288,9 +283,29 @@ func (p *problem) stopped() bool {
 	return p.cut
 }
 
-// run places every type; evict false disables rule (c)'s incremental
-// evictions (tests use it to exercise the re-pack).
+// run places every type and returns the result by job ID (requests
+// without parts, see newProblem); evict false disables rule (c)'s
+// incremental evictions (tests use it to exercise the re-pack).
 func (p *problem) run(evict bool) Result {
+	reqs := make([]Request, len(p.jobs))
+	for j := range p.jobs {
+		reqs[j] = *p.jobs[j].req
+	}
+	return namedResult(p.nodesAsGiven(), reqs, p.place(evict))
+}
+
+// nodesAsGiven returns the nodes of the problem.
+func (p *problem) nodesAsGiven() []Node {
+	nodes := make([]Node, len(p.nodes))
+	for n := range p.nodes {
+		nodes[n] = Node{ID: p.nodes[n].id, Type: p.nodes[n].typ, GPUs: p.nodes[n].gpus}
+	}
+	return nodes
+}
+
+// place places every type; evict false disables rule (c)'s incremental
+// evictions.
+func (p *problem) place(evict bool) SlotResult {
 	p.evict = evict
 	// Pinned jobs that may use every node of a type with nodes of several
 	// sizes (pools of size 0, placed last) hold their GPUs from the start:
@@ -741,81 +756,108 @@ func (p *problem) takeCurrent(j int) bool {
 // GPUs the job already has, best fit, evicting kept jobs when allowed and
 // needed. It returns the evicted jobs. On failure nothing changes.
 func (p *problem) placeParts(j int, pk int, parts []int, evict bool) ([]int, bool) {
-	p.stamp++
-	used := usedSet{p.used, p.stamp}
-	for _, g := range p.jobs[j].gpus { // nodes holding the job's other parts
-		n, _ := p.nodeOf(g)
-		used.add(n)
-	}
-	type choice struct{ node, size int }
-	var chosen []choice
-	var victims []int
-	// Undo log for evictions made while trying this job.
-	type undo struct {
-		job  int
-		gpus []int
-	}
-	var undos []undo
-	rollback := func() {
-		for k := len(undos) - 1; k >= 0; k-- {
-			u := undos[k]
-			for _, g := range u.gpus {
-				p.assign(u.job, g)
-			}
-			p.jobs[u.job].placed = true
-			p.jobs[u.job].evicted = false
-		}
-	}
+	used := p.nodesOfJob(j)
+	pp := partPlan{p: p}
 	for _, size := range parts {
 		n := p.bestFit(pk, size, used)
 		if n < 0 && evict {
-			var vs []int
-			n, vs = p.cheapestEviction(pk, size, used, j)
-			for _, v := range vs {
-				undos = append(undos, undo{v, slices.Clone(p.jobs[v].gpus)})
-				p.release(v)
-				p.jobs[v].evicted = true
-				victims = append(victims, v)
-			}
+			n = pp.evictFor(pk, size, used, j)
 		}
 		if n < 0 {
-			for _, c := range chosen {
-				p.free[c.node] += c.size
-			}
-			rollback()
+			pp.undo()
 			return nil, false
 		}
 		used.add(n)
-		chosen = append(chosen, choice{n, size})
-		// reserve now so later parts see the right free counts
-		p.free[n] -= size
+		pp.reserve(n, size)
 	}
-	for _, c := range chosen {
-		p.free[c.node] += c.size
+	pp.assign(j)
+	return pp.victims(), true
+}
+
+// nodesOfJob returns the set of the nodes holding job j's GPUs (its other
+// parts).
+func (p *problem) nodesOfJob(j int) usedSet {
+	p.stamp++
+	used := usedSet{p.used, p.stamp}
+	for _, g := range p.jobs[j].gpus {
+		n, _ := p.nodeOf(g)
+		used.add(n)
+	}
+	return used
+}
+
+// partPlan is placeParts' work on one job: the nodes chosen for its parts
+// so far (their GPUs reserved, so that later parts see the right free
+// counts) and the jobs evicted for them, with the GPUs to give back should
+// a later part fail.
+type partPlan struct {
+	p       *problem
+	chosen  []partChoice
+	evicted []evictedJob
+}
+
+type partChoice struct{ node, size int }
+
+type evictedJob struct {
+	job  int
+	gpus []int
+}
+
+// evictFor evicts the cheapest kept jobs that make room for size GPUs on
+// a node of pool pk not in used (cheapestEviction) and returns the node,
+// or -1.
+func (pp *partPlan) evictFor(pk, size int, used usedSet, self int) int {
+	p := pp.p
+	n, vs := p.cheapestEviction(pk, size, used, self)
+	for _, v := range vs {
+		pp.evicted = append(pp.evicted, evictedJob{v, slices.Clone(p.jobs[v].gpus)})
+		p.release(v)
+		p.jobs[v].evicted = true
+	}
+	return n
+}
+
+// reserve holds size free GPUs of node n for a part.
+func (pp *partPlan) reserve(n, size int) {
+	pp.chosen = append(pp.chosen, partChoice{n, size})
+	pp.p.addFree(n, -size)
+}
+
+// undo gives back the reserved GPUs and the evicted jobs' GPUs, last
+// eviction first.
+func (pp *partPlan) undo() {
+	p := pp.p
+	for _, c := range pp.chosen {
+		p.addFree(c.node, c.size)
+	}
+	for k := len(pp.evicted) - 1; k >= 0; k-- {
+		e := pp.evicted[k]
+		for _, g := range e.gpus {
+			p.assign(e.job, g)
+		}
+		p.jobs[e.job].placed = true
+		p.jobs[e.job].evicted = false
+	}
+}
+
+// assign gives job j the GPUs reserved on the chosen nodes.
+func (pp *partPlan) assign(j int) {
+	p := pp.p
+	for _, c := range pp.chosen {
+		p.addFree(c.node, c.size)
 		for _, i := range p.pickGPUs(c.node, c.size) {
 			p.assign(j, p.gid(c.node, i))
 		}
 	}
-	return victims, true
 }
 
-// bestFit returns the node of type t, not in used, with the fewest free GPUs
-// that are at least size (ties: earliest node), or -1.
-func (p *problem) bestFit(pk int, size int, used usedSet) int {
-	best := -1
-	for _, n := range p.pnodes[pk] {
-		f := p.free[n]
-		if f < size || used.has(n) {
-			continue
-		}
-		if best < 0 || f < p.free[best] {
-			best = n
-			if f == size {
-				break
-			}
-		}
+// victims returns the jobs evicted, in eviction order.
+func (pp *partPlan) victims() []int {
+	var out []int
+	for _, e := range pp.evicted {
+		out = append(out, e.job)
 	}
-	return best
+	return out
 }
 
 // cheapestEviction finds the node of type t (not in used) on which evicting
@@ -823,44 +865,16 @@ func (p *problem) bestFit(pk int, size int, used usedSet) int {
 // GPUs, single-node victims preferred over multi-node ones; ties go to the
 // earliest node. It returns -1 if no node works.
 func (p *problem) cheapestEviction(pk int, size int, used usedSet, self int) (int, []int) {
-	var onNode, cands []victim // scratch, reused node by node
+	var sc victimScratch // reused node by node
 	for _, allowMulti := range []bool{false, true} {
 		bestNode, bestCount, bestCost := -1, 0, 0
 		var bestSet []int
 		for _, n := range p.pnodes[pk] {
-			nd := &p.nodes[n]
-			if used.has(n) || nd.gpus < size {
+			if used.has(n) || p.nodes[n].gpus < size {
 				continue
 			}
-			need := size - p.free[n]
-			// candidate victims on this node with GPUs freed here (a node
-			// has at most MaxNodeGPUs GPUs: a slice beats a map)
-			onNode = onNode[:0]
-		owners:
-			for _, o := range nd.owner {
-				if o < 0 {
-					continue
-				}
-				for k := range onNode {
-					if onNode[k].job == o {
-						onNode[k].freed++
-						continue owners
-					}
-				}
-				onNode = append(onNode, victim{job: o, freed: 1})
-			}
-			cands = cands[:0]
-			for _, v := range onNode {
-				jb := &p.jobs[v.job]
-				if v.job == self || !jb.kept || jb.evicted || jb.req.Pinned {
-					continue
-				}
-				if !allowMulti && v.freed != len(jb.gpus) {
-					continue
-				}
-				cands = append(cands, victim{job: v.job, freed: v.freed, cost: len(jb.gpus), id: jb.req.Job})
-			}
-			set, count, cost, ok := minVictims(cands, need)
+			cands := p.nodeVictims(n, self, allowMulti, &sc)
+			set, count, cost, ok := minVictims(cands, size-p.free[n])
 			if !ok {
 				continue
 			}
@@ -873,6 +887,43 @@ func (p *problem) cheapestEviction(pk int, size int, used usedSet, self int) (in
 		}
 	}
 	return -1, nil
+}
+
+// victimScratch holds nodeVictims' lists, reused node by node.
+type victimScratch struct{ onNode, cands []victim }
+
+// nodeVictims returns the jobs that may be evicted from node n for job
+// self, each with the GPUs it frees there: kept, not evicted yet, not
+// pinned, and (unless allowMulti) holding GPUs on n only.
+func (p *problem) nodeVictims(n, self int, allowMulti bool, sc *victimScratch) []victim {
+	// the jobs on the node and their GPUs there (a node has at most
+	// MaxNodeGPUs GPUs: a slice beats a map)
+	sc.onNode = sc.onNode[:0]
+owners:
+	for _, o := range p.nodes[n].owner {
+		if o < 0 {
+			continue
+		}
+		for k := range sc.onNode {
+			if sc.onNode[k].job == o {
+				sc.onNode[k].freed++
+				continue owners
+			}
+		}
+		sc.onNode = append(sc.onNode, victim{job: o, freed: 1})
+	}
+	sc.cands = sc.cands[:0]
+	for _, v := range sc.onNode {
+		jb := &p.jobs[v.job]
+		if v.job == self || !jb.kept || jb.evicted || jb.req.Pinned {
+			continue
+		}
+		if !allowMulti && v.freed != len(jb.gpus) {
+			continue
+		}
+		sc.cands = append(sc.cands, victim{job: v.job, freed: v.freed, cost: len(jb.gpus), id: jb.req.Job})
+	}
+	return sc.cands
 }
 
 type victim struct {
@@ -894,7 +945,6 @@ func minVictims(cands []victim, need int) ([]int, int, int, bool) {
 		}
 		return cmp.Compare(a.id, b.id)
 	})
-	m := len(cands)
 	total := 0
 	for _, c := range cands {
 		total += c.freed
@@ -902,76 +952,98 @@ func minVictims(cands []victim, need int) ([]int, int, int, bool) {
 	if total < need {
 		return nil, 0, 0, false // even every candidate frees too little
 	}
-	const inf = int(^uint(0) >> 1)
-	// dp[i][c][f] (flat, at (i*(m+1)+c)*(need+1)+f): least cost using items
-	// i.. choosing c more items to free at least f more GPUs. Built
-	// backwards so reconstruction prefers early (small) items.
-	w := need + 1
-	at := func(i, c, f int) int { return (i*(m+1)+c)*w + f }
-	dp := make([]int, (m+1)*(m+1)*w)
-	for k := range dp {
-		dp[k] = inf
-	}
-	for c := 0; c <= m; c++ {
-		dp[at(m, c, 0)] = 0
-	}
-	for i := m - 1; i >= 0; i-- {
-		for c := 0; c <= m; c++ {
-			for f := 0; f <= need; f++ {
-				best := dp[at(i+1, c, f)]
-				if c > 0 {
-					rest := max(f-cands[i].freed, 0)
-					if v := dp[at(i+1, c-1, rest)]; v != inf && v+cands[i].cost < best {
-						best = v + cands[i].cost
-					}
-				}
-				dp[at(i, c, f)] = best
-			}
+	t := newVictimTable(cands, need)
+	for c := 1; c <= len(cands); c++ {
+		if cost := t.get(0, c, need); cost != victimInf {
+			return t.choose(c), c, cost, true
 		}
-	}
-	for c := 1; c <= m; c++ {
-		if dp[at(0, c, need)] == inf {
-			continue
-		}
-		// reconstruct, preferring to take item i when it is optimal
-		set := make([]int, 0, c)
-		f, cc := need, c
-		for i := 0; i < m && cc > 0; i++ {
-			rest := max(f-cands[i].freed, 0)
-			if v := dp[at(i+1, cc-1, rest)]; v != inf && v+cands[i].cost == dp[at(i, cc, f)] {
-				set = append(set, cands[i].job)
-				f, cc = rest, cc-1
-			}
-		}
-		return set, c, dp[at(0, c, need)], true
 	}
 	return nil, 0, 0, false
 }
 
-// pickGPUs chooses size free GPU indices on node n: for a power-of-two size,
+const victimInf = int(^uint(0) >> 1)
+
+// victimTable is minVictims' dynamic programme: at (i, c, f), the least
+// cost using candidates i… choosing c more of them to free at least f more
+// GPUs (victimInf: impossible). Built backwards so that the choice prefers
+// early (small) candidates.
+type victimTable struct {
+	cands []victim
+	need  int
+	dp    []int // flat, at (i*(m+1)+c)*(need+1)+f
+}
+
+func newVictimTable(cands []victim, need int) *victimTable {
+	m := len(cands)
+	t := &victimTable{cands: cands, need: need, dp: make([]int, (m+1)*(m+1)*(need+1))}
+	for k := range t.dp {
+		t.dp[k] = victimInf
+	}
+	for c := 0; c <= m; c++ {
+		t.set(m, c, 0, 0)
+	}
+	for i := m - 1; i >= 0; i-- {
+		for c := 0; c <= m; c++ {
+			for f := 0; f <= need; f++ {
+				best := t.get(i+1, c, f)
+				if v := t.taking(i, c, f); v < best {
+					best = v
+				}
+				t.set(i, c, f, best)
+			}
+		}
+	}
+	return t
+}
+
+func (t *victimTable) at(i, c, f int) int  { return (i*(len(t.cands)+1)+c)*(t.need+1) + f }
+func (t *victimTable) get(i, c, f int) int { return t.dp[t.at(i, c, f)] }
+func (t *victimTable) set(i, c, f, v int)  { t.dp[t.at(i, c, f)] = v }
+
+// taking returns the least cost at (i, c, f) when candidate i is taken.
+func (t *victimTable) taking(i, c, f int) int {
+	if c == 0 {
+		return victimInf
+	}
+	v := t.get(i+1, c-1, max(f-t.cands[i].freed, 0))
+	if v == victimInf {
+		return victimInf
+	}
+	return v + t.cands[i].cost
+}
+
+// choose reconstructs the c victims of a least cost at (0, c, need),
+// taking each candidate when taking it is optimal.
+func (t *victimTable) choose(c int) []int {
+	set := make([]int, 0, c)
+	f := t.need
+	for i := 0; i < len(t.cands) && c > 0; i++ {
+		if v := t.taking(i, c, f); v != victimInf && v == t.get(i, c, f) {
+			set = append(set, t.cands[i].job)
+			f, c = max(f-t.cands[i].freed, 0), c-1
+		}
+	}
+	return set
+}
+
+// pickGPUs chooses size free GPU indices on node n (in an array reused by
+// the next call): for a power-of-two size,
 // the first free block that starts at a multiple of size; else (or when there
 // is no such block) the lowest free indices.
 func (p *problem) pickGPUs(n, size int) []int {
 	nd := &p.nodes[n]
+	out := p.picked[:0] // the caller reads it before the next pick
+	defer func() { p.picked = out }()
 	if size&(size-1) == 0 {
 		for off := 0; off+size <= nd.gpus; off += size {
-			ok := true
-			for i := off; i < off+size; i++ {
-				if nd.owner[i] != -1 {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				out := make([]int, size)
-				for i := range out {
-					out[i] = off + i
+			if !slices.ContainsFunc(nd.owner[off:off+size], func(o int) bool { return o != -1 }) {
+				for i := off; i < off+size; i++ {
+					out = append(out, i)
 				}
 				return out
 			}
 		}
 	}
-	out := make([]int, 0, size)
 	for i, o := range nd.owner {
 		if o == -1 && len(out) < size {
 			out = append(out, i)
@@ -980,50 +1052,46 @@ func (p *problem) pickGPUs(n, size int) []int {
 	return out
 }
 
-// result lists the placement: every placed job's GPUs (one map sized for
-// them, one backing array for their GPUs, each job's slice capped at its
-// length) and the sorted lists of evicted, migrated and unplaced jobs.
-func (p *problem) result() Result {
-	placed, total := 0, 0
+// result lists the placement by job (request position): every placed
+// job's GPUs (one backing array, each job's slice capped at its length)
+// and the evicted, migrated and unplaced jobs, sorted by job ID.
+func (p *problem) result() SlotResult {
+	total := 0
 	for j := range p.jobs {
 		if jb := &p.jobs[j]; jb.req.GPUs > 0 && jb.placed {
-			placed++
 			total += len(jb.gpus)
 		}
 	}
-	res := Result{Placements: make(map[string][]GPU, placed)}
-	backing := make([]GPU, 0, total)
-	var scratch []int
+	res := SlotResult{Placements: make([][]Slot, len(p.jobs))}
+	backing := make([]Slot, 0, total)
 	for j := range p.jobs {
 		jb := &p.jobs[j]
 		if jb.req.GPUs == 0 {
 			continue
 		}
 		if jb.evicted {
-			res.Evicted = append(res.Evicted, jb.req.Job)
+			res.Evicted = append(res.Evicted, j)
 		}
 		if !jb.placed {
-			res.Unplaced = append(res.Unplaced, jb.req.Job)
+			res.Unplaced = append(res.Unplaced, j)
 			continue
 		}
-		gs := jb.gpus
-		if !slices.IsSorted(gs) {
-			scratch = append(scratch[:0], gs...)
-			slices.Sort(scratch)
-			gs = scratch
+		if !slices.IsSorted(jb.gpus) {
+			jb.gpus = sortedCopy(jb.gpus)
 		}
 		start := len(backing)
-		for _, g := range gs {
+		for _, g := range jb.gpus {
 			n, i := p.nodeOf(g)
-			backing = append(backing, GPU{Node: p.nodes[n].id, Index: i})
+			backing = append(backing, Slot{Node: int32(n), Index: int32(i)})
 		}
-		res.Placements[jb.req.Job] = backing[start:len(backing):len(backing)]
-		if len(jb.cur) > 0 && (!jb.typeOK || (len(jb.cur) == jb.req.GPUs && !slices.Equal(gs, jb.cur))) {
-			res.Migrated = append(res.Migrated, jb.req.Job)
+		res.Placements[j] = backing[start:len(backing):len(backing)]
+		if len(jb.cur) > 0 && (!jb.typeOK || (len(jb.cur) == jb.req.GPUs && !slices.Equal(jb.gpus, jb.cur))) {
+			res.Migrated = append(res.Migrated, j)
 		}
 	}
-	slices.Sort(res.Evicted)
-	slices.Sort(res.Unplaced)
-	slices.Sort(res.Migrated)
+	byJob := func(a, b int) int { return cmp.Compare(p.jobs[a].req.Job, p.jobs[b].req.Job) }
+	slices.SortFunc(res.Evicted, byJob)
+	slices.SortFunc(res.Unplaced, byJob)
+	slices.SortFunc(res.Migrated, byJob)
 	return res
 }

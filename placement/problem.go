@@ -19,9 +19,10 @@ type nodeInfo struct {
 	id    string
 	typ   string
 	gpus  int
-	owner []int // per GPU: job index or -1
-	pool  int   // the pool of the node's type and size
-	mixed int   // the pool of all nodes of its type (a type with several node sizes), or -1
+	owner []int    // per GPU: job index or -1
+	pool  int      // the pool of the node's type and size
+	mixed int      // the pool of all nodes of its type (a type with several node sizes), or -1
+	at    [2]int32 // its position among the nodes of pool and of mixed (see freeIndex)
 }
 
 // poolKey names the nodes a request may use: those of type typ with size
@@ -58,7 +59,7 @@ type jobInfo struct {
 
 type problem struct {
 	nodes    []nodeInfo
-	byID     map[string]int
+	byID     map[string]int // node ID -> index (PlaceContext: current GPUs named by node ID; nil for PlaceSlots)
 	types    []typeInfo
 	typeOf   map[string]int // type name -> index in types
 	pools    []poolKey      // in first-appearance order of nodes; mixed-type (size 0) pools last
@@ -66,13 +67,17 @@ type problem struct {
 	poolCap  []int          // pool -> GPUs
 	poolJobs [][]int        // pool -> the jobs (GPUs > 0) placed in it, in job order
 	jobs     []jobInfo
-	base     []int   // base[n] = global id of GPU 0 of node n
-	free     []int   // per node: GPUs not assigned (or reserved by placeParts)
-	gpuNode  []int32 // global GPU id -> node
-	evict    bool    // allow incremental evictions
-	used     []int   // per node: stamp of the job placement that uses it
+	base     []int       // base[n] = global id of GPU 0 of node n
+	free     []int       // per node: GPUs not assigned (or reserved by placeParts); change with addFree
+	fidx     []freeIndex // per pool: its nodes by free count
+	picked   []int       // pickGPUs' result
+	slab     []int       // backs the GPU lists of the jobs placed (see gpuList)
+	gpuNode  []int32     // global GPU id -> node
+	evict    bool        // allow incremental evictions
+	used     []int       // per node: stamp of the job placement that uses it
 	stamp    int
 	ctx      context.Context // PlaceContext's (nil: none)
+	scratch  *scratch        // the arrays kept for reuse (nil: none)
 	checks   int             // calls of stopped
 	cut      bool            // ctx ended: no more evictions or re-packing
 }
@@ -95,21 +100,62 @@ func (p *problem) nodeOf(g int) (int, int) {
 }
 
 // newProblem indexes the nodes and their pools, reads the requests (in job
-// ID order, so that nothing depends on the order of reqs) and checks the
-// demand on every type and pool.
+// ID order, so that nothing depends on the order of reqs; their current
+// GPUs named by node ID, without parts) and checks the demand on every type
+// and pool.
 func newProblem(nodes []Node, reqs []Request) (*problem, error) {
-	p := &problem{}
-	if err := p.indexNodes(nodes); err != nil {
+	p, err := indexProblem(nodes, true)
+	if err != nil {
 		return nil, err
 	}
-	p.indexPools()
-	if err := p.readRequests(reqs); err != nil {
+	if err := p.readRequests(reqs, p.slotsOf(reqs)); err != nil {
 		return nil, err
 	}
 	if err := p.checkDemand(); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// indexProblem validates and indexes the nodes and their pools; named
+// builds the map of node IDs that slotsOf reads current GPUs with.
+func indexProblem(nodes []Node, named bool) (*problem, error) {
+	return (&scratch{}).indexed(nodes, named)
+}
+
+// slotsOf returns the current GPUs of every request as slots (one backing
+// array): a GPU on an unknown node gets node −1 and one whose index does
+// not fit an int32 index −1, which reading the request reports (naming the
+// GPU as given).
+func (p *problem) slotsOf(reqs []Request) [][]Slot {
+	total := 0
+	for k := range reqs {
+		total += len(reqs[k].Current)
+	}
+	backing := make([]Slot, 0, total)
+	out := make([][]Slot, len(reqs))
+	last, lastID := int32(-1), ""
+	for k := range reqs {
+		if len(reqs[k].Current) == 0 {
+			continue
+		}
+		start := len(backing)
+		for _, g := range reqs[k].Current {
+			if last < 0 || g.Node != lastID {
+				last, lastID = -1, g.Node
+				if n, ok := p.byID[g.Node]; ok {
+					last = int32(n)
+				}
+			}
+			idx := int32(-1)
+			if g.Index >= 0 && g.Index <= MaxNodeGPUs {
+				idx = int32(g.Index)
+			}
+			backing = append(backing, Slot{Node: last, Index: idx})
+		}
+		out[k] = backing[start:len(backing):len(backing)]
+	}
+	return out
 }
 
 // checkNode validates node i.
@@ -126,8 +172,9 @@ func checkNode(i int, n *Node) error {
 }
 
 // indexNodes validates the nodes and gives each its GPUs' global ids, its
-// type and its pool of one size.
-func (p *problem) indexNodes(nodes []Node) error {
+// type and its pool of one size; named keeps a map of the node IDs (else a
+// set finds duplicates).
+func (p *problem) indexNodes(nodes []Node, named bool) error {
 	total := 0
 	for i := range nodes {
 		if err := checkNode(i, &nodes[i]); err != nil {
@@ -135,7 +182,12 @@ func (p *problem) indexNodes(nodes []Node) error {
 		}
 		total += nodes[i].GPUs
 	}
-	p.byID = make(map[string]int, len(nodes))
+	var ids idSet
+	if named {
+		p.byID = make(map[string]int, len(nodes))
+	} else {
+		ids = newIDSet(len(nodes), func(k int) string { return nodes[k].ID }, nil)
+	}
 	p.typeOf = map[string]int{}
 	p.nodes = make([]nodeInfo, len(nodes))
 	p.base = make([]int, len(nodes))
@@ -149,10 +201,9 @@ func (p *problem) indexNodes(nodes []Node) error {
 	total = 0
 	for i := range nodes {
 		n := &nodes[i]
-		if _, dup := p.byID[n.ID]; dup {
+		if !p.addNode(&ids, i, n.ID) {
 			return &InputError{Node: n.ID, Field: "ID", Reason: "duplicate node ID"}
 		}
-		p.byID[n.ID] = i
 		p.nodes[i] = nodeInfo{id: n.ID, typ: n.Type, gpus: n.GPUs, owner: owners[total : total+n.GPUs : total+n.GPUs],
 			pool: p.sizePool(n.Type, n.GPUs), mixed: -1}
 		p.free[i] = n.GPUs
@@ -163,6 +214,19 @@ func (p *problem) indexNodes(nodes []Node) error {
 		total += n.GPUs
 	}
 	return nil
+}
+
+// addNode records the ID of node i (in byID, or else in ids); false when
+// another node has it.
+func (p *problem) addNode(ids *idSet, i int, id string) bool {
+	if p.byID == nil {
+		return ids.add(i)
+	}
+	if _, dup := p.byID[id]; dup {
+		return false
+	}
+	p.byID[id] = i
+	return true
 }
 
 // sizePool returns the pool of the nodes of type typ with size GPUs,
@@ -211,11 +275,12 @@ func (p *problem) indexPools() {
 }
 
 // readRequests validates the requests and records each one's pool, shape
-// and current GPUs; job j is request j. Nothing placement does depends on
-// that order (its queues order jobs by ID, its lists are sorted), and an
-// error is reported for the first bad request in job ID order.
-func (p *problem) readRequests(reqs []Request) error {
-	if err := p.readInOrder(reqs, nil); err != nil {
+// and current GPUs (cur[k] for request k); job j is request j. Nothing
+// placement does depends on that order (its queues order jobs by ID, its
+// lists are sorted), and an error is reported for the first bad request in
+// job ID order.
+func (p *problem) readRequests(reqs []Request, cur [][]Slot) error {
+	if err := p.readInOrder(reqs, cur, nil); err != nil {
 		for t := range p.types {
 			p.types[t].demand = 0
 		}
@@ -224,12 +289,14 @@ func (p *problem) readRequests(reqs []Request) error {
 			perm[k] = int32(k)
 		}
 		slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(reqs[a].Job, reqs[b].Job) })
-		if err := p.readInOrder(reqs, perm); err != nil {
+		if err := p.readInOrder(reqs, cur, perm); err != nil {
 			return err
 		}
 		return err // not reached: the same requests in another order
 	}
-	p.poolJobs = make([][]int, len(p.pools))
+	if len(p.poolJobs) != len(p.pools) {
+		p.poolJobs = make([][]int, len(p.pools))
+	}
 	for j := range p.jobs {
 		if jb := &p.jobs[j]; jb.req.GPUs > 0 {
 			p.poolJobs[jb.pool] = append(p.poolJobs[jb.pool], j)
@@ -241,18 +308,27 @@ func (p *problem) readRequests(reqs []Request) error {
 // readInOrder reads the requests in the order perm (nil: as given), job
 // pos being request perm[pos]. With perm, a duplicate job ID is the one
 // before it; without, a set of the IDs finds it.
-func (p *problem) readInOrder(reqs []Request, perm []int32) error {
+func (p *problem) readInOrder(reqs []Request, cur [][]Slot, perm []int32) error {
 	held := 0
-	for k := range reqs {
-		held += len(reqs[k].Current)
+	for k := range cur {
+		held += len(cur[k])
 	}
 	// Current GPUs beyond the fleet's are claimed twice: an error.
-	rd := requestReader{p: p, reqs: reqs, perm: perm, claimed: make([]int32, len(p.gpuNode)), node: -1,
-		cur: make([]int, 0, min(held, len(p.gpuNode)+1)), typ: -1}
-	if perm == nil {
-		rd.seen = newIDSet(reqs)
+	rd := requestReader{p: p, reqs: reqs, slots: cur, perm: perm, typ: -1}
+	sc := p.scratch
+	if sc == nil {
+		sc = &scratch{}
 	}
-	p.jobs = make([]jobInfo, len(reqs))
+	rd.claimed = grown(sc.claimed, len(p.gpuNode))
+	clear(rd.claimed)
+	rd.cur = slices.Grow(sc.cur[:0], min(held, len(p.gpuNode)+1))
+	rd.parts = sc.parts[:0]
+	if perm == nil {
+		rd.seen = newIDSet(len(reqs), func(k int) string { return reqs[k].Job }, sc.idSlots)
+		sc.idSlots = rd.seen.slots
+	}
+	p.jobs = grown(p.jobs, len(reqs))
+	defer func() { sc.claimed, sc.cur, sc.parts = rd.claimed, rd.cur, rd.parts }()
 	for pos := range reqs {
 		if err := rd.read(pos, &reqs[rd.at(pos)]); err != nil {
 			return err
@@ -266,14 +342,13 @@ func (p *problem) readInOrder(reqs []Request, perm []int32) error {
 type requestReader struct {
 	p       *problem
 	reqs    []Request
-	perm    []int32 // reading order (nil: as given)
-	seen    idSet   // the job IDs read (without perm)
+	slots   [][]Slot // per request: its current GPUs
+	perm    []int32  // reading order (nil: as given)
+	seen    idSet    // the job IDs read (without perm)
 	claimed []int32
 	cur     []int
 	parts   []int
-	node    int    // the node of the last current GPU read, or -1
-	nodeID  string // its ID
-	typ     int    // the type of the last request read, or -1
+	typ     int // the type of the last request read, or -1
 }
 
 // at returns the request read at position pos.
@@ -291,7 +366,7 @@ func (rd *requestReader) read(pos int, r *Request) error {
 		return err
 	}
 	j := &p.jobs[pos]
-	*j = jobInfo{req: r, typeOK: len(r.Current) > 0}
+	*j = jobInfo{req: r, typeOK: len(rd.slots[rd.at(pos)]) > 0}
 	if r.GPUs > 0 {
 		t, err := rd.requestType(r)
 		if err != nil {
@@ -301,7 +376,7 @@ func (rd *requestReader) read(pos int, r *Request) error {
 			return err
 		}
 	}
-	if err := rd.current(pos, j); err != nil {
+	if err := rd.current(pos, j, rd.slots[rd.at(pos)]); err != nil {
 		return err
 	}
 	if r.GPUs > 0 {
@@ -333,32 +408,40 @@ func (rd *requestReader) duplicate(pos int, id string) bool {
 	return !rd.seen.add(rd.at(pos))
 }
 
-// idSet is a set of the requests' job IDs by open addressing: one hash and
-// usually one string comparison per request, no allocation per ID.
+// idSet is a set of IDs (the requests' job IDs, or the nodes') by open
+// addressing: one hash and usually one string comparison per ID, no
+// allocation per ID. Element k has ID key(k).
 type idSet struct {
-	reqs  []Request
+	key   func(k int) string
 	seed  maphash.Seed
-	slots []int32 // request index + 1; 0: empty
+	slots []int32 // element + 1; 0: empty
 	mask  uint64
 }
 
-func newIDSet(reqs []Request) idSet {
+// newIDSet returns an empty set for n elements, its table in buf when it
+// is large enough.
+func newIDSet(n int, key func(k int) string, buf []int32) idSet {
 	size := 1
-	for size < 2*len(reqs) {
+	for size < 2*n {
 		size <<= 1
 	}
-	return idSet{reqs: reqs, seed: maphash.MakeSeed(), slots: make([]int32, size), mask: uint64(size - 1)}
+	slots := grown(buf, size)
+	clear(slots)
+	return idSet{key: key, seed: idSeed, slots: slots, mask: uint64(size - 1)}
 }
 
-// add adds the job ID of request k; false when the set holds it already.
+// idSeed seeds the ID sets' hashes (per process: nothing depends on it).
+var idSeed = maphash.MakeSeed()
+
+// add adds the ID of element k; false when the set holds it already.
 func (s *idSet) add(k int) bool {
-	id := s.reqs[k].Job
+	id := s.key(k)
 	for h := maphash.String(s.seed, id) & s.mask; ; h = (h + 1) & s.mask {
 		switch v := s.slots[h]; {
 		case v == 0:
 			s.slots[h] = int32(k + 1)
 			return true
-		case s.reqs[v-1].Job == id:
+		case s.key(int(v-1)) == id:
 			return false
 		}
 	}
@@ -426,27 +509,28 @@ func requestPool(r *Request, ti *typeInfo, poolCap []int) (pool, size int, err e
 	return pool, size, nil
 }
 
-// current checks and records the current GPUs of job j (position pos):
-// known nodes, indices in range, no GPU claimed twice.
-func (rd *requestReader) current(pos int, j *jobInfo) error {
-	r := j.req
-	if len(r.Current) == 0 {
+// current checks and records the current GPUs slots of job j (position
+// pos): known nodes, indices in range, no GPU claimed twice.
+func (rd *requestReader) current(pos int, j *jobInfo, slots []Slot) error {
+	if len(slots) == 0 {
 		return nil
 	}
+	r := j.req
 	p := rd.p
 	start := len(rd.cur)
-	for _, g := range r.Current {
-		n, err := rd.nodeOf(r, g)
+	for k, s := range slots {
+		n, err := rd.nodeOf(r, k, s)
 		if err != nil {
 			return err
 		}
-		id := p.gid(n, g.Index)
+		id := p.gid(n, int(s.Index))
 		if c := rd.claimed[id]; c != 0 {
 			who := "twice by this job"
 			if other := rd.reqs[rd.at(int(c-1))].Job; other != r.Job {
 				who = fmt.Sprintf("also by job %q", other)
 			}
-			return &InputError{Job: r.Job, Node: g.Node, Field: "Current", Reason: fmt.Sprintf("GPU %d claimed %s", g.Index, who)}
+			node, idx := rd.gpuName(r, k, s)
+			return &InputError{Job: r.Job, Node: node, Field: "Current", Reason: fmt.Sprintf("GPU %d claimed %s", idx, who)}
 		}
 		rd.claimed[id] = int32(pos + 1)
 		rd.cur = append(rd.cur, id)
@@ -459,23 +543,31 @@ func (rd *requestReader) current(pos int, j *jobInfo) error {
 	return nil
 }
 
-// nodeOf returns the node of current GPU g of request r (checked to exist
-// and to have the index); a job's GPUs come node by node, so the last
-// node is tried before the map.
-func (rd *requestReader) nodeOf(r *Request, g GPU) (int, error) {
-	n := rd.node
-	if n < 0 || g.Node != rd.nodeID {
-		var ok bool
-		if n, ok = rd.p.byID[g.Node]; !ok {
-			return 0, &InputError{Job: r.Job, Node: g.Node, Field: "Current", Reason: "unknown node"}
+// nodeOf returns the node of current GPU k (slot s) of request r, checked
+// to exist and to have the index.
+func (rd *requestReader) nodeOf(r *Request, k int, s Slot) (int, error) {
+	n := int(s.Node)
+	if n < 0 || n >= len(rd.p.nodes) {
+		if k < len(r.Current) {
+			return 0, &InputError{Job: r.Job, Node: r.Current[k].Node, Field: "Current", Reason: "unknown node"}
 		}
-		rd.node, rd.nodeID = n, g.Node
+		return 0, &InputError{Job: r.Job, Field: "Current", Reason: fmt.Sprintf("GPU %d: node position %d out of range [0,%d)", k, n, len(rd.p.nodes))}
 	}
-	if g.Index < 0 || g.Index >= rd.p.nodes[n].gpus {
-		return 0, &InputError{Job: r.Job, Node: g.Node, Field: "Current",
-			Reason: fmt.Sprintf("GPU index %d out of range [0,%d)", g.Index, rd.p.nodes[n].gpus)}
+	if s.Index < 0 || int(s.Index) >= rd.p.nodes[n].gpus {
+		node, idx := rd.gpuName(r, k, s)
+		return 0, &InputError{Job: r.Job, Node: node, Field: "Current",
+			Reason: fmt.Sprintf("GPU index %d out of range [0,%d)", idx, rd.p.nodes[n].gpus)}
 	}
 	return n, nil
+}
+
+// gpuName returns the node ID and index of current GPU k (slot s, on a
+// known node) of request r, as the caller gave them.
+func (rd *requestReader) gpuName(r *Request, k int, s Slot) (string, int) {
+	if k < len(r.Current) {
+		return r.Current[k].Node, r.Current[k].Index
+	}
+	return rd.p.nodes[s.Node].id, int(s.Index)
 }
 
 // checkDemand checks that the requests of every type and pool fit it.
@@ -524,8 +616,23 @@ func (p *problem) spans(gs []int) int {
 func (p *problem) assign(j, g int) {
 	n, i := p.nodeOf(g)
 	p.nodes[n].owner[i] = j
-	p.free[n]--
-	p.jobs[j].gpus = append(p.jobs[j].gpus, g)
+	p.addFree(n, -1)
+	jb := &p.jobs[j]
+	if jb.gpus == nil {
+		jb.gpus = p.gpuList(jb.req.GPUs)
+	}
+	jb.gpus = append(jb.gpus, g)
+}
+
+// gpuList returns an empty GPU list with room for n GPUs, capped there
+// (an append beyond copies it), cut from one array for all jobs.
+func (p *problem) gpuList(n int) []int {
+	if len(p.slab)+n > cap(p.slab) {
+		p.slab = make([]int, 0, max(2*cap(p.slab), n, 1024))
+	}
+	start := len(p.slab)
+	p.slab = p.slab[:start+n]
+	return p.slab[start : start : start+n]
 }
 
 // assignAll gives the GPUs gs to job j, which holds none: its GPU list
@@ -534,7 +641,7 @@ func (p *problem) assignAll(j int, gs []int) {
 	for _, g := range gs {
 		n, i := p.nodeOf(g)
 		p.nodes[n].owner[i] = j
-		p.free[n]--
+		p.addFree(n, -1)
 	}
 	if jb := &p.jobs[j]; len(jb.gpus) == 0 {
 		jb.gpus = gs[:len(gs):len(gs)]
@@ -548,7 +655,7 @@ func (p *problem) release(j int) {
 	for _, g := range p.jobs[j].gpus {
 		n, i := p.nodeOf(g)
 		p.nodes[n].owner[i] = -1
-		p.free[n]++
+		p.addFree(n, 1)
 	}
 	p.jobs[j].gpus = nil
 	p.jobs[j].placed = false

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -18,55 +19,60 @@ type Part struct {
 // request per part (job ID + "\x00" + part index), so that the result can
 // be merged back.
 type spanSplit struct {
-	sub map[string]string // sub-request ID -> job ID
-	of  map[string][]string
+	sub   map[string]string // sub-request ID -> job ID
+	first []int             // per request: its first request after the split (nil: no request has parts)
 }
 
-// splitParts returns reqs with every request that has Parts replaced by
-// one request per part, in its pool with its node count. A part's request
-// gets the job's current GPUs on the nodes of its size (the job's other
-// current GPUs go with the first part, where they keep it from being
-// kept). Each part is placed in its pool like any request, and since the
-// parts lie in distinct pools they lie on distinct nodes.
-func splitParts(nodes []Node, reqs []Request) ([]Request, *spanSplit, error) {
+// splitParts returns reqs (with their current GPUs cur) with every request
+// that has Parts replaced by one request per part, in its pool with its
+// node count. A part's request gets the job's current GPUs on the nodes of
+// its size (the job's other current GPUs go with the first part, where
+// they keep it from being kept). Each part is placed in its pool like any
+// request, and since the parts lie in distinct pools they lie on distinct
+// nodes.
+func splitParts(nodes []Node, reqs []Request, cur [][]Slot) ([]Request, [][]Slot, *spanSplit, error) {
 	if !slices.ContainsFunc(reqs, func(r Request) bool { return len(r.Parts) > 0 }) {
-		return reqs, &spanSplit{}, nil
-	}
-	size := make(map[string]int, len(nodes))
-	for _, n := range nodes {
-		size[n.ID] = n.GPUs
+		return reqs, cur, &spanSplit{}, nil
 	}
 	ids := make(map[string]bool, len(reqs))
 	for _, r := range reqs {
 		ids[r.Job] = true
 	}
-	sp := &spanSplit{sub: map[string]string{}, of: map[string][]string{}}
+	sp := &spanSplit{sub: map[string]string{}, first: make([]int, len(reqs))}
 	out := make([]Request, 0, len(reqs)+4)
-	for _, r := range reqs {
+	outCur := make([][]Slot, 0, len(reqs)+4)
+	for k, r := range reqs {
+		sp.first[k] = len(out)
 		if len(r.Parts) == 0 {
-			out = append(out, r)
+			out, outCur = append(out, r), append(outCur, cur[k])
 			continue
 		}
 		if err := checkParts(r); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		subs := make([]Request, len(r.Parts))
-		for k, pt := range r.Parts {
-			id := r.Job + "\x00" + strconv.Itoa(k)
+		subCur := make([][]Slot, len(r.Parts))
+		for q, pt := range r.Parts {
+			id := r.Job + "\x00" + strconv.Itoa(q)
 			if ids[id] {
-				return nil, nil, &InputError{Job: r.Job, Field: "Job", Reason: fmt.Sprintf("the ID of part %d (%q) is another request's job ID", k, id)}
+				return nil, nil, nil, &InputError{Job: r.Job, Field: "Job", Reason: fmt.Sprintf("the ID of part %d (%q) is another request's job ID", q, id)}
 			}
 			sp.sub[id] = r.Job
-			sp.of[r.Job] = append(sp.of[r.Job], id)
-			subs[k] = Request{Job: id, Type: r.Type, GPUs: pt.GPUs, NodeGPUs: pt.NodeGPUs, Nodes: pt.Nodes, Pinned: r.Pinned}
+			subs[q] = Request{Job: id, Type: r.Type, GPUs: pt.GPUs, NodeGPUs: pt.NodeGPUs, Nodes: pt.Nodes, Pinned: r.Pinned}
 		}
-		for _, g := range r.Current {
-			k := slices.IndexFunc(r.Parts, func(pt Part) bool { return pt.NodeGPUs == size[g.Node] })
-			subs[max(k, 0)].Current = append(subs[max(k, 0)].Current, g)
+		for i, s := range cur[k] {
+			q := 0
+			if s.Node >= 0 && int(s.Node) < len(nodes) {
+				q = max(slices.IndexFunc(r.Parts, func(pt Part) bool { return pt.NodeGPUs == nodes[s.Node].GPUs }), 0)
+			}
+			subCur[q] = append(subCur[q], s)
+			if i < len(r.Current) { // named GPUs, for error messages
+				subs[q].Current = append(subs[q].Current, r.Current[i])
+			}
 		}
-		out = append(out, subs...)
+		out, outCur = append(out, subs...), append(outCur, subCur...)
 	}
-	return out, sp, nil
+	return out, outCur, sp, nil
 }
 
 // checkParts validates the parts of request r.
@@ -113,92 +119,87 @@ func (sp *spanSplit) mapError(err error) error {
 	return err
 }
 
-// merge turns the result of the split requests back into one per job: a
-// job is placed when all its parts are (else it is unplaced and its parts'
-// GPUs stay free), evicted when a part was, migrated when it ran before
-// on another type, or keeps its count and has other GPUs.
-func (sp *spanSplit) merge(nodes []Node, reqs []Request, res Result) Result {
-	if len(sp.of) == 0 {
+// merge turns the result of the split requests back into one per job
+// (reqs, their current GPUs cur): a job is placed when all its parts are
+// (else it is unplaced and its parts' GPUs stay free), evicted when a part
+// was, migrated when it ran before on another type, or keeps its count and
+// has other GPUs.
+func (sp *spanSplit) merge(nodes []Node, reqs []Request, cur [][]Slot, res SlotResult) SlotResult {
+	if sp.first == nil {
 		return res
 	}
-	order := make(map[string]int, len(nodes))
-	for i, n := range nodes {
-		order[n.ID] = i
-	}
-	drop := func(list []string) []string {
-		return slices.DeleteFunc(list, func(id string) bool { _, ok := sp.sub[id]; return ok })
-	}
-	unplaced := map[string]bool{}
-	evicted := map[string]bool{}
-	for _, id := range res.Unplaced {
-		if job, ok := sp.sub[id]; ok {
-			unplaced[job] = true
+	flags := make([]uint8, len(res.Placements)) // per split request: evicted, unplaced, migrated
+	for bit, list := range [3][]int{res.Evicted, res.Unplaced, res.Migrated} {
+		for _, f := range list {
+			flags[f] |= 1 << bit
 		}
 	}
-	for _, id := range res.Evicted {
-		if job, ok := sp.sub[id]; ok {
-			evicted[job] = true
-		}
-	}
-	res.Unplaced, res.Evicted, res.Migrated = drop(res.Unplaced), drop(res.Evicted), drop(res.Migrated)
-	for _, r := range reqs {
-		subs, ok := sp.of[r.Job]
-		if !ok {
+	out := SlotResult{Placements: make([][]Slot, len(reqs)), Cut: res.Cut}
+	for k := range reqs {
+		f := sp.first[k]
+		if len(reqs[k].Parts) == 0 {
+			out.Placements[k] = res.Placements[f]
+			out.add(k, flags[f])
 			continue
 		}
-		var gs []GPU
-		for _, id := range subs {
-			gs = append(gs, res.Placements[id]...)
-			delete(res.Placements, id)
+		var any uint8
+		var gs []Slot
+		for q := range reqs[k].Parts {
+			any |= flags[f+q]
+			gs = append(gs, res.Placements[f+q]...)
 		}
-		if evicted[r.Job] {
-			res.Evicted = append(res.Evicted, r.Job)
-		}
-		if unplaced[r.Job] {
-			res.Unplaced = append(res.Unplaced, r.Job)
-			continue
-		}
-		slices.SortFunc(gs, func(a, b GPU) int {
-			if c := order[a.Node] - order[b.Node]; c != 0 {
-				return c
+		any &^= 4
+		if any&2 == 0 {
+			slices.SortFunc(gs, func(a, b Slot) int { return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Index, b.Index)) })
+			out.Placements[k] = gs[:len(gs):len(gs)]
+			if migrated(nodes, reqs[k].Type, cur[k], gs) {
+				any |= 4
 			}
-			return a.Index - b.Index
-		})
-		res.Placements[r.Job] = gs
-		if migrated(nodes, r, gs) {
-			res.Migrated = append(res.Migrated, r.Job)
 		}
+		out.add(k, any)
 	}
-	slices.Sort(res.Unplaced)
-	slices.Sort(res.Evicted)
-	slices.Sort(res.Migrated)
-	return res
+	byJob := func(a, b int) int { return cmp.Compare(reqs[a].Job, reqs[b].Job) }
+	slices.SortFunc(out.Evicted, byJob)
+	slices.SortFunc(out.Unplaced, byJob)
+	slices.SortFunc(out.Migrated, byJob)
+	return out
 }
 
-// migrated reports whether a placed request r that ran before moved: its
-// current GPUs are on another type, or it keeps its count on other GPUs.
-func migrated(nodes []Node, r Request, gs []GPU) bool {
-	if len(r.Current) == 0 {
+// add lists request k as evicted, unplaced and migrated by the bits 1, 2
+// and 4 of flags.
+func (r *SlotResult) add(k int, flags uint8) {
+	if flags&1 != 0 {
+		r.Evicted = append(r.Evicted, k)
+	}
+	if flags&2 != 0 {
+		r.Unplaced = append(r.Unplaced, k)
+	}
+	if flags&4 != 0 {
+		r.Migrated = append(r.Migrated, k)
+	}
+}
+
+// migrated reports whether a placed request of type typ that ran on cur
+// (before) moved to gs (sorted): its current GPUs are on another type, or
+// it keeps its count on other GPUs.
+func migrated(nodes []Node, typ string, cur, gs []Slot) bool {
+	if len(cur) == 0 {
 		return false
 	}
-	typ := make(map[string]string, len(nodes))
-	for _, n := range nodes {
-		typ[n.ID] = n.Type
-	}
-	for _, g := range r.Current {
-		if typ[g.Node] != r.Type {
+	for _, s := range cur {
+		if nodes[s.Node].Type != typ {
 			return true
 		}
 	}
-	if len(r.Current) != len(gs) {
+	if len(cur) != len(gs) {
 		return false
 	}
-	have := make(map[GPU]bool, len(gs))
-	for _, g := range gs {
-		have[g] = true
+	have := make(map[Slot]bool, len(gs))
+	for _, s := range gs {
+		have[s] = true
 	}
-	for _, g := range r.Current {
-		if !have[g] {
+	for _, s := range cur {
+		if !have[s] {
 			return true
 		}
 	}

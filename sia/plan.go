@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/sia-sched/sia/bootstrap"
@@ -181,17 +182,25 @@ func (l *layout) choice(i int, sol solution) int {
 	return sol.Choice[i]
 }
 
-// place places the solution under ctx (placement.PlaceContext: once ctx
+// place places the solution under ctx (placement.PlaceSlots: once ctx
 // ends, no more evictions or re-packing; the jobs left unplaced keep their
 // current GPUs where keepUnplaced can give them back, or wait).
 func place(ctx context.Context, snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
-	nodes, fleet := placeNodes(snap)
-	reqs, of, pinned := placeRequests(snap, m, sol, fleet)
-	res, err := placement.PlaceContext(ctx, nodes, reqs)
+	return placeWith(ctx, nil, snap, m, sol)
+}
+
+// placeWith is place with the state the cache kept from the last round
+// (nil: a sync.Pool's).
+func placeWith(ctx context.Context, cache *placeCache, snap *Snapshot, m *goodputMatrix, sol solution) (layout, error) {
+	ps := cache.take()
+	defer cache.put(ps)
+	nodes, fleet := ps.placeNodes(snap)
+	reqs, cur, of, pinned, want := ps.placeRequests(snap, m, sol, fleet)
+	res, err := ps.placer.PlaceSlots(ctx, nodes, reqs, cur)
 	if err != nil {
 		return layout{}, &InputError{Field: "placement", Reason: err.Error(), Err: err}
 	}
-	out := layoutOf(len(snap.Jobs), reqs, of, sol, res)
+	out := layoutOf(snap, reqs, of, sol, res, want)
 	owners := gpuOwners{gpus: out.GPUs}
 	keepPins(snap, pinned, &out, &owners)
 	slices.Sort(out.Unplaced)
@@ -220,10 +229,10 @@ func unplacedJobs(snap *Snapshot, sol solution, out *layout) []int {
 // node count per node size: what placeShape asks of the cluster.
 type fleetShape struct {
 	index map[string]int
+	node  map[string]int32 // node ID -> position in the snapshot
 	types []typeShape
 	last  int // the type looked up last (jobs come in runs of one type)
 	name  string
-	gpus  int // the fleet's GPUs
 }
 
 type typeShape struct {
@@ -260,14 +269,76 @@ func (f *fleetShape) poolNodes(typ string, size int) int {
 	return 0
 }
 
+// placeScratch is what one placement step keeps for the next (a
+// sync.Pool): the placement nodes and the fleet's shape, reused while the
+// snapshot's nodes stay the same, and the arrays of the requests. Nothing
+// in it reaches a plan: the layout is built in arrays of its own.
+type placeScratch struct {
+	placer    placement.Placer
+	snapNodes []Node // the nodes that nodes and fleet describe (a copy; nil: none)
+	nodes     []placement.Node
+	fleet     *fleetShape
+	reqs      []placement.Request
+	cur       [][]placement.Slot
+	slots     []placement.Slot // backs cur
+	of        []int
+}
+
+var placeScratchPool = sync.Pool{New: func() any { return new(placeScratch) }}
+
+// placeCache keeps a Scheduler's placement state from one round to the
+// next (a sync.Pool loses it at every garbage collection, and a round
+// allocates enough to run one): one slot, which concurrent rounds take in
+// turn, a round finding it taken working with a scratch of the pool.
+type placeCache struct {
+	mu sync.Mutex
+	ps *placeScratch
+}
+
+// take returns the kept state, or one of the pool.
+func (c *placeCache) take() *placeScratch {
+	if c != nil {
+		c.mu.Lock()
+		ps := c.ps
+		c.ps = nil
+		c.mu.Unlock()
+		if ps != nil {
+			return ps
+		}
+	}
+	return placeScratchPool.Get().(*placeScratch)
+}
+
+// put keeps ps for the next round (or gives it back to the pool).
+func (c *placeCache) put(ps *placeScratch) {
+	if c == nil {
+		placeScratchPool.Put(ps)
+		return
+	}
+	c.mu.Lock()
+	c.ps = ps
+	c.mu.Unlock()
+}
+
+// placeNodes returns the snapshot's nodes for package placement and the
+// fleet's shape, those of the last call when the nodes are the same.
+func (ps *placeScratch) placeNodes(snap *Snapshot) ([]placement.Node, *fleetShape) {
+	if ps.snapNodes == nil || !slices.Equal(ps.snapNodes, snap.Nodes) {
+		ps.nodes, ps.fleet = placeNodes(snap)
+		ps.snapNodes = slices.Clone(snap.Nodes)
+	}
+	ps.fleet.last, ps.fleet.name = -1, ""
+	return ps.nodes, ps.fleet
+}
+
 // placeNodes returns the snapshot's nodes for package placement and the
 // fleet's shape.
 func placeNodes(snap *Snapshot) ([]placement.Node, *fleetShape) {
 	nodes := make([]placement.Node, len(snap.Nodes))
-	f := &fleetShape{index: map[string]int{}, last: -1}
+	f := &fleetShape{index: map[string]int{}, node: make(map[string]int32, len(snap.Nodes)), last: -1}
 	for i, n := range snap.Nodes {
 		nodes[i] = placement.Node{ID: n.ID, Type: n.Type, GPUs: n.GPUs}
-		f.gpus += n.GPUs
+		f.node[n.ID] = int32(i)
 		t, ok := f.index[n.Type]
 		if !ok {
 			t = len(f.types)
@@ -286,56 +357,68 @@ func placeNodes(snap *Snapshot) ([]placement.Node, *fleetShape) {
 }
 
 // placeRequests returns one placement request per job that is allocated
-// GPUs or holds some: its entry's type, count and shape, and its current
-// GPUs (in chunks of one backing array, see gpuChunks); of gives each
-// request's job, pinned the jobs allocated their pinned entry.
-func placeRequests(snap *Snapshot, m *goodputMatrix, sol solution, fleet *fleetShape) (reqs []placement.Request, of, pinned []int) {
-	n := len(snap.Jobs) / 16 // room for jobs preempted
-	for _, c := range sol.Choice {
+// GPUs or holds some: its entry's type, count and shape, and (in cur) its
+// current GPUs as slots (capped parts of one array); of gives each
+// request's job, pinned the jobs allocated their pinned entry, and want
+// the GPUs the solution allocates (at least those the layout holds).
+func (ps *placeScratch) placeRequests(snap *Snapshot, m *goodputMatrix, sol solution, fleet *fleetShape) (reqs []placement.Request, cur [][]placement.Slot, of, pinned []int, want int) {
+	n, held := len(snap.Jobs)/16, 0 // room for jobs preempted
+	for i, c := range sol.Choice {
 		if c >= 0 {
 			n++
+			// A loop this tight fetches many entries at once (they lie
+			// scattered over the matrix's memory): the loop below finds
+			// them in the cache.
+			want += m.Rows[i].Entries[c].Config.GPUs
 		}
+		held += len(snap.Jobs[i].State.Current.Placement)
 	}
-	reqs = make([]placement.Request, 0, min(n, len(snap.Jobs)))
-	of = make([]int, 0, cap(reqs))
-	curs := gpuChunks{size: min(gpuChunk, fleet.gpus)}
+	n = min(n, len(snap.Jobs))
+	reqs, cur, of = slices.Grow(ps.reqs[:0], n), slices.Grow(ps.cur[:0], n), slices.Grow(ps.of[:0], n)
+	curs := slotList{free: slices.Grow(ps.slots[:0], held), node: fleet.node}
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
 		r := placement.Request{Job: j.ID}
 		if c := sol.Choice[i]; c >= 0 && entryRequest(&r, &m.Rows[i], c, fleet) {
 			pinned = append(pinned, i)
 		}
-		r.Current = curs.copy(j.State.Current.Placement)
-		if r.GPUs == 0 && len(r.Current) == 0 {
+		gs := j.State.Current.Placement
+		if r.GPUs == 0 && len(gs) == 0 {
 			continue
 		}
 		reqs = append(reqs, r)
+		cur = append(cur, curs.slots(gs))
 		of = append(of, i)
 	}
-	return reqs, of, pinned
+	ps.reqs, ps.cur, ps.of, ps.slots = reqs, cur, of, curs.free
+	return reqs, cur, of, pinned, want
 }
 
-// gpuChunks copies GPU lists into shared chunks, so that a few thousand
-// jobs' current GPUs cost a few allocations and little more memory than
-// they take.
-type gpuChunks struct {
-	free []placement.GPU
-	size int // GPUs per chunk: gpuChunk, or the fleet's GPUs when fewer
+// slotList turns GPU lists into slots, appended to one array.
+type slotList struct {
+	free   []placement.Slot
+	node   map[string]int32 // node ID -> position
+	last   int32            // the node of the last GPU turned
+	lastID string           // its ID ("" before the first)
 }
 
-const gpuChunk = 1024
-
-// copy returns gs as placement GPUs (nil for none).
-func (c *gpuChunks) copy(gs []GPU) []placement.GPU {
+// slots returns gs as slots (nil for none), capped at their length; a GPU
+// on a node the snapshot does not list (validation rejects it) gets node
+// −1, which placement reports.
+func (c *slotList) slots(gs []GPU) []placement.Slot {
 	if len(gs) == 0 {
 		return nil
 	}
-	if len(gs) > cap(c.free)-len(c.free) {
-		c.free = make([]placement.GPU, 0, max(c.size, len(gs)))
-	}
 	start := len(c.free)
 	for _, g := range gs {
-		c.free = append(c.free, placement.GPU{Node: g.Node, Index: g.Index})
+		if c.lastID != g.Node {
+			n, ok := c.node[g.Node]
+			if !ok {
+				n = -1
+			}
+			c.last, c.lastID = n, g.Node
+		}
+		c.free = append(c.free, placement.Slot{Node: c.last, Index: int32(min(max(g.Index, -1), placement.MaxNodeGPUs))})
 	}
 	return c.free[start:len(c.free):len(c.free)]
 }
@@ -363,28 +446,35 @@ func entryRequest(r *placement.Request, row *matrixRow, c int, fleet *fleetShape
 	return c == row.Pin
 }
 
-// layoutOf returns the layout of placement's result for a snapshot of n
-// jobs: the GPUs of every job allocated and placed (one backing array),
-// the evicted and unplaced jobs.
-func layoutOf(n int, reqs []placement.Request, of []int, sol solution, res placement.Result) layout {
-	out := layout{GPUs: make([][]GPU, n), Evicted: res.Evicted, Unplaced: res.Unplaced, cut: res.Cut}
-	total := 0
-	for _, gs := range res.Placements {
-		total += len(gs)
-	}
-	backing := make([]GPU, 0, total)
-	for k := range reqs {
+// layoutOf returns the layout of placement's result (by request, see
+// placeRequests) for snap: the GPUs of every job allocated and placed (one
+// backing array of want GPUs at most, each job's list capped at its
+// length), the evicted and unplaced jobs.
+func layoutOf(snap *Snapshot, reqs []placement.Request, of []int, sol solution, res placement.SlotResult, want int) layout {
+	out := layout{GPUs: make([][]GPU, len(snap.Jobs)), Evicted: requestJobs(reqs, res.Evicted), Unplaced: requestJobs(reqs, res.Unplaced), cut: res.Cut}
+	backing := make([]GPU, 0, want)
+	for k, gs := range res.Placements {
 		i := of[k]
-		if sol.Choice[i] < 0 {
+		if gs == nil || sol.Choice[i] < 0 {
 			continue
 		}
-		if gs, ok := res.Placements[reqs[k].Job]; ok {
-			start := len(backing)
-			for _, g := range gs {
-				backing = append(backing, GPU{Node: g.Node, Index: g.Index})
-			}
-			out.GPUs[i] = backing[start:len(backing):len(backing)]
+		start := len(backing)
+		for _, g := range gs {
+			backing = append(backing, GPU{Node: snap.Nodes[g.Node].ID, Index: int(g.Index)})
 		}
+		out.GPUs[i] = backing[start:len(backing):len(backing)]
+	}
+	return out
+}
+
+// requestJobs returns the job IDs of the requests at positions ks.
+func requestJobs(reqs []placement.Request, ks []int) []string {
+	if len(ks) == 0 {
+		return nil
+	}
+	out := make([]string, len(ks))
+	for n, k := range ks {
+		out[n] = reqs[k].Job
 	}
 	return out
 }
@@ -495,29 +585,19 @@ func keepUnplaced(snap *Snapshot, m *goodputMatrix, sol solution, out *layout, o
 	var h *holdCheck
 	for _, i := range idx {
 		j := &snap.Jobs[i]
-		row := &m.Rows[i]
-		cur := j.State.Current.Placement
-		if !unplaced[j.ID] || row.Current < 0 || row.Entries[row.Current].Dropped || len(cur) != j.State.Current.GPUs {
-			continue
-		}
-		free := true
-		for _, g := range cur {
-			if k, ok := owner[g]; ok && k != i {
-				free = false
-				break
-			}
-		}
-		if !free {
+		if !unplaced[j.ID] || !currentFree(j, &m.Rows[i], i, owner) {
 			continue
 		}
 		if h == nil {
 			h = newHoldCheck(m, m.Problem(), choice, out.GPUs) // its reservations and quotas, in row order
 		}
-		if !h.holds(i, row.Current) {
+		c := m.Rows[i].Current
+		if !h.holds(i, c) {
 			continue
 		}
-		choice[i] = row.Current
-		h.add(i, row.Current)
+		choice[i] = c
+		h.add(i, c)
+		cur := j.State.Current.Placement
 		out.GPUs[i] = slices.Clone(cur)
 		for _, g := range cur {
 			owner[g] = i
@@ -525,18 +605,40 @@ func keepUnplaced(snap *Snapshot, m *goodputMatrix, sol solution, out *layout, o
 		out.Kept = append(out.Kept, j.ID)
 		delete(unplaced, j.ID)
 	}
-	if len(out.Kept) == 0 {
-		return
+	if len(out.Kept) > 0 {
+		out.applyKept(choice, unplaced)
 	}
+}
+
+// currentFree reports whether job j (index i, row row) may be given its
+// current allocation back: its current entry is in its row and not
+// Dropped, and its current GPUs are all free in the layout (owner).
+func currentFree(j *Job, row *matrixRow, i int, owner map[GPU]int) bool {
+	cur := j.State.Current.Placement
+	if row.Current < 0 || row.Entries[row.Current].Dropped || len(cur) != j.State.Current.GPUs {
+		return false
+	}
+	for _, g := range cur {
+		if k, ok := owner[g]; ok && k != i {
+			return false
+		}
+	}
+	return true
+}
+
+// applyKept records the jobs of l.Kept, given their current allocation
+// back: the entries placed (choice, −1 for the jobs with no GPUs), the
+// jobs still unplaced, the evicted jobs that are not kept.
+func (l *layout) applyKept(choice []int, unplaced map[string]bool) {
 	for i := range choice {
-		if out.GPUs[i] == nil {
+		if l.GPUs[i] == nil {
 			choice[i] = -1
 		}
 	}
-	out.Choice = choice
-	out.Unplaced = slices.DeleteFunc(out.Unplaced, func(id string) bool { return !unplaced[id] })
-	out.Evicted = slices.DeleteFunc(out.Evicted, func(id string) bool { return slices.Contains(out.Kept, id) })
-	slices.Sort(out.Kept)
+	l.Choice = choice
+	l.Unplaced = slices.DeleteFunc(l.Unplaced, func(id string) bool { return !unplaced[id] })
+	l.Evicted = slices.DeleteFunc(l.Evicted, func(id string) bool { return slices.Contains(l.Kept, id) })
+	slices.Sort(l.Kept)
 }
 
 // holdCheck tells whether a job that keeps the GPUs it holds breaks the

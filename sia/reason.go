@@ -76,14 +76,17 @@ type reasoner struct {
 	o        *Options
 	free     map[string]int // capacity − reserved − used by the solution
 	capacity map[string]int // GPUs per type (goodputMatrix.TypeCapacity, summed once)
+	capAt    []int          // the same by position in m.Types (no map look-up per queued job)
 	qfree    []int          // snapshot quotas: limit − used
 	quotasOf map[int][]int  // row → snapshot quotas covering it
 }
 
 func newReasoner(snap *Snapshot, m *goodputMatrix, sol solution, o *Options) *reasoner {
 	r := &reasoner{snap: snap, m: m, sol: sol, o: o, free: map[string]int{}, capacity: map[string]int{}, quotasOf: map[int][]int{}}
-	for _, t := range m.Types {
+	r.capAt = make([]int, len(m.Types))
+	for k, t := range m.Types {
 		r.capacity[t] = m.TypeCapacity(t)
+		r.capAt[k] = r.capacity[t]
 		r.free[t] = r.capacity[t] - m.Reserved[t]
 	}
 	for i, c := range sol.Choice {
@@ -197,14 +200,14 @@ func (r *reasoner) blocked(i int, row *matrixRow, static bool) (quota, reserved 
 // that can never run must not read "deadline" round after round.
 func (r *reasoner) whyNotBuilt(j *Job) QueueReason {
 	allowed, tooLarge := 0, 0
-	for _, t := range r.m.Types {
+	for k, t := range r.m.Types {
 		if j.Types != nil && !slices.Contains(j.Types, t) {
 			continue
 		}
 		allowed++
-		size, limit := max(j.MinGPUs, 1), min(r.capacity[t], r.o.MaxGPUsPerJob)
+		size, limit := max(j.MinGPUs, 1), min(r.capAt[k], r.o.MaxGPUsPerJob)
 		if j.Kind == Rigid {
-			size, limit = j.GPUs, r.capacity[t]
+			size, limit = j.GPUs, r.capAt[k]
 		}
 		if size > limit {
 			tooLarge++
@@ -223,7 +226,7 @@ func (r *reasoner) whyNotBuilt(j *Job) QueueReason {
 // empty.
 func (r *reasoner) whyNoEntries(j *Job) QueueReason {
 	admissible, tooLarge := 0, 0
-	for _, t := range r.m.Types {
+	for k, t := range r.m.Types {
 		if j.Types != nil && !slices.Contains(j.Types, t) {
 			continue
 		}
@@ -233,9 +236,9 @@ func (r *reasoner) whyNoEntries(j *Job) QueueReason {
 		}
 		p := max(m.Stages, 1)
 		admissible++
-		size, limit := max(j.MinGPUs, 1), min(r.capacity[t], r.o.MaxGPUsPerJob)
+		size, limit := max(j.MinGPUs, 1), min(r.capAt[k], r.o.MaxGPUsPerJob)
 		if j.Kind == Rigid {
-			size, limit = j.GPUs, r.capacity[t]
+			size, limit = j.GPUs, r.capAt[k]
 		}
 		if size = ceilDiv(size, p) * p; size > limit || size < 0 {
 			tooLarge++

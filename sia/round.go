@@ -15,6 +15,9 @@ type Scheduler struct {
 	opts Options
 	edit matrixEdit       // see WithGoodputEdit
 	now  func() time.Time // the round clock's time source (nil: time.Now; tests inject one)
+	// place keeps the placement step's state for the next round (plan.go;
+	// shared by the schedulers withMatrixEdit derives).
+	place *placeCache
 }
 
 // New returns a Scheduler with the given options (nil = all defaults), or an
@@ -23,7 +26,7 @@ func New(opts *Options) (*Scheduler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Scheduler{opts: opts.WithDefaults()}, nil
+	return &Scheduler{opts: opts.WithDefaults(), place: &placeCache{}}, nil
 }
 
 // Options returns the scheduler's options with defaults filled in.
@@ -150,7 +153,7 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 		return Plan{}, err
 	}
 	pctx, pcancel := placeContext(ctx, clk)
-	lay, err := place(pctx, &snap, m, sol)
+	lay, err := placeWith(pctx, s.place, &snap, m, sol)
 	pcancel()
 	t4 := time.Now()
 	s.observe(Event{Stage: StagePlace, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status, Evicted: len(lay.Evicted), Duration: t4.Sub(t3), Err: err})
