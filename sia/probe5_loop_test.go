@@ -414,6 +414,7 @@ var probe5LoopOptions = []sia.Options{
 	{P: -sia.MaxP, Lambda: sia.MaxLambda, ScaleUpFactor: 1, MaxGPUsPerJob: 4},
 	{P: 1, Lambda: -1, NoScaleUpCap: true, RestartCost: time.Hour},
 	{ScaleUpFactor: sia.MaxScaleUpFactor, RestartCost: time.Nanosecond, Artifact: sia.PublishedArtifact()},
+	{SolverMaxNodes: 1, Seed: math.MaxUint64, Lambda: 1e-300, MaxGPUsPerJob: 1 << 30},
 }
 
 // probe5Loops is the number of loops of TestProbe5ControlLoop (go test
