@@ -419,9 +419,9 @@ var probe5LoopOptions = []sia.Options{
 
 // probe5Loops is the number of loops of TestProbe5ControlLoop (go test
 // ./sia -run Probe5ControlLoop -probe5.loops 200 for a longer search).
-var probe5Loops = flag.Int("probe5.loops", 8, "loops of 60 rounds of TestProbe5ControlLoop")
+var probe5Loops = flag.Int("probe5.loops", 5, "loops of 60 rounds of TestProbe5ControlLoop")
 
-// TestProbe5ControlLoop: 8 loops of 60 rounds (2 under -short) over the
+// TestProbe5ControlLoop: 5 loops of 60 rounds (2 under -short), one per
 // option sets of probe5LoopOptions.
 func TestProbe5ControlLoop(t *testing.T) {
 	loops, rounds := *probe5Loops, 60
