@@ -422,7 +422,7 @@ var probe5LoopOptions = []sia.Options{
 var probe5Loops = flag.Int("probe5.loops", 5, "loops of 60 rounds of TestProbe5ControlLoop")
 
 // TestProbe5ControlLoop: 5 loops of 60 rounds (2 under -short), one per
-// option sets of probe5LoopOptions.
+// option set of probe5LoopOptions.
 func TestProbe5ControlLoop(t *testing.T) {
 	loops, rounds := *probe5Loops, 60
 	if testing.Short() {
