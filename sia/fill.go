@@ -689,7 +689,11 @@ func uncharged(m *goodputMatrix) *goodputMatrix {
 // D; with less than a millisecond for it, the bound is the capacity-free
 // one.
 func fillPlan(ctx context.Context, clk *roundClock, snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, o *Options, solveTime time.Duration) fillOutcome {
-	filled := fillIdle(snap, m, sol, lay, fillBudget(clk))
+	budget := fillBudget(clk)
+	if ctx.Err() != nil {
+		budget = 0 // a cancelled round is out of time
+	}
+	filled := fillIdle(snap, m, sol, lay, budget)
 	if len(filled) == 0 {
 		return fillOutcome{}
 	}

@@ -55,8 +55,8 @@ func fillStranded() Snapshot {
 }
 
 // TestFillOutOfTime: a round out of time (its clock an hour late, past
-// placement's end) does no fill: the waiting job keeps waiting, with the
-// reason of a round out of time; with time, the same snapshot fills it.
+// placement's end, or its ctx cancelled) does no fill: the waiting job
+// keeps waiting; with time, the same snapshot fills it.
 func TestFillOutOfTime(t *testing.T) {
 	s, err := New(nil)
 	require.NoError(t, err)
@@ -65,6 +65,11 @@ func TestFillOutOfTime(t *testing.T) {
 	assert.Empty(t, p.filled)
 	assert.Equal(t, Queue, p.Decisions[2].Action)
 	s.now = nil
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	p, err = s.Round(cancelled, snap)
+	require.NoError(t, err)
+	assert.Empty(t, p.filled, "a cancelled round is out of time")
 	p, err = s.Round(context.Background(), snap)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"small"}, p.filled)
