@@ -139,21 +139,41 @@ func fillIdle(snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, budge
 	for i := range choice {
 		choice[i] = lay.choice(i, sol)
 	}
-	var filled []string
+	filled, kept := f.start(cands, choice, lay)
+	if len(filled) == 0 {
+		return nil
+	}
+	lay.Choice = choice
+	slices.Sort(filled)
+	lay.Unplaced = slices.DeleteFunc(lay.Unplaced, func(id string) bool { _, ok := slices.BinarySearch(filled, id); return ok })
+	lay.Evicted = slices.DeleteFunc(lay.Evicted, func(id string) bool { return kept[id] }) // back on its GPUs
+	return filled
+}
+
+// start tries the candidates in order and starts each job on the first of
+// its entries that holds the limits and fits the idle GPUs by its shape (a
+// job's current entry only on exactly its current GPUs: kept), setting its
+// GPUs in lay and its entry in choice; it returns the jobs started and
+// those kept on their current GPUs.
+func (f *filler) start(cands []fillCandidate, choice []int, lay *layout) (filled []string, kept map[string]bool) {
 	done := map[int]bool{}
+	kept = map[string]bool{}
 	for _, c := range cands {
 		if done[c.row] {
 			continue
 		}
-		e := &m.Rows[c.row].Entries[c.entry]
+		row := &f.m.Rows[c.row]
+		e := &row.Entries[c.entry]
 		uses := usesOf(e, true)
 		if !f.limitsHold(c.row, e, uses) {
 			continue
 		}
 		var gs []GPU
 		ok := false
-		if row := &m.Rows[c.row]; c.entry == row.Current {
-			gs, ok = f.keep(snap.Jobs[c.row].State.Current.Placement, e.Config.GPUs)
+		j := &f.snap.Jobs[c.row]
+		if c.entry == row.Current {
+			gs, ok = f.keep(j.State.Current.Placement, e.Config.GPUs)
+			kept[j.ID] = ok
 		} else {
 			gs, ok = f.place(e.Config)
 		}
@@ -164,15 +184,9 @@ func fillIdle(snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, budge
 		lay.GPUs[c.row] = gs
 		choice[c.row] = c.entry
 		done[c.row] = true
-		filled = append(filled, snap.Jobs[c.row].ID)
+		filled = append(filled, j.ID)
 	}
-	if len(filled) == 0 {
-		return nil
-	}
-	lay.Choice = choice
-	slices.Sort(filled)
-	lay.Unplaced = slices.DeleteFunc(lay.Unplaced, func(id string) bool { _, ok := slices.BinarySearch(filled, id); return ok })
-	return filled
+	return filled, kept
 }
 
 // mayFill reports whether the fill step can improve on the layout: not
