@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -55,8 +56,8 @@ func fillStranded() Snapshot {
 }
 
 // TestFillOutOfTime: a round out of time (its clock an hour late, past
-// placement's end) does no fill: the waiting job keeps waiting, with the
-// reason of a round out of time; with time, the same snapshot fills it.
+// placement's end, or its ctx cancelled) does no fill: the waiting job
+// keeps waiting; with time, the same snapshot fills it.
 func TestFillOutOfTime(t *testing.T) {
 	s, err := New(nil)
 	require.NoError(t, err)
@@ -65,6 +66,11 @@ func TestFillOutOfTime(t *testing.T) {
 	assert.Empty(t, p.filled)
 	assert.Equal(t, Queue, p.Decisions[2].Action)
 	s.now = nil
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	p, err = s.Round(cancelled, snap)
+	require.NoError(t, err)
+	assert.Empty(t, p.filled, "a cancelled round is out of time")
 	p, err = s.Round(context.Background(), snap)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"small"}, p.filled)
@@ -101,11 +107,12 @@ func TestFillRowsSized(t *testing.T) {
 // plan the fill step changed is Optimal only when its objective is the
 // uncharged relaxation's optimum (brute force), and its Bound is never
 // beaten by that optimum; a plan it did not change keeps the solver's
-// status. Both outcomes occur.
+// status. Both outcomes occur, and so do preempted jobs the fill puts back
+// on their current GPUs (Keep).
 func TestFillStatus(t *testing.T) {
 	s, err := New(nil)
 	require.NoError(t, err)
-	var filled, optimal, feasible int
+	var filled, optimal, feasible, kept int
 	for c := 0; c < 300; c++ {
 		rng := rand.New(rand.NewPCG(uint64(c), 5))
 		size := 3 + rng.IntN(13)
@@ -133,6 +140,13 @@ func TestFillStatus(t *testing.T) {
 			continue
 		}
 		filled++
+		for i, d := range p.Decisions {
+			if slices.Contains(p.filled, d.Job) && snap.Jobs[i].State.Current.Running() {
+				kept++
+				assert.Equal(t, Keep, d.Action, "case %d: a preempted job put back on its GPUs", c)
+				assert.ElementsMatch(t, snap.Jobs[i].State.Current.Placement, d.Allocation.Placement)
+			}
+		}
 		best, _ := bruteForce(uncharged(p.matrix))
 		tol := 1e-9 * math.Max(1, math.Abs(best))
 		assert.False(t, better(best, p.Bound, p.matrix.Sense) && math.Abs(best-p.Bound) > tol, "case %d: bound %v beaten by the uncharged optimum %v", c, p.Bound, best)
@@ -147,7 +161,8 @@ func TestFillStatus(t *testing.T) {
 			t.Errorf("case %d: status %v", c, p.Status)
 		}
 	}
-	t.Logf("%d filled plans: %d optimal, %d feasible", filled, optimal, feasible)
+	t.Logf("%d filled plans: %d optimal, %d feasible; %d preempted jobs kept", filled, optimal, feasible, kept)
 	assert.Positive(t, optimal)
 	assert.Positive(t, feasible)
+	assert.Positive(t, kept)
 }

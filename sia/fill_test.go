@@ -176,7 +176,7 @@ func (tw *fillTwin) strands(i int) string {
 // and is deterministic (probeRound); a filled plan's objective is within
 // its bound.
 func TestFillNoStrandedGPUs(t *testing.T) {
-	cases := 200
+	cases := max(200, *probeCases) // -probe.cases runs more
 	if testing.Short() {
 		cases = 40
 	}
