@@ -20,17 +20,11 @@ var probe5Known = flag.Bool("probe5.known", false, "run the probe5 probes of kno
 // reason"): a quota limits the GPUs its jobs hold (Quota.Limit), not the
 // capacity charges placement uses inside a pool (a rigid 5 on 6-GPU nodes
 // is charged 6 against its pool). A quota of 6 over a rigid 5 and a 1-GPU
-// job holds both when the cluster has room.
-//
-// Known limit, run with -probe5.known: 10 of 10 cases fail (the rigid job
-// or the 1-GPU job waits with ReasonQuota beside idle GPUs). The ilp
-// counts one coefficient per option in every row, the entry's Charge, so
-// a fix needs a per-option quota coefficient in ilp (or a fill step after
-// placement that counts quotas in GPUs).
+// job holds both when the cluster has room. Before the fill step (which
+// counts quotas by the GPUs jobs hold) 10 of 10 cases failed: the solver
+// counts an entry's charge in every row, quotas included, so the rigid job
+// or the 1-GPU job waited with ReasonQuota beside idle GPUs.
 func TestProbe5QuotaCountsGPUs(t *testing.T) {
-	if !*probe5Known {
-		t.Skip("known limit: quotas count capacity charges; -probe5.known runs it")
-	}
 	m := probeModel{speed: map[string]float64{"g": 1}, gain: 0.9, cross: 0.9}
 	s, err := sia.New(&sia.Options{RoundTimeout: -1})
 	require.NoError(t, err)

@@ -504,7 +504,7 @@ func TestProbe5ControlLoop(t *testing.T) {
 // the quota's other jobs hold in the plan); for ReasonReserved, no
 // configuration fits its type's free GPUs outside the reservation.
 //
-// Known limits (TestProbe5QuotaCountsGPUs, TestProbeChargeStrandsGPUs): the
+// Known limits (before the fill step; TestProbe5QuotaCountsGPUs): the
 // allocation counts quotas and capacity in the entries' charges, not their
 // GPUs; a quota or reservation reason that only charges explain is counted
 // in known (an error with -probe5.known).
