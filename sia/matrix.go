@@ -181,7 +181,8 @@ type cluster struct {
 	byType   map[string][]configset.Config
 	pools    map[string][]string // GPU type -> pool names
 	poolCap  map[string]int      // pool -> GPUs
-	nodeGPUs map[string]int      // node ID -> GPUs
+	nodeAt   map[string]int      // node ID -> index in nodes (validation's)
+	nodes    []Node              // the snapshot's nodes
 	shapes   shapes              // node sizes per type (validation)
 	// cur holds the running jobs' models on the types they run on, as
 	// validation read them (Models.Model is a pure function of the type:
@@ -200,18 +201,17 @@ type cluster struct {
 }
 
 // newCluster groups the nodes into pools (one per type and node size,
-// package configset) and lists their configurations.
-func newCluster(nodes []Node, maxGPUs int) (*cluster, error) {
+// package configset) and lists their configurations; nodeAt indexes nodes
+// by ID (validation's index: one map of the nodes per round).
+func newCluster(nodes []Node, nodeAt map[string]int, maxGPUs int) (*cluster, error) {
 	type key struct {
 		t string
 		r int
 	}
 	var groups []configset.NodeGroup
 	idx := map[key]int{}
-	nodeGPUs := make(map[string]int, len(nodes))
 	last := -1 // the group of the node before (a type's nodes are often listed together)
 	for _, n := range nodes {
-		nodeGPUs[n.ID] = n.GPUs
 		if last >= 0 && groups[last].GPUsPerNode == n.GPUs && groups[last].Type == n.Type {
 			groups[last].Nodes++
 			continue
@@ -231,7 +231,7 @@ func newCluster(nodes []Node, maxGPUs int) (*cluster, error) {
 		return nil, &InputError{Field: "Nodes", Reason: err.Error(), Err: err}
 	}
 	cl := &cluster{set: set, types: set.Types(), capacity: map[string]int{}, byType: map[string][]configset.Config{},
-		pools: map[string][]string{}, poolCap: map[string]int{}, nodeGPUs: nodeGPUs, firstR: map[string]int{}, shapes: newShapes(groups)}
+		pools: map[string][]string{}, poolCap: map[string]int{}, nodeAt: nodeAt, nodes: nodes, firstR: map[string]int{}, shapes: newShapes(groups)}
 	for _, t := range cl.types {
 		cl.capacity[t] = set.Capacity(t)
 		cl.byType[t] = set.ByType(t)
@@ -244,6 +244,14 @@ func newCluster(nodes []Node, maxGPUs int) (*cluster, error) {
 		}
 	}
 	return cl, nil
+}
+
+// nodeGPUs returns the GPUs of the node with the given ID (0: unknown).
+func (cl *cluster) nodeGPUs(id string) int {
+	if i, ok := cl.nodeAt[id]; ok {
+		return cl.nodes[i].GPUs
+	}
+	return 0
 }
 
 // currentConfig is the configuration of a running job's current allocation
@@ -260,7 +268,7 @@ func (cl *cluster) currentConfig(cur Allocation) configset.Config {
 		return sp
 	}
 	for _, g := range cur.Placement {
-		c.NodeGPUs = max(c.NodeGPUs, cl.nodeGPUs[g.Node])
+		c.NodeGPUs = max(c.NodeGPUs, cl.nodeGPUs(g.Node))
 	}
 	if c.NodeGPUs == 0 {
 		c.NodeGPUs = cl.firstR[cur.Type]
@@ -621,7 +629,7 @@ func spillPin(row *matrixRow, j *Job, cl *cluster) {
 	e := &row.Entries[row.Pin]
 	per := map[string]int{}
 	for _, g := range j.State.Current.Placement {
-		per[configset.PoolName(e.Config.Type, cl.nodeGPUs[g.Node])]++
+		per[configset.PoolName(e.Config.Type, cl.nodeGPUs(g.Node))]++
 	}
 	main := e.Config.Pool()
 	if len(per) < 2 || per[main] == 0 {

@@ -2,6 +2,7 @@ package sia
 
 import (
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"math"
 	"slices"
@@ -72,7 +73,7 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	// the snapshot.
 	nodes.owner = make([]int32, total)
 	nodes.nodes = s.Nodes
-	cl, err := newCluster(s.Nodes, o.MaxGPUsPerJob)
+	cl, err := newCluster(s.Nodes, nodes.byID, o.MaxGPUsPerJob)
 	if err != nil {
 		return nil, err
 	}
@@ -89,14 +90,14 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if err := validateQuotas(s, cl); err != nil {
 		return nil, err
 	}
-	ids := make(map[string]struct{}, len(s.Jobs))
+	ids := newJobIDs(len(s.Jobs))
 	var pins []int // the pinned jobs, checked together once every job is valid
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if err := validateJob(j, i, s, cl, sh, &nodes, placed); err != nil {
 			return nil, err
 		}
-		if ids[j.ID] = struct{}{}; len(ids) == i { // one map operation: a duplicate leaves the length
+		if ids.add(s.Jobs, i) {
 			return nil, &InputError{Job: j.ID, Field: fmt.Sprintf("Jobs[%d].ID", i), Reason: "duplicate job ID"}
 		}
 		if pinned(j, s.Now) {
@@ -107,6 +108,45 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 		return nil, err
 	}
 	return cl, nil
+}
+
+// jobIDs finds the first job whose ID an earlier job has, without a map
+// of the IDs: an open-addressing table (linear probing, at most 3/4 full)
+// whose slots hold 32 bits of an ID's hash and its job's index, with no
+// pointers for the garbage collector to scan; two IDs are compared only
+// when those bits are equal. Its seed is random (hash/maphash), which
+// changes its speed, never its answer.
+type jobIDs struct {
+	seed maphash.Seed
+	mask uint64
+	slot []uint64 // tag<<32 | job index; 0: free (a tag is never 0)
+}
+
+// newJobIDs returns a set for n IDs.
+func newJobIDs(n int) *jobIDs {
+	size := 8
+	for size-size/4 < n {
+		size *= 2
+	}
+	return &jobIDs{seed: maphash.MakeSeed(), mask: uint64(size - 1), slot: make([]uint64, size)}
+}
+
+// add adds the ID of jobs[i] (i < 2³²) and reports whether an earlier job
+// has it.
+func (s *jobIDs) add(jobs []Job, i int) bool {
+	id := jobs[i].ID
+	h := maphash.String(s.seed, id)
+	tag := (h>>32 | 1) << 32
+	for k := h & s.mask; ; k = (k + 1) & s.mask {
+		v := s.slot[k]
+		if v == 0 {
+			s.slot[k] = tag | uint64(uint32(i))
+			return false
+		}
+		if v&^(1<<32-1) == tag && jobs[uint32(v)].ID == id {
+			return true
+		}
+	}
 }
 
 // shapes are, per type, its node sizes with their counts, largest first:
