@@ -509,10 +509,16 @@ func (r *rowRange) byPriority() (late bool, err error) {
 	// A running job's row is its current configuration, a queued job's
 	// cheap row one entry per type, the others empty (append grows the
 	// array should a row hold more).
-	r.backing = make([]matrixEntry, 0, running+min(r.cl.minCheap(), r.hi-r.lo-running)*len(r.cl.types))
+	cheap := min(r.cl.minCheap(), r.hi-r.lo-running) * len(r.cl.types)
+	r.backing = make([]matrixEntry, 0, cheap)
 	built, queued, err := r.startable()
 	if err != nil {
 		return true, err
+	}
+	if cap(r.backing)-len(r.backing) < running {
+		// The kept rows get an array of their own: growing this one would
+		// copy the rows built so far.
+		r.backing = make([]matrixEntry, 0, running+cheap)
 	}
 	for i := r.lo; i < r.hi; i++ {
 		mode := rowKeep // a queued job's row stays empty
@@ -552,8 +558,8 @@ func (r *rowRange) byPriority() (late bool, err error) {
 func (r *rowRange) startable() (built []bool, n int, err error) {
 	built = make([]bool, r.hi-r.lo)
 	admitted := 0
-	for k, i := range r.cl.cheapFirst(r.snap, r.o, r.lo, r.hi) {
-		if admitted >= r.cl.minCheap() || k >= cheapExamine*r.cl.minCheap() {
+	for _, i := range r.cl.cheapFirst(r.snap, r.o, r.lo, r.hi, cheapExamine*r.cl.minCheap()) {
+		if admitted >= r.cl.minCheap() {
 			break
 		}
 		if err := r.build(i, rowCheap); err != nil {
@@ -602,10 +608,8 @@ func buildRow(backing []matrixEntry, snap *Snapshot, o *Options, k *ArtifactKnob
 	start := len(backing)
 	rb := rowBuilder{j: j, idx: i, o: o, k: k, cl: cl, ev: ev, cur: j.State.Current, dst: backing}
 	rb.init(mode)
-	for _, t := range cl.types {
-		if err := rb.addType(t); err != nil {
-			return rb.dst, err
-		}
+	if err := rb.addTypes(); err != nil {
+		return rb.dst, err
 	}
 	backing = rb.dst
 	row := matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: mode != rowFull}
@@ -701,6 +705,23 @@ func (rb *rowBuilder) bounds() {
 			rb.bound.capR = max(1, int(c))
 		}
 	}
+}
+
+// addTypes appends the entries of every type in cluster order, or of the
+// current type only for a row of the current configuration (keepOnly).
+func (rb *rowBuilder) addTypes() error {
+	if rb.keepOnly {
+		if !rb.cur.Running() {
+			return nil
+		}
+		return rb.addType(rb.cur.Type)
+	}
+	for _, t := range rb.cl.types {
+		if err := rb.addType(t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addType appends the entries of type t: its candidates (§3.1), each
