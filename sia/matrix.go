@@ -116,6 +116,9 @@ type goodputMatrix struct {
 	// against the pool of its Config (Config.Pool()).
 	Capacity map[string]int
 	Pools    map[string][]string
+	// poolList has each type's pools (cluster.poolList; nil: poolName
+	// builds the names).
+	poolList map[string][]configset.Pool
 	// Quotas are the snapshot's quotas with job indices (rows); a quota
 	// or reservation of a type with several pools becomes a row over the
 	// set of its pools (in the allocation problem, see Problem).
@@ -159,6 +162,22 @@ func (m *goodputMatrix) poolCapacities(t string) []int {
 	return out
 }
 
+// poolName returns c.Pool(), the name of the pool of configuration c (not
+// spanning), without building it when the pool is one of the cluster's.
+func (m *goodputMatrix) poolName(c configset.Config) string {
+	if c.NodeGPUs == 0 {
+		return c.Type
+	}
+	if ps := m.poolList[c.Type]; len(ps) > 1 {
+		for k := range ps {
+			if ps[k].GPUsPerNode == c.NodeGPUs {
+				return ps[k].Name
+			}
+		}
+	}
+	return c.Pool()
+}
+
 // Offered returns the number of entries offered to the solver (neither
 // Dropped nor Dominated, or pinned).
 func (m *goodputMatrix) Offered() int {
@@ -179,11 +198,12 @@ type cluster struct {
 	types    []string
 	capacity map[string]int // GPUs per GPU type
 	byType   map[string][]configset.Config
-	pools    map[string][]string // GPU type -> pool names
-	poolCap  map[string]int      // pool -> GPUs
-	nodeAt   map[string]int      // node ID -> index in nodes (validation's)
-	nodes    []Node              // the snapshot's nodes
-	shapes   shapes              // node sizes per type (validation)
+	pools    map[string][]string         // GPU type -> pool names
+	poolList map[string][]configset.Pool // GPU type -> its pools (as pools)
+	poolCap  map[string]int              // pool -> GPUs
+	nodeAt   map[string]int              // node ID -> index in nodes (validation's)
+	nodes    []Node                      // the snapshot's nodes
+	shapes   shapes                      // node sizes per type (validation)
 	// cur holds the running jobs' models on the types they run on, as
 	// validation read them (Models.Model is a pure function of the type:
 	// one call per round suffices), and curAt, per job (by index in
@@ -231,11 +251,12 @@ func newCluster(nodes []Node, nodeAt map[string]int, maxGPUs int) (*cluster, err
 		return nil, &InputError{Field: "Nodes", Reason: err.Error(), Err: err}
 	}
 	cl := &cluster{set: set, types: set.Types(), capacity: map[string]int{}, byType: map[string][]configset.Config{},
-		pools: map[string][]string{}, poolCap: map[string]int{}, nodeAt: nodeAt, nodes: nodes, firstR: map[string]int{}, shapes: newShapes(groups)}
+		pools: map[string][]string{}, poolList: map[string][]configset.Pool{}, poolCap: map[string]int{}, nodeAt: nodeAt, nodes: nodes, firstR: map[string]int{}, shapes: newShapes(groups)}
 	for _, t := range cl.types {
 		cl.capacity[t] = set.Capacity(t)
 		cl.byType[t] = set.ByType(t)
-		for k, p := range set.PoolsOf(t) {
+		cl.poolList[t] = set.PoolsOf(t)
+		for k, p := range cl.poolList[t] {
 			if k == 0 {
 				cl.firstR[t] = p.GPUsPerNode
 			}
@@ -255,25 +276,45 @@ func (cl *cluster) nodeGPUs(id string) int {
 }
 
 // currentConfig is the configuration of a running job's current allocation
-// on type t: for a type with nodes of several sizes, in the pool of the
-// nodes it runs on, a spanning configuration when they have several sizes
-// (configset.Set.Spanned; the largest size when the placement is no valid
-// spanning shape), or the type's first pool without a placement.
-func (cl *cluster) currentConfig(cur Allocation) configset.Config {
+// cur (job i of the snapshot) on type t: for a type with nodes of several
+// sizes, in the pool of the nodes it runs on, a spanning configuration when
+// they have several sizes (configset.Set.Spanned; the largest size when the
+// placement is no valid spanning shape), or the type's first pool without a
+// placement.
+func (cl *cluster) currentConfig(cur Allocation, i int) configset.Config {
 	c := configset.Config{Type: cur.Type, Nodes: cur.Nodes, GPUs: cur.GPUs}
 	if len(cl.pools[cur.Type]) <= 1 {
 		return c
 	}
-	if sp, ok := cl.spannedCurrent(cur); ok {
-		return sp
+	lo, hi := cl.nodeSizes(cur, i)
+	if lo != hi {
+		if sp, ok := cl.spannedCurrent(cur); ok {
+			return sp
+		}
 	}
-	for _, g := range cur.Placement {
-		c.NodeGPUs = max(c.NodeGPUs, cl.nodeGPUs(g.Node))
-	}
+	c.NodeGPUs = hi
 	if c.NodeGPUs == 0 {
 		c.NodeGPUs = cl.firstR[cur.Type]
 	}
 	return c
+}
+
+// nodeSizes returns the smallest and largest GPU count of the nodes cur's
+// placement lists (0, 0 for none): as validation recorded them for job i
+// (curModel), else from the nodes.
+func (cl *cluster) nodeSizes(cur Allocation, i int) (lo, hi int) {
+	if i >= 0 && i < len(cl.curAt) && cl.curAt[i] > 0 {
+		c := &cl.cur[cl.curAt[i]-1]
+		return int(c.minR), int(c.maxR)
+	}
+	for k, g := range cur.Placement {
+		r := cl.nodeGPUs(g.Node)
+		if k == 0 {
+			lo = r
+		}
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	return lo, hi
 }
 
 // holds reports whether c's pool can hold its shape: 1 ≤ Nodes ≤ the pool's
@@ -283,8 +324,21 @@ func (cl *cluster) holds(c configset.Config) bool {
 		_, ok := cl.set.Spanned(c.Type, c.Parts())
 		return ok
 	}
-	p, ok := cl.set.Pool(c.Pool())
+	p, ok := cl.pool(c)
 	return ok && c.Nodes >= 1 && c.Nodes <= p.Nodes && c.Nodes <= c.GPUs && c.GPUs <= c.Nodes*p.GPUsPerNode
+}
+
+// pool returns the pool of configuration c (not spanning) of a type of the
+// cluster: what Set.Pool(c.Pool()) returns, without building the pool's
+// name (pool names never clash with type names, package configset).
+func (cl *cluster) pool(c configset.Config) (configset.Pool, bool) {
+	ps := cl.poolList[c.Type]
+	for k := range ps {
+		if len(ps) == 1 && c.NodeGPUs == 0 || len(ps) > 1 && c.NodeGPUs != 0 && ps[k].GPUsPerNode == c.NodeGPUs {
+			return ps[k], true
+		}
+	}
+	return configset.Pool{}, false
 }
 
 // ctxCheckJobs is how many jobs pass between checks of the context while the
@@ -335,6 +389,7 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, p
 		Types:    cl.types,
 		Capacity: cl.poolCap,
 		Pools:    cl.pools,
+		poolList: cl.poolList,
 		Reserved: map[string]int{},
 		Sense:    ilp.Maximize,
 		P:        o.P,
@@ -627,8 +682,11 @@ func buildRow(backing []matrixEntry, snap *Snapshot, o *Options, k *ArtifactKnob
 // holds). Charging every GPU to one pool would let the solver give the
 // other pools' held GPUs to jobs that placement then cannot place.
 func spillPin(row *matrixRow, j *Job, cl *cluster) {
-	if row.Pin < 0 || len(cl.set.PoolsOf(j.State.Current.Type)) < 2 {
+	if row.Pin < 0 || len(cl.pools[j.State.Current.Type]) < 2 {
 		return
+	}
+	if lo, hi := cl.nodeSizes(j.State.Current, row.Index); lo == hi {
+		return // on nodes of one size: one pool
 	}
 	e := &row.Entries[row.Pin]
 	per := map[string]int{}
@@ -783,7 +841,7 @@ func (rb *rowBuilder) typeModel(t string) (bool, error) {
 	rb.model, rb.src = model, src
 	rb.curCfg = configset.Config{}
 	if rb.cur.Running() && rb.cur.Type == t {
-		rb.curCfg = rb.cl.currentConfig(rb.cur)
+		rb.curCfg = rb.cl.currentConfig(rb.cur, rb.idx)
 	}
 	return true, nil
 }
@@ -1060,6 +1118,9 @@ const maxGPUsBound = 1 << 52
 type curModel struct {
 	m   goodput.Model
 	src bootstrap.Source
+	// minR and maxR are the smallest and largest GPU count of the nodes
+	// the job's placement lists (0 for none: validation records them).
+	minR, maxR int32
 }
 
 // jobModel returns job j's model on type t: for the type a running job

@@ -249,7 +249,7 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuI
 	if err := validateReplicaSize(j, i, s, cl); err != nil {
 		return err
 	}
-	return validatePlacement(j, i, s, nodes)
+	return validatePlacement(j, i, s, nodes, &cl.cur[len(cl.cur)-1])
 }
 
 // badField makes the InputError of one of a job's fields (see validateJob).
@@ -359,7 +359,7 @@ func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
 		}
 		cl.cur = make([]curModel, 0, running)
 	}
-	cl.cur = append(cl.cur, curModel{m, src})
+	cl.cur = append(cl.cur, curModel{m: m, src: src})
 	cl.curAt[i] = int32(len(cl.cur))
 	if src == bootstrap.Excluded && pinned(j, s.Now) {
 		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.Type",
@@ -381,8 +381,9 @@ func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
 
 // validatePlacement checks a running job's listed GPUs: on known nodes of
 // its type, within range, none listed twice or held by an earlier job, on
-// exactly Current.Nodes nodes; it records them in nodes.
-func validatePlacement(j *Job, i int, s *Snapshot, nodes *gpuIndex) error {
+// exactly Current.Nodes nodes; it records them in nodes, and in cm the
+// sizes of the nodes they lie on.
+func validatePlacement(j *Job, i int, s *Snapshot, nodes *gpuIndex, cm *curModel) error {
 	cur := j.State.Current
 	me := int32(i + 1)
 	spans := 0
@@ -414,6 +415,11 @@ func validatePlacement(j *Job, i int, s *Snapshot, nodes *gpuIndex) error {
 		if nodes.stamp[ni] != me {
 			nodes.stamp[ni] = me
 			spans++
+			if r := int32(n.GPUs); spans == 1 {
+				cm.minR, cm.maxR = r, r
+			} else {
+				cm.minR, cm.maxR = min(cm.minR, r), max(cm.maxR, r)
+			}
 		}
 	}
 	if len(cur.Placement) != 0 && spans != cur.Nodes {
