@@ -555,12 +555,7 @@ func (r *rowRange) build(i int, mode rowMode) error {
 // jobs' rows built bare first are then valued while ctx lasts, and no full
 // row is built.
 func (r *rowRange) byPriority() (late bool, err error) {
-	running := 0
-	for i := r.lo; i < r.hi; i++ {
-		if r.snap.Jobs[i].State.Current.Running() {
-			running++
-		}
-	}
+	running := r.running()
 	// A running job's row is its current configuration, a queued job's
 	// cheap row one entry per type, the others empty (append grows the
 	// array should a row hold more).
@@ -592,16 +587,33 @@ func (r *rowRange) byPriority() (late bool, err error) {
 		}
 	}
 	if late && r.cl.bareFirst && r.cl.clk != nil {
-		// Rows built bare first get their goodput while time lasts.
-		for i := r.lo; i < r.hi && !r.expired() && !r.cl.clk.past(r.cl.clk.keepEnd); i++ {
-			if r.snap.Jobs[i].State.Current.Running() {
-				if err := r.build(i, rowKeep); err != nil {
-					return true, err
-				}
+		return true, r.valueBare()
+	}
+	return late, nil
+}
+
+// running returns the number of running jobs among rows [lo, hi).
+func (r *rowRange) running() int {
+	n := 0
+	for i := r.lo; i < r.hi; i++ {
+		if r.snap.Jobs[i].State.Current.Running() {
+			n++
+		}
+	}
+	return n
+}
+
+// valueBare rebuilds the running jobs' rows built bare first with their
+// goodput (rowKeep) while ctx and the clock's keepEnd last.
+func (r *rowRange) valueBare() error {
+	for i := r.lo; i < r.hi && !r.expired() && !r.cl.clk.past(r.cl.clk.keepEnd); i++ {
+		if r.snap.Jobs[i].State.Current.Running() {
+			if err := r.build(i, rowKeep); err != nil {
+				return err
 			}
 		}
 	}
-	return late, nil
+	return nil
 }
 
 // startable builds the cheap rows of the smallest queued jobs that may
@@ -819,12 +831,14 @@ func (rb *rowBuilder) addType(t string) error {
 func (rb *rowBuilder) typeModel(t string) (bool, error) {
 	j := rb.j
 	rb.t, rb.p = t, 1
-	model, src := rb.cl.jobModel(j, rb.idx, t)
-	model, src, ok, err := admissible(j, t, model, src)
+	// The model is read into rb.model once (no copies of it on the way).
+	model := &rb.model
+	src := rb.cl.jobModel(model, j, rb.idx, t)
+	ok, err := admissible(j, t, src)
 	if err != nil || !ok {
 		return false, err
 	}
-	if rb.p, err = replicaSize(j, t, model); err != nil {
+	if rb.p, err = replicaSize(j, t, model.Stages); err != nil {
 		return false, err
 	}
 	if rb.blind {
@@ -838,7 +852,7 @@ func (rb *rowBuilder) typeModel(t string) (bool, error) {
 			return false, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: "invalid model: " + err.Error(), Err: err}
 		}
 	}
-	rb.model, rb.src = model, src
+	rb.src = src
 	rb.curCfg = configset.Config{}
 	if rb.cur.Running() && rb.cur.Type == t {
 		rb.curCfg = rb.cl.currentConfig(rb.cur, rb.idx)
@@ -1123,36 +1137,40 @@ type curModel struct {
 	minR, maxR int32
 }
 
-// jobModel returns job j's model on type t: for the type a running job
-// runs on, the one validation read (cluster.cur), else Models.Model's.
-func (cl *cluster) jobModel(j *Job, i int, t string) (goodput.Model, bootstrap.Source) {
+// jobModel sets *m to job j's model on type t (job i of the snapshot) and
+// returns its source: for the type a running job runs on, the one
+// validation read (cluster.cur), else Models.Model's.
+func (cl *cluster) jobModel(m *goodput.Model, j *Job, i int, t string) bootstrap.Source {
 	if i < len(cl.curAt) && cl.curAt[i] > 0 && j.State.Current.Type == t {
 		c := &cl.cur[cl.curAt[i]-1]
-		return c.m, c.src
+		*m = c.m
+		return c.src
 	}
-	return j.Models.Model(t)
+	var src bootstrap.Source
+	*m, src = j.Models.Model(t)
+	return src
 }
 
-// admissible returns the job's model on type t (model and src, from
-// Models.Model) and whether the type may be offered at all: not when the
-// job's Types leave it out or its Models exclude it (bootstrap.Excluded).
-// A pinned job whose models exclude its own type is an error (the round
-// can neither keep nor move it).
-func admissible(j *Job, t string, model goodput.Model, src bootstrap.Source) (goodput.Model, bootstrap.Source, bool, error) {
+// admissible reports whether type t may be offered to the job at all,
+// given the source of its model on it (src, from Models.Model): not when
+// the job's Types leave it out or its Models exclude it
+// (bootstrap.Excluded). A pinned job whose models exclude its own type is
+// an error (the round can neither keep nor move it).
+func admissible(j *Job, t string, src bootstrap.Source) (bool, error) {
 	if j.Types != nil && !slices.Contains(j.Types, t) {
-		return goodput.Model{}, bootstrap.None, false, nil
+		return false, nil
 	}
 	switch {
 	case src == bootstrap.Excluded:
 		if pinned(j, time.Time{}) && j.State.Current.Type == t { // j is a restoreView
-			return model, src, false, &InputError{Job: j.ID, Type: t, Field: "Models",
+			return false, &InputError{Job: j.ID, Type: t, Field: "Models",
 				Reason: "exclude the type the job runs on, but the job is pinned (Restoring or NonPreemptible) and cannot move"}
 		}
-		return model, src, false, nil
+		return false, nil
 	case src < bootstrap.None || src > bootstrap.Excluded:
-		return model, src, false, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: fmt.Sprintf("unknown source %d", int(src))}
+		return false, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: fmt.Sprintf("unknown source %d", int(src))}
 	}
-	return model, src, true, nil
+	return true, nil
 }
 
 // finishRow turns the raw entries into the solver's options, the steps of

@@ -46,10 +46,37 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if s.Now.IsZero() {
 		return nil, &InputError{Field: "Snapshot.Now", Reason: "zero time: the round needs the current time (job ages enter the restart factor)"}
 	}
-	nodes := gpuIndex{byID: make(map[string]int, len(s.Nodes)), base: make([]int, len(s.Nodes)), stamp: make([]int32, len(s.Nodes))}
+	nodes, err := validateNodes(s.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := newCluster(s.Nodes, nodes.byID, o.MaxGPUsPerJob)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateReserved(s, cl); err != nil {
+		return nil, err
+	}
+	if err := validateQuotas(s, cl); err != nil {
+		return nil, err
+	}
+	pins, err := validateJobs(s, cl, nodes, placed)
+	if err != nil {
+		return nil, err
+	}
+	if err := validatePins(s, cl, pins); err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// validateNodes checks the nodes (IDs unique and not empty, a type, 1 to
+// MaxGPUsPerNode GPUs, at most MaxInt in all) and returns their index.
+func validateNodes(ns []Node) (*gpuIndex, error) {
+	nodes := &gpuIndex{byID: make(map[string]int, len(ns)), base: make([]int, len(ns)), stamp: make([]int32, len(ns))}
 	total := 0
-	for i := range s.Nodes {
-		n := &s.Nodes[i]
+	for i := range ns {
+		n := &ns[i]
 		field := func() string { return "Nodes[" + strconv.Itoa(i) + "]" }
 		nodes.byID[n.ID] = i // one map operation: a duplicate leaves the length
 		dup := len(nodes.byID) == i
@@ -72,29 +99,32 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	// total ≤ nodes × MaxGPUsPerNode: one owner slot per GPU is linear in
 	// the snapshot.
 	nodes.owner = make([]int32, total)
-	nodes.nodes = s.Nodes
-	cl, err := newCluster(s.Nodes, nodes.byID, o.MaxGPUsPerJob)
-	if err != nil {
-		return nil, err
-	}
-	sh := cl.shapes
+	nodes.nodes = ns
+	return nodes, nil
+}
+
+// validateReserved checks Snapshot.Reserved: known types, 0 to the type's
+// capacity (in sorted order, so the first error is always the same).
+func validateReserved(s *Snapshot, cl *cluster) error {
 	for _, t := range slices.Sorted(maps.Keys(s.Reserved)) {
 		r := s.Reserved[t]
 		if _, ok := cl.capacity[t]; !ok {
-			return nil, &InputError{Type: t, Field: "Reserved", Reason: "unknown GPU type"}
+			return &InputError{Type: t, Field: "Reserved", Reason: "unknown GPU type"}
 		}
 		if r < 0 || r > cl.capacity[t] {
-			return nil, &InputError{Type: t, Field: "Reserved", Reason: fmt.Sprintf("%d, want 0..%d (the type's capacity)", r, cl.capacity[t])}
+			return &InputError{Type: t, Field: "Reserved", Reason: fmt.Sprintf("%d, want 0..%d (the type's capacity)", r, cl.capacity[t])}
 		}
 	}
-	if err := validateQuotas(s, cl); err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// validateJobs checks every job (validateJob) and that no two share an ID,
+// and returns the pinned jobs (by index in s.Jobs), to be checked together.
+func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool) (pins []int, err error) {
 	ids := newJobIDs(len(s.Jobs))
-	var pins []int // the pinned jobs, checked together once every job is valid
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		if err := validateJob(j, i, s, cl, sh, &nodes, placed); err != nil {
+		if err := validateJob(j, i, s, cl, cl.shapes, nodes, placed); err != nil {
 			return nil, err
 		}
 		if ids.add(s.Jobs, i) {
@@ -104,10 +134,7 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 			pins = append(pins, i)
 		}
 	}
-	if err := validatePins(s, cl, pins); err != nil {
-		return nil, err
-	}
-	return cl, nil
+	return pins, nil
 }
 
 // jobIDs finds the first job whose ID an earlier job has, without a map
@@ -368,7 +395,7 @@ func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
 	if src == bootstrap.Excluded {
 		return nil
 	}
-	p, err := replicaSize(j, cur.Type, m)
+	p, err := replicaSize(j, cur.Type, m.Stages)
 	if err != nil {
 		return err
 	}
