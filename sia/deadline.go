@@ -172,6 +172,12 @@ func roundShape(snap *Snapshot, cl *cluster) (running, queued, free int) {
 	for t, c := range cl.capacity {
 		free += max(c-snap.Reserved[t], 0)
 	}
+	if cl.counts.ok {
+		for _, n := range cl.counts.held {
+			free -= n
+		}
+		return cl.counts.running, len(snap.Jobs) - cl.counts.running, max(free, 0)
+	}
 	for i := range snap.Jobs {
 		if cur := snap.Jobs[i].State.Current; cur.Running() {
 			running++
@@ -198,7 +204,10 @@ func timeLeft(ctx context.Context, dl time.Time) time.Duration {
 func freeByType(snap *Snapshot, cl *cluster) map[string]int {
 	free := make(map[string]int, len(cl.capacity))
 	for t, c := range cl.capacity {
-		free[t] = c - snap.Reserved[t]
+		free[t] = c - snap.Reserved[t] - cl.counts.held[t]
+	}
+	if cl.counts.ok {
+		return free
 	}
 	for i := range snap.Jobs {
 		if cur := snap.Jobs[i].State.Current; cur.Running() {

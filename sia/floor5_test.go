@@ -63,8 +63,8 @@ var mixedSetup = &Options{RoundTimeout: -1, SolverMaxNodes: 1}
 // the node sizes validation records per running job are those of its
 // placement's nodes.
 func TestPoolLookupTwin(t *testing.T) {
-	for _, nodes := range [][]Node{heteroCluster(2), mixedCluster(2)} {
-		snap := largeSnapshotOn(t, nodes, 300, 2, mixedSetup)
+	for _, nodes := range [][]Node{heteroCluster(1), mixedCluster(1)} {
+		snap := largeSnapshotOn(t, nodes, 200, 2, mixedSetup)
 		o := (&Options{}).WithDefaults()
 		cl, err := validateSnapshot(&snap, &o, true)
 		require.NoError(t, err)
@@ -121,4 +121,26 @@ func TestRoundFloorAllocsMixed(t *testing.T) {
 	perJob := allocs / float64(len(snap.Jobs))
 	t.Logf("%d jobs: %.0f allocations per round, %.2f per job", len(snap.Jobs), allocs, perJob)
 	assert.Less(t, perJob, 1.6, "allocations per job of a round out of time")
+}
+
+// TestRoundShapeCounts: the budget's counts taken from validation
+// (cluster.counts) equal those of a pass over the jobs, on one and several
+// node sizes per type and with GPUs reserved.
+func TestRoundShapeCounts(t *testing.T) {
+	for _, nodes := range [][]Node{heteroCluster(1), mixedCluster(1)} {
+		snap := largeSnapshotOn(t, nodes, 200, 3, mixedSetup)
+		snap.Reserved = map[string]int{"a100": 3}
+		o := (&Options{}).WithDefaults()
+		cl, err := validateSnapshot(&snap, &o, true)
+		require.NoError(t, err)
+		require.True(t, cl.counts.ok)
+		twin := *cl
+		twin.counts = jobCounts{}
+		r, q, f := roundShape(&snap, cl)
+		wr, wq, wf := roundShape(&snap, &twin)
+		assert.Equal(t, [3]int{wr, wq, wf}, [3]int{r, q, f})
+		assert.Positive(t, r)
+		assert.Positive(t, q)
+		assert.Equal(t, freeByType(&snap, &twin), freeByType(&snap, cl))
+	}
 }

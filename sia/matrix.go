@@ -211,6 +211,7 @@ type cluster struct {
 	cur    []curModel
 	curAt  []int32
 	firstR map[string]int // GPU type -> GPUs per node of its first pool
+	counts jobCounts      // validation's counts of the jobs
 	// floorRows and capRows bound the queued jobs per matrix worker whose
 	// cheap row a phased matrix builds, and bareFirst builds the running
 	// jobs' rows bare first (roundBudget; 0: minCheapRows and no bound).
@@ -218,6 +219,23 @@ type cluster struct {
 	bareFirst          bool
 	free               map[string]int // GPU type -> GPUs the running jobs leave (roundBudget.free; nil: unknown)
 	clk                *roundClock    // Round's clock (nil: BuildMatrix, no deadline)
+}
+
+// jobCounts are validation's counts of a snapshot's jobs, which the
+// round's budget needs (roundShape, freeByType): no pass over the jobs of
+// its own.
+type jobCounts struct {
+	ok      bool           // counted (else the budget counts)
+	running int            // the running jobs
+	held    map[string]int // GPU type -> the GPUs its running jobs hold
+}
+
+// count adds a valid job to the counts.
+func (c *jobCounts) count(j *Job) {
+	if cur := &j.State.Current; cur.Running() {
+		c.running++
+		c.held[cur.Type] += cur.GPUs
+	}
 }
 
 // newCluster groups the nodes into pools (one per type and node size,

@@ -119,14 +119,17 @@ func validateReserved(s *Snapshot, cl *cluster) error {
 }
 
 // validateJobs checks every job (validateJob) and that no two share an ID,
-// and returns the pinned jobs (by index in s.Jobs), to be checked together.
+// counts them for the round's budget (cluster.counts), and returns the
+// pinned jobs (by index in s.Jobs), to be checked together.
 func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool) (pins []int, err error) {
 	ids := newJobIDs(len(s.Jobs))
+	cl.counts = jobCounts{held: make(map[string]int, len(cl.types))}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if err := validateJob(j, i, s, cl, cl.shapes, nodes, placed); err != nil {
 			return nil, err
 		}
+		cl.counts.count(j)
 		if ids.add(s.Jobs, i) {
 			return nil, &InputError{Job: j.ID, Field: fmt.Sprintf("Jobs[%d].ID", i), Reason: "duplicate job ID"}
 		}
@@ -134,6 +137,7 @@ func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool) (pins 
 			pins = append(pins, i)
 		}
 	}
+	cl.counts.ok = true
 	return pins, nil
 }
 
