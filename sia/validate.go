@@ -201,9 +201,13 @@ func newShapes(groups []configset.NodeGroup) shapes {
 
 // most returns the most GPUs that k nodes of type t hold together (at
 // most the cluster's GPUs, checked against MaxInt).
-func (sh shapes) most(t string, k int) int {
+func (sh shapes) most(t string, k int) int { return mostOf(sh[t], k) }
+
+// mostOf returns the most GPUs that k nodes of sizes ss (largest first)
+// hold together.
+func mostOf(ss []sizeCount, k int) int {
 	total := 0
-	for _, s := range sh[t] {
+	for _, s := range ss {
 		if k <= 0 {
 			break
 		}
@@ -215,9 +219,12 @@ func (sh shapes) most(t string, k int) int {
 }
 
 // nodes returns the number of nodes of type t.
-func (sh shapes) nodes(t string) int {
+func (sh shapes) nodes(t string) int { return nodesIn(sh[t]) }
+
+// nodesIn returns the number of nodes of sizes ss.
+func nodesIn(ss []sizeCount) int {
 	n := 0
-	for _, s := range sh[t] {
+	for _, s := range ss {
 		n += s.count
 	}
 	return n
@@ -352,6 +359,7 @@ func validateJobState(st *JobState, bad badField) error {
 func validateCurrentShape(j *Job, i int, cl *cluster, sh shapes, placed bool, bad badField) error {
 	cur := j.State.Current
 	cap, ok := cl.capacity[cur.Type]
+	ss := sh[cur.Type] // the type's node sizes, looked up once
 	switch {
 	case !ok:
 		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.Type", Reason: "not a GPU type of the cluster"}
@@ -359,10 +367,10 @@ func validateCurrentShape(j *Job, i int, cl *cluster, sh shapes, placed bool, ba
 		return bad(".State.Current.Nodes", "%d, want 1..GPUs (%d)", cur.Nodes, cur.GPUs)
 	case cur.GPUs > cap:
 		return bad(".State.Current.GPUs", "%d exceeds the capacity %d of type %q", cur.GPUs, cap, cur.Type)
-	case cur.Nodes > sh.nodes(cur.Type):
-		return bad(".State.Current.Nodes", "%d, but the cluster has %d nodes of type %q", cur.Nodes, sh.nodes(cur.Type), cur.Type)
-	case cur.GPUs > sh.most(cur.Type, cur.Nodes):
-		return bad(".State.Current.GPUs", "%d GPUs do not fit on %d nodes of type %q (at most %d)", cur.GPUs, cur.Nodes, cur.Type, sh.most(cur.Type, cur.Nodes))
+	case cur.Nodes > nodesIn(ss):
+		return bad(".State.Current.Nodes", "%d, but the cluster has %d nodes of type %q", cur.Nodes, nodesIn(ss), cur.Type)
+	case cur.GPUs > mostOf(ss, cur.Nodes):
+		return bad(".State.Current.GPUs", "%d GPUs do not fit on %d nodes of type %q (at most %d)", cur.GPUs, cur.Nodes, cur.Type, mostOf(ss, cur.Nodes))
 	case j.Kind == Rigid && cur.GPUs != j.GPUs:
 		return bad(".State.Current.GPUs", "%d, but the rigid job's count is %d", cur.GPUs, j.GPUs)
 	case placed && len(cur.Placement) == 0:
