@@ -1361,7 +1361,7 @@ func markDominated(row *matrixRow, sense ilp.Sense) {
 		}
 		for k := range es {
 			o := &es[k]
-			if k == i || o.Dropped || o.Dominated || o.Config.Pool() != e.Config.Pool() || o.charge() > e.charge() ||
+			if k == i || o.Dropped || o.Dominated || !samePool(o.Config, e.Config) || o.charge() > e.charge() ||
 				o.Config.Spanning() || e.Config.Spanning() { // spanning entries use several pools
 				continue
 			}
@@ -1374,6 +1374,11 @@ func markDominated(row *matrixRow, sense ilp.Sense) {
 		}
 	}
 }
+
+// samePool reports whether configurations a and b of the cluster's types
+// lie in the same pool (a.Pool() == b.Pool() without building the names:
+// pool names never clash with type names, package configset).
+func samePool(a, b configset.Config) bool { return a.NodeGPUs == b.NodeGPUs && a.Type == b.Type }
 
 // charge is the GPUs e counts against its pool (Entry.Charge).
 func (e *matrixEntry) charge() int {
