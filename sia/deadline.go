@@ -172,6 +172,12 @@ func roundShape(snap *Snapshot, cl *cluster) (running, queued, free int) {
 	for t, c := range cl.capacity {
 		free += max(c-snap.Reserved[t], 0)
 	}
+	if cl.counts.ok {
+		for _, n := range cl.counts.held {
+			free -= n
+		}
+		return cl.counts.running, len(snap.Jobs) - cl.counts.running, max(free, 0)
+	}
 	for i := range snap.Jobs {
 		if cur := snap.Jobs[i].State.Current; cur.Running() {
 			running++
@@ -198,7 +204,10 @@ func timeLeft(ctx context.Context, dl time.Time) time.Duration {
 func freeByType(snap *Snapshot, cl *cluster) map[string]int {
 	free := make(map[string]int, len(cl.capacity))
 	for t, c := range cl.capacity {
-		free[t] = c - snap.Reserved[t]
+		free[t] = c - snap.Reserved[t] - cl.counts.held[t]
+	}
+	if cl.counts.ok {
+		return free
 	}
 	for i := range snap.Jobs {
 		if cur := snap.Jobs[i].State.Current; cur.Running() {
@@ -331,43 +340,61 @@ func (c *cluster) maxCheap() int {
 }
 
 // cheapFirst returns, among the jobs [lo, hi) (one matrix worker's), the
-// queued jobs that may start on the free GPUs (mayStart), smallest first
-// (by MinGPUs, or a rigid job's GPUs; ties in snapshot order), as the
-// greedy allocation admits them: the jobs whose cheap row a round out of
-// time builds first. A queue whose first jobs are too large, or cannot use
-// the types with free GPUs, must not keep the others from starting round
-// after round while the deadline is tight.
-func (c *cluster) cheapFirst(snap *Snapshot, o *Options, lo, hi int) []int {
-	type cand struct{ i, size int }
-	var cands []cand
+// first limit queued jobs that may start on the free GPUs (mayStart),
+// smallest first (by MinGPUs, or a rigid job's GPUs; ties in snapshot
+// order), as the greedy allocation admits them: the jobs whose cheap row a
+// round out of time builds first. A queue whose first jobs are too large,
+// or cannot use the types with free GPUs, must not keep the others from
+// starting round after round while the deadline is tight. The jobs are
+// sorted as keys of size and index packed in one integer (no comparison
+// function), the sizes capped where they cannot fit anyway.
+func (c *cluster) cheapFirst(snap *Snapshot, o *Options, lo, hi, limit int) []int {
+	free := c.freeByIndex()
+	var keys []uint64
 	for i := lo; i < hi; i++ {
 		j := &snap.Jobs[i]
-		if j.State.Current.Running() || !c.mayStart(j, o) {
+		if j.State.Current.Running() || !c.mayStart(j, o, free) {
 			continue
 		}
 		size := max(j.MinGPUs, 1)
 		if j.Kind == Rigid {
 			size = j.GPUs
 		}
-		cands = append(cands, cand{i, size})
+		// size ≤ the free GPUs of a type (mayStart) or, without a budget,
+		// any count: capped at 2³¹ − 1, above any cluster's free GPUs in
+		// practice, ties then kept in snapshot order.
+		keys = append(keys, uint64(min(size, math.MaxInt32))<<32|uint64(uint32(i)))
 	}
-	slices.SortStableFunc(cands, func(a, b cand) int { return a.size - b.size })
-	out := make([]int, len(cands))
-	for k, c := range cands {
-		out[k] = c.i
+	slices.Sort(keys)
+	out := make([]int, min(len(keys), max(limit, 0)))
+	for k := range out {
+		out[k] = int(uint32(keys[k]))
+	}
+	return out
+}
+
+// freeByIndex returns cluster.free by type index (nil without a budget).
+func (c *cluster) freeByIndex() []int {
+	if c.free == nil {
+		return nil
+	}
+	out := make([]int, len(c.types))
+	for k, t := range c.types {
+		out[k] = c.free[t]
 	}
 	return out
 }
 
 // mayStart reports whether queued job j could start on the GPUs the running
-// jobs leave free (cluster.free, from the round's budget): its smallest count
-// (MinGPUs, a rigid job's GPUs) is within the free GPUs of a type it may
-// use, and for a job that is not rigid within Options.MaxGPUsPerJob. The
-// cheap rows a round out of time builds go to such jobs first: a queue
-// whose first jobs are too large for the free GPUs (or for the cluster)
-// must not keep the others from starting round after round.
-func (c *cluster) mayStart(j *Job, o *Options) bool {
-	if c.free == nil {
+// jobs leave free (free, cluster.free by type index, from the round's
+// budget; nil: unknown): its smallest count (MinGPUs, a rigid job's GPUs)
+// is within the free GPUs of a type it may use, and for a job that is not
+// rigid within Options.MaxGPUsPerJob. The cheap rows a round out of time
+// builds go to such jobs first: a queue whose first jobs are too large for
+// the free GPUs (or for the cluster) must not keep the others from starting
+// round after round.
+func (c *cluster) mayStart(j *Job, o *Options, free []int) bool {
+	if free == nil {
 		return true
 	}
 	size := max(j.MinGPUs, 1)
@@ -376,8 +403,8 @@ func (c *cluster) mayStart(j *Job, o *Options) bool {
 	} else if size > o.MaxGPUsPerJob || j.MaxGPUs > 0 && size > j.MaxGPUs {
 		return false
 	}
-	for _, t := range c.types {
-		if size <= c.free[t] && (j.Types == nil || slices.Contains(j.Types, t)) {
+	for k, t := range c.types {
+		if size <= free[k] && (j.Types == nil || slices.Contains(j.Types, t)) {
 			return true
 		}
 	}

@@ -27,11 +27,18 @@ func threadCPU() (d time.Duration, ok bool) {
 // and n/2 are queued.
 func largeSnapshot(tb testing.TB, k, n int, seed uint64) Snapshot {
 	tb.Helper()
+	return largeSnapshotOn(tb, heteroCluster(k), n, seed, &Options{RoundTimeout: -1})
+}
+
+// largeSnapshotOn is largeSnapshot on the given nodes, its first round
+// run with the given options.
+func largeSnapshotOn(tb testing.TB, nodes []Node, n int, seed uint64, o *Options) Snapshot {
+	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	jobs := genJobs(rng, n, now)
-	snap := Snapshot{Now: now, Nodes: heteroCluster(k), Jobs: jobs[:n/2]}
-	s, err := New(&Options{RoundTimeout: -1})
+	snap := Snapshot{Now: now, Nodes: nodes, Jobs: jobs[:n/2]}
+	s, err := New(o)
 	require.NoError(tb, err)
 	p, err := s.Round(context.Background(), snap)
 	require.NoError(tb, err)

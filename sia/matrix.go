@@ -116,6 +116,9 @@ type goodputMatrix struct {
 	// against the pool of its Config (Config.Pool()).
 	Capacity map[string]int
 	Pools    map[string][]string
+	// poolList has each type's pools (cluster.poolList; nil: poolName
+	// builds the names).
+	poolList map[string][]configset.Pool
 	// Quotas are the snapshot's quotas with job indices (rows); a quota
 	// or reservation of a type with several pools becomes a row over the
 	// set of its pools (in the allocation problem, see Problem).
@@ -159,6 +162,22 @@ func (m *goodputMatrix) poolCapacities(t string) []int {
 	return out
 }
 
+// poolName returns c.Pool(), the name of the pool of configuration c (not
+// spanning), without building it when the pool is one of the cluster's.
+func (m *goodputMatrix) poolName(c configset.Config) string {
+	if c.NodeGPUs == 0 {
+		return c.Type
+	}
+	if ps := m.poolList[c.Type]; len(ps) > 1 {
+		for k := range ps {
+			if ps[k].GPUsPerNode == c.NodeGPUs {
+				return ps[k].Name
+			}
+		}
+	}
+	return c.Pool()
+}
+
 // Offered returns the number of entries offered to the solver (neither
 // Dropped nor Dominated, or pinned).
 func (m *goodputMatrix) Offered() int {
@@ -179,10 +198,12 @@ type cluster struct {
 	types    []string
 	capacity map[string]int // GPUs per GPU type
 	byType   map[string][]configset.Config
-	pools    map[string][]string // GPU type -> pool names
-	poolCap  map[string]int      // pool -> GPUs
-	nodeGPUs map[string]int      // node ID -> GPUs
-	shapes   shapes              // node sizes per type (validation)
+	pools    map[string][]string         // GPU type -> pool names
+	poolList map[string][]configset.Pool // GPU type -> its pools (as pools)
+	poolCap  map[string]int              // pool -> GPUs
+	nodeAt   map[string]int              // node ID -> index in nodes (validation's)
+	nodes    []Node                      // the snapshot's nodes
+	shapes   shapes                      // node sizes per type (validation)
 	// cur holds the running jobs' models on the types they run on, as
 	// validation read them (Models.Model is a pure function of the type:
 	// one call per round suffices), and curAt, per job (by index in
@@ -190,6 +211,7 @@ type cluster struct {
 	cur    []curModel
 	curAt  []int32
 	firstR map[string]int // GPU type -> GPUs per node of its first pool
+	counts jobCounts      // validation's counts of the jobs
 	// floorRows and capRows bound the queued jobs per matrix worker whose
 	// cheap row a phased matrix builds, and bareFirst builds the running
 	// jobs' rows bare first (roundBudget; 0: minCheapRows and no bound).
@@ -199,19 +221,35 @@ type cluster struct {
 	clk                *roundClock    // Round's clock (nil: BuildMatrix, no deadline)
 }
 
+// jobCounts are validation's counts of a snapshot's jobs, which the
+// round's budget needs (roundShape, freeByType): no pass over the jobs of
+// its own.
+type jobCounts struct {
+	ok      bool           // counted (else the budget counts)
+	running int            // the running jobs
+	held    map[string]int // GPU type -> the GPUs its running jobs hold
+}
+
+// count adds a valid job to the counts.
+func (c *jobCounts) count(j *Job) {
+	if cur := &j.State.Current; cur.Running() {
+		c.running++
+		c.held[cur.Type] += cur.GPUs
+	}
+}
+
 // newCluster groups the nodes into pools (one per type and node size,
-// package configset) and lists their configurations.
-func newCluster(nodes []Node, maxGPUs int) (*cluster, error) {
+// package configset) and lists their configurations; nodeAt indexes nodes
+// by ID (validation's index: one map of the nodes per round).
+func newCluster(nodes []Node, nodeAt map[string]int, maxGPUs int) (*cluster, error) {
 	type key struct {
 		t string
 		r int
 	}
 	var groups []configset.NodeGroup
 	idx := map[key]int{}
-	nodeGPUs := make(map[string]int, len(nodes))
 	last := -1 // the group of the node before (a type's nodes are often listed together)
 	for _, n := range nodes {
-		nodeGPUs[n.ID] = n.GPUs
 		if last >= 0 && groups[last].GPUsPerNode == n.GPUs && groups[last].Type == n.Type {
 			groups[last].Nodes++
 			continue
@@ -231,11 +269,12 @@ func newCluster(nodes []Node, maxGPUs int) (*cluster, error) {
 		return nil, &InputError{Field: "Nodes", Reason: err.Error(), Err: err}
 	}
 	cl := &cluster{set: set, types: set.Types(), capacity: map[string]int{}, byType: map[string][]configset.Config{},
-		pools: map[string][]string{}, poolCap: map[string]int{}, nodeGPUs: nodeGPUs, firstR: map[string]int{}, shapes: newShapes(groups)}
+		pools: map[string][]string{}, poolList: map[string][]configset.Pool{}, poolCap: map[string]int{}, nodeAt: nodeAt, nodes: nodes, firstR: map[string]int{}, shapes: newShapes(groups)}
 	for _, t := range cl.types {
 		cl.capacity[t] = set.Capacity(t)
 		cl.byType[t] = set.ByType(t)
-		for k, p := range set.PoolsOf(t) {
+		cl.poolList[t] = set.PoolsOf(t)
+		for k, p := range cl.poolList[t] {
 			if k == 0 {
 				cl.firstR[t] = p.GPUsPerNode
 			}
@@ -246,26 +285,54 @@ func newCluster(nodes []Node, maxGPUs int) (*cluster, error) {
 	return cl, nil
 }
 
+// nodeGPUs returns the GPUs of the node with the given ID (0: unknown).
+func (cl *cluster) nodeGPUs(id string) int {
+	if i, ok := cl.nodeAt[id]; ok {
+		return cl.nodes[i].GPUs
+	}
+	return 0
+}
+
 // currentConfig is the configuration of a running job's current allocation
-// on type t: for a type with nodes of several sizes, in the pool of the
-// nodes it runs on, a spanning configuration when they have several sizes
-// (configset.Set.Spanned; the largest size when the placement is no valid
-// spanning shape), or the type's first pool without a placement.
-func (cl *cluster) currentConfig(cur Allocation) configset.Config {
+// cur (job i of the snapshot) on type t: for a type with nodes of several
+// sizes, in the pool of the nodes it runs on, a spanning configuration when
+// they have several sizes (configset.Set.Spanned; the largest size when the
+// placement is no valid spanning shape), or the type's first pool without a
+// placement.
+func (cl *cluster) currentConfig(cur Allocation, i int) configset.Config {
 	c := configset.Config{Type: cur.Type, Nodes: cur.Nodes, GPUs: cur.GPUs}
 	if len(cl.pools[cur.Type]) <= 1 {
 		return c
 	}
-	if sp, ok := cl.spannedCurrent(cur); ok {
-		return sp
+	lo, hi := cl.nodeSizes(cur, i)
+	if lo != hi {
+		if sp, ok := cl.spannedCurrent(cur); ok {
+			return sp
+		}
 	}
-	for _, g := range cur.Placement {
-		c.NodeGPUs = max(c.NodeGPUs, cl.nodeGPUs[g.Node])
-	}
+	c.NodeGPUs = hi
 	if c.NodeGPUs == 0 {
 		c.NodeGPUs = cl.firstR[cur.Type]
 	}
 	return c
+}
+
+// nodeSizes returns the smallest and largest GPU count of the nodes cur's
+// placement lists (0, 0 for none): as validation recorded them for job i
+// (curModel), else from the nodes.
+func (cl *cluster) nodeSizes(cur Allocation, i int) (lo, hi int) {
+	if i >= 0 && i < len(cl.curAt) && cl.curAt[i] > 0 {
+		c := &cl.cur[cl.curAt[i]-1]
+		return int(c.minR), int(c.maxR)
+	}
+	for k, g := range cur.Placement {
+		r := cl.nodeGPUs(g.Node)
+		if k == 0 {
+			lo = r
+		}
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	return lo, hi
 }
 
 // holds reports whether c's pool can hold its shape: 1 ≤ Nodes ≤ the pool's
@@ -275,8 +342,21 @@ func (cl *cluster) holds(c configset.Config) bool {
 		_, ok := cl.set.Spanned(c.Type, c.Parts())
 		return ok
 	}
-	p, ok := cl.set.Pool(c.Pool())
+	p, ok := cl.pool(c)
 	return ok && c.Nodes >= 1 && c.Nodes <= p.Nodes && c.Nodes <= c.GPUs && c.GPUs <= c.Nodes*p.GPUsPerNode
+}
+
+// pool returns the pool of configuration c (not spanning) of a type of the
+// cluster: what Set.Pool(c.Pool()) returns, without building the pool's
+// name (pool names never clash with type names, package configset).
+func (cl *cluster) pool(c configset.Config) (configset.Pool, bool) {
+	ps := cl.poolList[c.Type]
+	for k := range ps {
+		if len(ps) == 1 && c.NodeGPUs == 0 || len(ps) > 1 && c.NodeGPUs != 0 && ps[k].GPUsPerNode == c.NodeGPUs {
+			return ps[k], true
+		}
+	}
+	return configset.Pool{}, false
 }
 
 // ctxCheckJobs is how many jobs pass between checks of the context while the
@@ -327,6 +407,7 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, p
 		Types:    cl.types,
 		Capacity: cl.poolCap,
 		Pools:    cl.pools,
+		poolList: cl.poolList,
 		Reserved: map[string]int{},
 		Sense:    ilp.Maximize,
 		P:        o.P,
@@ -492,19 +573,20 @@ func (r *rowRange) build(i int, mode rowMode) error {
 // jobs' rows built bare first are then valued while ctx lasts, and no full
 // row is built.
 func (r *rowRange) byPriority() (late bool, err error) {
-	running := 0
-	for i := r.lo; i < r.hi; i++ {
-		if r.snap.Jobs[i].State.Current.Running() {
-			running++
-		}
-	}
+	running := r.running()
 	// A running job's row is its current configuration, a queued job's
 	// cheap row one entry per type, the others empty (append grows the
 	// array should a row hold more).
-	r.backing = make([]matrixEntry, 0, running+min(r.cl.minCheap(), r.hi-r.lo-running)*len(r.cl.types))
+	cheap := min(r.cl.minCheap(), r.hi-r.lo-running) * len(r.cl.types)
+	r.backing = make([]matrixEntry, 0, cheap)
 	built, queued, err := r.startable()
 	if err != nil {
 		return true, err
+	}
+	if cap(r.backing)-len(r.backing) < running {
+		// The kept rows get an array of their own: growing this one would
+		// copy the rows built so far.
+		r.backing = make([]matrixEntry, 0, running+cheap)
 	}
 	for i := r.lo; i < r.hi; i++ {
 		mode := rowKeep // a queued job's row stays empty
@@ -523,16 +605,33 @@ func (r *rowRange) byPriority() (late bool, err error) {
 		}
 	}
 	if late && r.cl.bareFirst && r.cl.clk != nil {
-		// Rows built bare first get their goodput while time lasts.
-		for i := r.lo; i < r.hi && !r.expired() && !r.cl.clk.past(r.cl.clk.keepEnd); i++ {
-			if r.snap.Jobs[i].State.Current.Running() {
-				if err := r.build(i, rowKeep); err != nil {
-					return true, err
-				}
+		return true, r.valueBare()
+	}
+	return late, nil
+}
+
+// running returns the number of running jobs among rows [lo, hi).
+func (r *rowRange) running() int {
+	n := 0
+	for i := r.lo; i < r.hi; i++ {
+		if r.snap.Jobs[i].State.Current.Running() {
+			n++
+		}
+	}
+	return n
+}
+
+// valueBare rebuilds the running jobs' rows built bare first with their
+// goodput (rowKeep) while ctx and the clock's keepEnd last.
+func (r *rowRange) valueBare() error {
+	for i := r.lo; i < r.hi && !r.expired() && !r.cl.clk.past(r.cl.clk.keepEnd); i++ {
+		if r.snap.Jobs[i].State.Current.Running() {
+			if err := r.build(i, rowKeep); err != nil {
+				return err
 			}
 		}
 	}
-	return late, nil
+	return nil
 }
 
 // startable builds the cheap rows of the smallest queued jobs that may
@@ -544,8 +643,8 @@ func (r *rowRange) byPriority() (late bool, err error) {
 func (r *rowRange) startable() (built []bool, n int, err error) {
 	built = make([]bool, r.hi-r.lo)
 	admitted := 0
-	for k, i := range r.cl.cheapFirst(r.snap, r.o, r.lo, r.hi) {
-		if admitted >= r.cl.minCheap() || k >= cheapExamine*r.cl.minCheap() {
+	for _, i := range r.cl.cheapFirst(r.snap, r.o, r.lo, r.hi, cheapExamine*r.cl.minCheap()) {
+		if admitted >= r.cl.minCheap() {
 			break
 		}
 		if err := r.build(i, rowCheap); err != nil {
@@ -594,10 +693,8 @@ func buildRow(backing []matrixEntry, snap *Snapshot, o *Options, k *ArtifactKnob
 	start := len(backing)
 	rb := rowBuilder{j: j, idx: i, o: o, k: k, cl: cl, ev: ev, cur: j.State.Current, dst: backing}
 	rb.init(mode)
-	for _, t := range cl.types {
-		if err := rb.addType(t); err != nil {
-			return rb.dst, err
-		}
+	if err := rb.addTypes(); err != nil {
+		return rb.dst, err
 	}
 	backing = rb.dst
 	row := matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: mode != rowFull}
@@ -615,13 +712,16 @@ func buildRow(backing []matrixEntry, snap *Snapshot, o *Options, k *ArtifactKnob
 // holds). Charging every GPU to one pool would let the solver give the
 // other pools' held GPUs to jobs that placement then cannot place.
 func spillPin(row *matrixRow, j *Job, cl *cluster) {
-	if row.Pin < 0 || len(cl.set.PoolsOf(j.State.Current.Type)) < 2 {
+	if row.Pin < 0 || len(cl.pools[j.State.Current.Type]) < 2 {
 		return
+	}
+	if lo, hi := cl.nodeSizes(j.State.Current, row.Index); lo == hi {
+		return // on nodes of one size: one pool
 	}
 	e := &row.Entries[row.Pin]
 	per := map[string]int{}
 	for _, g := range j.State.Current.Placement {
-		per[configset.PoolName(e.Config.Type, cl.nodeGPUs[g.Node])]++
+		per[configset.PoolName(e.Config.Type, cl.nodeGPUs(g.Node))]++
 	}
 	main := e.Config.Pool()
 	if len(per) < 2 || per[main] == 0 {
@@ -695,6 +795,23 @@ func (rb *rowBuilder) bounds() {
 	}
 }
 
+// addTypes appends the entries of every type in cluster order, or of the
+// current type only for a row of the current configuration (keepOnly).
+func (rb *rowBuilder) addTypes() error {
+	if rb.keepOnly {
+		if !rb.cur.Running() {
+			return nil
+		}
+		return rb.addType(rb.cur.Type)
+	}
+	for _, t := range rb.cl.types {
+		if err := rb.addType(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // addType appends the entries of type t: its candidates (§3.1), each
 // valued (§3.2), and the current configuration kept when it is not among
 // them.
@@ -738,12 +855,14 @@ func (rb *rowBuilder) typeModel(t string) (bool, error) {
 func (rb *rowBuilder) typeModelOf(t string) (bool, error) {
 	j := rb.j
 	rb.t, rb.p = t, 1
-	model, src := rb.cl.jobModel(j, rb.idx, t)
-	model, src, ok, err := admissible(j, t, model, src)
+	// The model is read into rb.model once (no copies of it on the way).
+	model := &rb.model
+	src := rb.cl.jobModel(model, j, rb.idx, t)
+	ok, err := admissible(j, t, src)
 	if err != nil || !ok {
 		return false, err
 	}
-	if rb.p, err = replicaSize(j, t, model); err != nil {
+	if rb.p, err = replicaSize(j, t, model.Stages); err != nil {
 		return false, err
 	}
 	if rb.blind {
@@ -757,10 +876,10 @@ func (rb *rowBuilder) typeModelOf(t string) (bool, error) {
 			return false, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: "invalid model: " + err.Error(), Err: err}
 		}
 	}
-	rb.model, rb.src = model, src
+	rb.src = src
 	rb.curCfg = configset.Config{}
 	if rb.cur.Running() && rb.cur.Type == t {
-		rb.curCfg = rb.cl.currentConfig(rb.cur)
+		rb.curCfg = rb.cl.currentConfig(rb.cur, rb.idx)
 	}
 	return true, nil
 }
@@ -1037,38 +1156,45 @@ const maxGPUsBound = 1 << 52
 type curModel struct {
 	m   goodput.Model
 	src bootstrap.Source
+	// minR and maxR are the smallest and largest GPU count of the nodes
+	// the job's placement lists (0 for none: validation records them).
+	minR, maxR int32
 }
 
-// jobModel returns job j's model on type t: for the type a running job
-// runs on, the one validation read (cluster.cur), else Models.Model's.
-func (cl *cluster) jobModel(j *Job, i int, t string) (goodput.Model, bootstrap.Source) {
+// jobModel sets *m to job j's model on type t (job i of the snapshot) and
+// returns its source: for the type a running job runs on, the one
+// validation read (cluster.cur), else Models.Model's.
+func (cl *cluster) jobModel(m *goodput.Model, j *Job, i int, t string) bootstrap.Source {
 	if i < len(cl.curAt) && cl.curAt[i] > 0 && j.State.Current.Type == t {
 		c := &cl.cur[cl.curAt[i]-1]
-		return c.m, c.src
+		*m = c.m
+		return c.src
 	}
-	return j.Models.Model(t)
+	var src bootstrap.Source
+	*m, src = j.Models.Model(t)
+	return src
 }
 
-// admissible returns the job's model on type t (model and src, from
-// Models.Model) and whether the type may be offered at all: not when the
-// job's Types leave it out or its Models exclude it (bootstrap.Excluded).
-// A pinned job whose models exclude its own type is an error (the round
-// can neither keep nor move it).
-func admissible(j *Job, t string, model goodput.Model, src bootstrap.Source) (goodput.Model, bootstrap.Source, bool, error) {
+// admissible reports whether type t may be offered to the job at all,
+// given the source of its model on it (src, from Models.Model): not when
+// the job's Types leave it out or its Models exclude it
+// (bootstrap.Excluded). A pinned job whose models exclude its own type is
+// an error (the round can neither keep nor move it).
+func admissible(j *Job, t string, src bootstrap.Source) (bool, error) {
 	if j.Types != nil && !slices.Contains(j.Types, t) {
-		return goodput.Model{}, bootstrap.None, false, nil
+		return false, nil
 	}
 	switch {
 	case src == bootstrap.Excluded:
 		if pinned(j, time.Time{}) && j.State.Current.Type == t { // j is a restoreView
-			return model, src, false, &InputError{Job: j.ID, Type: t, Field: "Models",
+			return false, &InputError{Job: j.ID, Type: t, Field: "Models",
 				Reason: "exclude the type the job runs on, but the job is pinned (Restoring or NonPreemptible) and cannot move"}
 		}
-		return model, src, false, nil
+		return false, nil
 	case src < bootstrap.None || src > bootstrap.Excluded:
-		return model, src, false, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: fmt.Sprintf("unknown source %d", int(src))}
+		return false, &InputError{Job: j.ID, Type: t, Field: "Models", Reason: fmt.Sprintf("unknown source %d", int(src))}
 	}
-	return model, src, true, nil
+	return true, nil
 }
 
 // finishRow turns the raw entries into the solver's options, the steps of
@@ -1241,7 +1367,7 @@ func markDominated(row *matrixRow, sense ilp.Sense) {
 		}
 		for k := range es {
 			o := &es[k]
-			if k == i || o.Dropped || o.Dominated || o.Config.Pool() != e.Config.Pool() || o.charge() > e.charge() ||
+			if k == i || o.Dropped || o.Dominated || !samePool(o.Config, e.Config) || o.charge() > e.charge() ||
 				o.Config.Spanning() || e.Config.Spanning() { // spanning entries use several pools
 				continue
 			}
@@ -1254,6 +1380,11 @@ func markDominated(row *matrixRow, sense ilp.Sense) {
 		}
 	}
 }
+
+// samePool reports whether configurations a and b of the cluster's types
+// lie in the same pool (a.Pool() == b.Pool() without building the names:
+// pool names never clash with type names, package configset).
+func samePool(a, b configset.Config) bool { return a.NodeGPUs == b.NodeGPUs && a.Type == b.Type }
 
 // charge is the GPUs e counts against its pool (Entry.Charge).
 func (e *matrixEntry) charge() int {

@@ -150,7 +150,7 @@ func (m *goodputMatrix) addOptions(p *ilp.Problem, order []int) (optIdx [][]int,
 			if k == r.Pin {
 				pin = len(opts) - start
 			}
-			opts = append(opts, ilp.Option{Type: e.Config.Pool(), GPUs: e.charge(), Value: e.Value})
+			opts = append(opts, ilp.Option{Type: m.poolName(e.Config), GPUs: e.charge(), Value: e.Value})
 			idx = append(idx, k)
 		}
 		p.Jobs[pos] = ilp.Job{ID: r.Job, Options: opts[start:len(opts):len(opts)], Unallocated: r.Unallocated, Pin: pin}

@@ -65,7 +65,7 @@ func (cl *cluster) spannedCurrent(cur Allocation) (configset.Config, bool) {
 	// Most allocations lie on nodes of one size: no maps for them.
 	one := true
 	for _, g := range cur.Placement[1:] {
-		if cl.nodeGPUs[g.Node] != cl.nodeGPUs[cur.Placement[0].Node] {
+		if cl.nodeGPUs(g.Node) != cl.nodeGPUs(cur.Placement[0].Node) {
 			one = false
 			break
 		}
@@ -78,7 +78,7 @@ func (cl *cluster) spannedCurrent(cur Allocation) (configset.Config, bool) {
 	seen := map[string]bool{}
 	var sizes []int
 	for _, g := range cur.Placement {
-		r := cl.nodeGPUs[g.Node]
+		r := cl.nodeGPUs(g.Node)
 		a, ok := per[r]
 		if !ok {
 			a = &acc{}

@@ -280,16 +280,16 @@ type Job struct {
 	State JobState
 }
 
-// replicaSize returns the GPUs of one replica of job j on type t, where m is
-// the job's model on t: for a hybrid-parallel job its pipeline stages
-// (goodput.Model.Stages, from bootstrap.Spec.Stages), 1 for a data-parallel
-// job. Negative stages are an error naming the job and type.
-func replicaSize(j *Job, t string, m goodput.Model) (int, error) {
-	if m.Stages < 0 {
+// replicaSize returns the GPUs of one replica of job j on type t, where
+// stages are those of the job's model on t (goodput.Model.Stages, from
+// bootstrap.Spec.Stages): for a hybrid-parallel job its stages, 1 for a
+// data-parallel job. Negative stages are an error naming the job and type.
+func replicaSize(j *Job, t string, stages int) (int, error) {
+	if stages < 0 {
 		return 0, &InputError{Job: j.ID, Type: t, Field: "Models",
-			Reason: fmt.Sprintf("%d pipeline stages (goodput.Model.Stages), want >= 0 (0: data parallel)", m.Stages)}
+			Reason: fmt.Sprintf("%d pipeline stages (goodput.Model.Stages), want >= 0 (0: data parallel)", stages)}
 	}
-	return max(m.Stages, 1), nil
+	return max(stages, 1), nil
 }
 
 // atJob returns err with the Field of an *InputError raised about job i's

@@ -2,6 +2,7 @@ package sia
 
 import (
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"math"
 	"slices"
@@ -46,10 +47,40 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if s.Now.IsZero() {
 		return nil, &InputError{Field: "Snapshot.Now", Reason: "zero time: the round needs the current time (job ages enter the restart factor)"}
 	}
-	nodes := gpuIndex{byID: make(map[string]int, len(s.Nodes)), base: make([]int, len(s.Nodes)), stamp: make([]int32, len(s.Nodes))}
+	nodes, err := validateNodes(s.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := newCluster(s.Nodes, nodes.byID, o.MaxGPUsPerJob)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateReserved(s, cl); err != nil {
+		return nil, err
+	}
+	if err := validateQuotas(s, cl); err != nil {
+		return nil, err
+	}
+	pins, err := validateJobs(s, cl, nodes, placed)
+	if err != nil {
+		return nil, err
+	}
+	if err := validatePins(s, cl, pins); err != nil {
+		return nil, err
+	}
+	if err := validateQuotaPins(s, pins); err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// validateNodes checks the nodes (IDs unique and not empty, a type, 1 to
+// MaxGPUsPerNode GPUs, at most MaxInt in all) and returns their index.
+func validateNodes(ns []Node) (*gpuIndex, error) {
+	nodes := &gpuIndex{byID: make(map[string]int, len(ns)), base: make([]int, len(ns)), stamp: make([]int32, len(ns))}
 	total := 0
-	for i := range s.Nodes {
-		n := &s.Nodes[i]
+	for i := range ns {
+		n := &ns[i]
 		field := func() string { return "Nodes[" + strconv.Itoa(i) + "]" }
 		nodes.byID[n.ID] = i // one map operation: a duplicate leaves the length
 		dup := len(nodes.byID) == i
@@ -72,45 +103,85 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	// total ≤ nodes × MaxGPUsPerNode: one owner slot per GPU is linear in
 	// the snapshot.
 	nodes.owner = make([]int32, total)
-	nodes.nodes = s.Nodes
-	cl, err := newCluster(s.Nodes, o.MaxGPUsPerJob)
-	if err != nil {
-		return nil, err
-	}
-	sh := cl.shapes
+	nodes.nodes = ns
+	return nodes, nil
+}
+
+// validateReserved checks Snapshot.Reserved: known types, 0 to the type's
+// capacity (in sorted order, so the first error is always the same).
+func validateReserved(s *Snapshot, cl *cluster) error {
 	for _, t := range slices.Sorted(maps.Keys(s.Reserved)) {
 		r := s.Reserved[t]
 		if _, ok := cl.capacity[t]; !ok {
-			return nil, &InputError{Type: t, Field: "Reserved", Reason: "unknown GPU type"}
+			return &InputError{Type: t, Field: "Reserved", Reason: "unknown GPU type"}
 		}
 		if r < 0 || r > cl.capacity[t] {
-			return nil, &InputError{Type: t, Field: "Reserved", Reason: fmt.Sprintf("%d, want 0..%d (the type's capacity)", r, cl.capacity[t])}
+			return &InputError{Type: t, Field: "Reserved", Reason: fmt.Sprintf("%d, want 0..%d (the type's capacity)", r, cl.capacity[t])}
 		}
 	}
-	if err := validateQuotas(s, cl); err != nil {
-		return nil, err
-	}
-	ids := make(map[string]struct{}, len(s.Jobs))
-	var pins []int // the pinned jobs, checked together once every job is valid
+	return nil
+}
+
+// validateJobs checks every job (validateJob) and that no two share an ID,
+// counts them for the round's budget (cluster.counts), and returns the
+// pinned jobs (by index in s.Jobs), to be checked together.
+func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool) (pins []int, err error) {
+	ids := newJobIDs(len(s.Jobs))
+	cl.counts = jobCounts{held: make(map[string]int, len(cl.types))}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		if err := validateJob(j, i, s, cl, sh, &nodes, placed); err != nil {
+		if err := validateJob(j, i, s, cl, cl.shapes, nodes, placed); err != nil {
 			return nil, err
 		}
-		if ids[j.ID] = struct{}{}; len(ids) == i { // one map operation: a duplicate leaves the length
+		cl.counts.count(j)
+		if ids.add(s.Jobs, i) {
 			return nil, &InputError{Job: j.ID, Field: fmt.Sprintf("Jobs[%d].ID", i), Reason: "duplicate job ID"}
 		}
 		if pinned(j, s.Now) {
 			pins = append(pins, i)
 		}
 	}
-	if err := validatePins(s, cl, pins); err != nil {
-		return nil, err
+	cl.counts.ok = true
+	return pins, nil
+}
+
+// jobIDs finds the first job whose ID an earlier job has, without a map
+// of the IDs: an open-addressing table (linear probing, at most 3/4 full)
+// whose slots hold 32 bits of an ID's hash and its job's index, with no
+// pointers for the garbage collector to scan; two IDs are compared only
+// when those bits are equal. Its seed is random (hash/maphash), which
+// changes its speed, never its answer.
+type jobIDs struct {
+	seed maphash.Seed
+	mask uint64
+	slot []uint64 // tag<<32 | job index; 0: free (a tag is never 0)
+}
+
+// newJobIDs returns a set for n IDs.
+func newJobIDs(n int) *jobIDs {
+	size := 8
+	for size-size/4 < n {
+		size *= 2
 	}
-	if err := validateQuotaPins(s, pins); err != nil {
-		return nil, err
+	return &jobIDs{seed: maphash.MakeSeed(), mask: uint64(size - 1), slot: make([]uint64, size)}
+}
+
+// add adds the ID of jobs[i] (i < 2³²) and reports whether an earlier job
+// has it.
+func (s *jobIDs) add(jobs []Job, i int) bool {
+	id := jobs[i].ID
+	h := maphash.String(s.seed, id)
+	tag := (h>>32 | 1) << 32
+	for k := h & s.mask; ; k = (k + 1) & s.mask {
+		v := s.slot[k]
+		if v == 0 {
+			s.slot[k] = tag | uint64(uint32(i))
+			return false
+		}
+		if v&^(1<<32-1) == tag && jobs[uint32(v)].ID == id {
+			return true
+		}
 	}
-	return cl, nil
 }
 
 // validateQuotaPins checks that the pinned jobs (pins) each quota covers,
@@ -167,9 +238,13 @@ func newShapes(groups []configset.NodeGroup) shapes {
 
 // most returns the most GPUs that k nodes of type t hold together (at
 // most the cluster's GPUs, checked against MaxInt).
-func (sh shapes) most(t string, k int) int {
+func (sh shapes) most(t string, k int) int { return mostOf(sh[t], k) }
+
+// mostOf returns the most GPUs that k nodes of sizes ss (largest first)
+// hold together.
+func mostOf(ss []sizeCount, k int) int {
 	total := 0
-	for _, s := range sh[t] {
+	for _, s := range ss {
 		if k <= 0 {
 			break
 		}
@@ -181,9 +256,12 @@ func (sh shapes) most(t string, k int) int {
 }
 
 // nodes returns the number of nodes of type t.
-func (sh shapes) nodes(t string) int {
+func (sh shapes) nodes(t string) int { return nodesIn(sh[t]) }
+
+// nodesIn returns the number of nodes of sizes ss.
+func nodesIn(ss []sizeCount) int {
 	n := 0
-	for _, s := range sh[t] {
+	for _, s := range ss {
 		n += s.count
 	}
 	return n
@@ -246,7 +324,7 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuI
 	if err := validateReplicaSize(j, i, s, cl); err != nil {
 		return err
 	}
-	return validatePlacement(j, i, s, nodes)
+	return validatePlacement(j, i, s, nodes, &cl.cur[len(cl.cur)-1])
 }
 
 // badField makes the InputError of one of a job's fields (see validateJob).
@@ -320,6 +398,7 @@ func validateJobState(st *JobState, bad badField) error {
 func validateCurrentShape(j *Job, i int, cl *cluster, sh shapes, placed bool, bad badField) error {
 	cur := j.State.Current
 	cap, ok := cl.capacity[cur.Type]
+	ss := sh[cur.Type] // the type's node sizes, looked up once
 	switch {
 	case !ok:
 		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.Type", Reason: "not a GPU type of the cluster"}
@@ -327,10 +406,10 @@ func validateCurrentShape(j *Job, i int, cl *cluster, sh shapes, placed bool, ba
 		return bad(".State.Current.Nodes", "%d, want 1..GPUs (%d)", cur.Nodes, cur.GPUs)
 	case cur.GPUs > cap:
 		return bad(".State.Current.GPUs", "%d exceeds the capacity %d of type %q", cur.GPUs, cap, cur.Type)
-	case cur.Nodes > sh.nodes(cur.Type):
-		return bad(".State.Current.Nodes", "%d, but the cluster has %d nodes of type %q", cur.Nodes, sh.nodes(cur.Type), cur.Type)
-	case cur.GPUs > sh.most(cur.Type, cur.Nodes):
-		return bad(".State.Current.GPUs", "%d GPUs do not fit on %d nodes of type %q (at most %d)", cur.GPUs, cur.Nodes, cur.Type, sh.most(cur.Type, cur.Nodes))
+	case cur.Nodes > nodesIn(ss):
+		return bad(".State.Current.Nodes", "%d, but the cluster has %d nodes of type %q", cur.Nodes, nodesIn(ss), cur.Type)
+	case cur.GPUs > mostOf(ss, cur.Nodes):
+		return bad(".State.Current.GPUs", "%d GPUs do not fit on %d nodes of type %q (at most %d)", cur.GPUs, cur.Nodes, cur.Type, mostOf(ss, cur.Nodes))
 	case placed && len(cur.Placement) == 0:
 		return bad(".State.Current.Placement", "empty for a running job: list the %d GPUs it holds (or clear Current if they are unknown: the job is then queued)", cur.GPUs)
 	case len(cur.Placement) != 0 && len(cur.Placement) != cur.GPUs:
@@ -356,7 +435,7 @@ func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
 		}
 		cl.cur = make([]curModel, 0, running)
 	}
-	cl.cur = append(cl.cur, curModel{m, src})
+	cl.cur = append(cl.cur, curModel{m: m, src: src})
 	cl.curAt[i] = int32(len(cl.cur))
 	if src == bootstrap.Excluded && pinned(j, s.Now) {
 		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.Type",
@@ -365,7 +444,7 @@ func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
 	if src == bootstrap.Excluded {
 		return nil
 	}
-	p, err := replicaSize(j, cur.Type, m)
+	p, err := replicaSize(j, cur.Type, m.Stages)
 	if err != nil {
 		return atJob(err, i)
 	}
@@ -378,8 +457,9 @@ func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
 
 // validatePlacement checks a running job's listed GPUs: on known nodes of
 // its type, within range, none listed twice or held by an earlier job, on
-// exactly Current.Nodes nodes; it records them in nodes.
-func validatePlacement(j *Job, i int, s *Snapshot, nodes *gpuIndex) error {
+// exactly Current.Nodes nodes; it records them in nodes, and in cm the
+// sizes of the nodes they lie on.
+func validatePlacement(j *Job, i int, s *Snapshot, nodes *gpuIndex, cm *curModel) error {
 	cur := j.State.Current
 	me := int32(i + 1)
 	spans := 0
@@ -411,6 +491,11 @@ func validatePlacement(j *Job, i int, s *Snapshot, nodes *gpuIndex) error {
 		if nodes.stamp[ni] != me {
 			nodes.stamp[ni] = me
 			spans++
+			if r := int32(n.GPUs); spans == 1 {
+				cm.minR, cm.maxR = r, r
+			} else {
+				cm.minR, cm.maxR = min(cm.minR, r), max(cm.maxR, r)
+			}
 		}
 	}
 	if len(cur.Placement) != 0 && spans != cur.Nodes {
