@@ -15,7 +15,8 @@ import (
 // BenchmarkBuild times the two phases before the search, validation and
 // the model's build, on the hard corpus's 4,000- and 5,000-job instances,
 // on the benchmark goroutine's thread CPU clock (cpu-ns/op, independent of
-// the machine's load) and per option of the problem (cpu-ns/option).
+// the machine's load) and per option of the problem (cpu-ns/option);
+// build-twin is the naive twin's build (the build before its single pass).
 func BenchmarkBuild(b *testing.B) {
 	for _, c := range ilptest.HardCorpus() {
 		if c.Jobs < benchMinJobs {
@@ -38,13 +39,22 @@ func BenchmarkBuild(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(name+"/build", func(b *testing.B) {
-			benchCPU(b, opts, func() {
-				if build() == 0 {
-					b.Fatal("empty model")
-				}
+		twin, err := ilp.TwinModelBuilder(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, f := range []struct {
+			name  string
+			build func() int
+		}{{"build", build}, {"build-twin", twin}} {
+			b.Run(name+"/"+f.name, func(b *testing.B) {
+				benchCPU(b, opts, func() {
+					if f.build() == 0 {
+						b.Fatal("empty model")
+					}
+				})
 			})
-		})
+		}
 	}
 }
 

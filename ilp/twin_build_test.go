@@ -451,3 +451,20 @@ func diffModels(a, b *model) error {
 	}
 	return nil
 }
+
+// TwinModelBuilder is ModelBuilder with the naive twin's build, for
+// BenchmarkBuild's comparison.
+func TwinModelBuilder(p *Problem) (func() int, error) {
+	sc, err := p.validate(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return func() int {
+		m := twinBuildModel(p, sc, nil)
+		n := 0
+		for i := range m.jobs {
+			n += len(m.jobs[i].opts)
+		}
+		return n
+	}, nil
+}
