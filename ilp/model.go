@@ -490,16 +490,19 @@ func (b *builder) takeGroups(n int) []group {
 // and raises the multipliers' upper bounds to its options' profits per
 // GPU, group by group (spans, as spanGroups set them).
 func (m *model) noteBounds(j *mjob, spans []span) {
+	// (the built-in max: math.Max's result, without a call)
+	top := j.top
 	for _, sp := range spans {
 		mx := 0.0
 		for _, o := range j.opts[sp.x:sp.y] {
-			j.top = math.Max(j.top, o.p)
-			mx = math.Max(mx, o.p/float64(o.g))
+			top = max(top, o.p)
+			mx = max(mx, o.p/float64(o.g))
 		}
 		for _, r := range sp.rows {
-			m.ub[r] = math.Max(m.ub[r], mx)
+			m.ub[r] = max(m.ub[r], mx)
 		}
 	}
+	j.top = top
 }
 
 // chunkOf is the size of an arena's next chunk: size, or rest when it is
