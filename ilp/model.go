@@ -164,12 +164,12 @@ type builder struct {
 	stamp      []int
 	rowBuf     []int32
 	cands      []candOpt // candidate options of the current job (when not in order)
-	runs       []optRun  // the current job's options per type (see keep)
-	spans      []span    // the current job's groups (see spanGroups)
+	spans      []span    // the current job's groups (see keep)
 	hulls      []int32   // the current job's hulls, one after the other
-	best       float64   // keep's largest profit of the current run
+	runTr      int       // keep's current type row (-1: none yet)
+	best       float64   // keep's largest profit of the current type row
+	nq         int       // the number of quotas the current group counts toward
 	rowOnly    [][]int32 // rowOnly[tr] = {tr}: the rows of a group of type row tr that counts toward no quota
-	stack      []int32   // hull's scratch
 	nopts      int       // options of the free jobs not yet read: the arena's next chunk need not be larger
 	opts       []mopt
 	groups     []group
@@ -263,9 +263,9 @@ func (b *builder) subtractPins() {
 }
 
 // job builds the model job of problem job i (false when none of its
-// options is worth keeping): its useful options (keepOptions), grouped by
-// the rows they use, each group with its hull (groupOptions), and the
-// dual's view of them (layDual).
+// options is worth keeping): its useful options, grouped by the rows they
+// use, each group with its hull (keepInOrder or keepSorted, then
+// groupOptions), and the dual's view of them (layDual).
 func (b *builder) job(i int) (mjob, bool) {
 	mj := mjob{orig: i}
 	if !b.keepInOrder(&mj, i) {
@@ -274,30 +274,24 @@ func (b *builder) job(i int) (mjob, bool) {
 	if len(mj.opts) == 0 {
 		return mj, false
 	}
-	b.groupOptions(&mj, i)
+	b.groupOptions(&mj)
 	layDual(&mj, &b.dgs, &b.f64)
 	return mj, true
 }
 
-// optRun is the options of one type row of the current job: j.opts[start:]
-// up to the next run's start.
-type optRun struct{ start, tr int }
-
 // keepInOrder is the build's single pass over job i's options, for the
 // common case of options in candidate order (candOrder: by type row, GPUs
-// and profit): it appends the useful ones to j.opts as it reads them,
-// doing what candidate and keep do inline. It reports false, with j.opts
-// empty, as soon as two candidates are out of order: keepSorted then sorts
-// them first.
+// and profit): it keeps the useful ones as it reads them (candidate and
+// keep, the former inline). It reports false, with j.opts empty, as soon
+// as two candidates are out of order: keepSorted then sorts them first.
 func (b *builder) keepInOrder(j *mjob, i int) bool {
 	m, pj := b.m, &b.p.Jobs[i]
 	quotas := len(b.jobQuotas[i]) > 0
-	out, runs := b.reserveOpts(len(pj.Options)), b.runs[:0]
-	defer func() { b.runs = runs }()
+	j.opts = b.reserveOpts(len(pj.Options))
+	b.startJob()
 	sign, un := m.sign, pj.Unallocated
 	lastType, tr, trCap := "", -1, 0
 	prevTr, prevG, prevP := -1, 0, 0.0 // the previous candidate
-	best := 0.0                        // the largest profit kept in the run
 	for k := range pj.Options {
 		o := &pj.Options[k]
 		pr := sign * (o.Value - un)
@@ -313,20 +307,15 @@ func (b *builder) keepInOrder(j *mjob, i int) bool {
 			continue
 		}
 		// (candOrder(c, previous) < 0: out of order)
-		switch {
-		case tr < prevTr || tr == prevTr && (g < prevG || g == prevG && pr > prevP):
+		if tr < prevTr || tr == prevTr && (g < prevG || g == prevG && pr > prevP) {
+			j.opts = nil
 			return false
-		case tr != prevTr:
-			runs = append(runs, optRun{start: len(out), tr: tr})
-			best = math.Inf(-1)
 		}
 		prevTr, prevG, prevP = tr, g, pr
-		if pr > best { // (keep)
-			best = pr
-			out = append(out, mopt{k: k, p: pr, g: g})
+		if tr != b.runTr || pr > b.best {
+			b.keep(j, i, candOpt{mopt{k: k, p: pr, g: g}, tr})
 		}
 	}
-	j.opts = out
 	b.commitOpts(j)
 	return true
 }
@@ -347,9 +336,9 @@ func (b *builder) keepSorted(j *mjob, i int) {
 	}
 	slices.SortFunc(b.cands, candOrder)
 	j.opts = b.reserveOpts(len(b.cands))
-	b.runs = b.runs[:0]
+	b.startJob()
 	for _, c := range b.cands {
-		b.keep(j, c)
+		b.keep(j, i, c)
 	}
 	b.commitOpts(j)
 }
@@ -367,19 +356,65 @@ func (b *builder) candidate(i, k, tr int) (candOpt, bool) {
 	return candOpt{mopt{k: k, p: pr, g: o.GPUs}, tr}, true
 }
 
-// keep appends candidate c (coming in candidate order) to j.opts unless a
-// smaller candidate of its type dominates it (a smaller option uses no
-// more of every row: a quota with MinGPUs counts larger options only),
-// and starts a new run at each new type row.
-func (b *builder) keep(j *mjob, c candOpt) {
-	if n := len(b.runs); n == 0 || b.runs[n-1].tr != c.tr {
-		b.runs = append(b.runs, optRun{start: len(j.opts), tr: c.tr})
-		b.best = math.Inf(-1)
+// startJob readies keep for the next job.
+func (b *builder) startJob() {
+	b.runTr, b.spans, b.hulls = -1, b.spans[:0], b.hulls[:0]
+}
+
+// keep appends candidate c of job i (candidates come in candidate order)
+// to j.opts unless a smaller candidate of its type dominates it (a smaller
+// option uses no more of every row: a quota with MinGPUs counts larger
+// options only), and adds it to its group's hull. Options of one type use
+// the same rows except for MinGPUs thresholds, so the row sets form
+// contiguous runs by GPUs: a group starts at each new type and wherever
+// the number of quotas an option counts toward changes (one group per type
+// for a job no quota covers).
+func (b *builder) keep(j *mjob, i int, c candOpt) {
+	first := c.tr != b.runTr
+	if first {
+		b.runTr, b.best = c.tr, math.Inf(-1)
 	}
-	if c.p > b.best {
-		b.best = c.p
-		j.opts = append(j.opts, c.mopt)
+	if !(c.p > b.best) {
+		return
 	}
+	b.best = c.p
+	x := len(j.opts)
+	j.opts = append(j.opts, c.mopt)
+	nq := 0
+	if len(b.jobQuotas[i]) > 0 {
+		nq = b.quotaCount(i, c.g, c.tr)
+	}
+	if first || nq != b.nq {
+		b.nq = nq
+		rows := b.rowOnly[c.tr]
+		if nq > 0 {
+			rows = b.i32.clone(b.rowsOf(i, c.g, c.tr), numberChunk)
+		}
+		b.spans = append(b.spans, span{x: x, rows: rows, hull: len(b.hulls)})
+	}
+	b.hulls = pushHull(b.hulls, b.spans[len(b.spans)-1].hull, j.opts, x)
+}
+
+// pushHull adds point x of opts to the upper concave hull h[from:] (with
+// the origin as implicit first point) of the points before it, which come
+// by GPUs ascending with profits increasing: it drops the points on or
+// below the chord to it (see hull) and appends it.
+func pushHull(h []int32, from int, opts []mopt, x int) []int32 {
+	x3, y3 := float64(opts[x].g), opts[x].p
+	for len(h) > from {
+		x1, y1 := 0.0, 0.0
+		if len(h) >= from+2 {
+			o := &opts[h[len(h)-2]]
+			x1, y1 = float64(o.g), o.p
+		}
+		o := &opts[h[len(h)-1]]
+		x2, y2 := float64(o.g), o.p
+		if (y2-y1)*(x3-x1) > (y3-y1)*(x2-x1) {
+			break
+		}
+		h = h[:len(h)-1]
+	}
+	return append(h, int32(x))
 }
 
 // fitsQuotas reports whether an option of g GPUs of type row tr of job i
@@ -394,68 +429,32 @@ func (b *builder) fitsQuotas(i, g, tr int) bool {
 }
 
 // span is one group of the current job while it is built: the options
-// j.opts[x:y], their rows, and their hull's place in builder.hulls.
+// j.opts[x:y], their rows, and their hull, builder.hulls[hull:hull+nh].
 type span struct {
 	x, y     int
 	rows     []int32
 	hull, nh int
 }
 
-// groupOptions groups j's options by the rows they use (spanGroups), finds
-// each group's hull and raises the model's bounds (noteBounds) from them.
-func (b *builder) groupOptions(j *mjob, i int) {
-	b.spanGroups(j, i)
-	b.hulls = b.hulls[:0]
-	for s := range b.spans {
-		sp := &b.spans[s]
-		var h []int32
-		h, b.stack = hull(j.opts[:sp.y], sp.x, b.stack)
-		sp.hull, sp.nh = len(b.hulls), len(h)
-		b.hulls = append(b.hulls, h...)
-	}
+// groupOptions lays out j's groups as keep found them, with their hulls,
+// and raises the model's bounds (noteBounds) from them.
+func (b *builder) groupOptions(j *mjob) {
 	hulls := b.i32.take(len(b.hulls), numberChunk)
 	copy(hulls, b.hulls)
-	j.groups = b.takeGroups(len(b.spans))[:len(b.spans)]
-	for s, sp := range b.spans {
+	n := len(b.spans)
+	j.groups = b.takeGroups(n)[:n]
+	for s := range b.spans {
+		sp := &b.spans[s]
+		sp.y, sp.nh = len(j.opts), len(hulls)-sp.hull
+		if s+1 < n {
+			sp.y, sp.nh = b.spans[s+1].x, b.spans[s+1].hull-sp.hull
+		}
 		j.groups[s] = group{rows: sp.rows, hull: hulls[sp.hull : sp.hull+sp.nh : sp.hull+sp.nh]}
 		for z := sp.x; z < sp.y; z++ {
 			j.opts[z].grp = s
 		}
 	}
 	b.m.noteBounds(j, b.spans)
-}
-
-// spanGroups sets b.spans to the groups of j's options, type run by type
-// run: options of one type use the same rows except for MinGPUs
-// thresholds, so the row sets form contiguous runs by GPUs: one group per
-// run (one per type for a job no quota covers).
-func (b *builder) spanGroups(j *mjob, i int) {
-	b.spans = b.spans[:0]
-	quotas := len(b.jobQuotas[i]) > 0
-	for r, run := range b.runs {
-		end := len(j.opts)
-		if r+1 < len(b.runs) {
-			end = b.runs[r+1].start
-		}
-		if !quotas {
-			b.spans = append(b.spans, span{x: run.start, y: end, rows: b.rowOnly[run.tr]})
-			continue
-		}
-		for x := run.start; x < end; {
-			rows := b.rowsOf(i, j.opts[x].g, run.tr)
-			y := x + 1
-			for y < end && b.quotaCount(i, j.opts[y].g, run.tr) == len(rows)-1 {
-				y++
-			}
-			if len(rows) == 1 {
-				rows = b.rowOnly[run.tr]
-			} else {
-				rows = b.i32.clone(rows, numberChunk)
-			}
-			b.spans = append(b.spans, span{x: x, y: y, rows: rows})
-			x = y
-		}
-	}
 }
 
 // reserveOpts returns an empty slice of capacity n from the options'
@@ -488,7 +487,7 @@ func (b *builder) takeGroups(n int) []group {
 
 // noteBounds records job j's largest profit (its term of the dual at λ = 0)
 // and raises the multipliers' upper bounds to its options' profits per
-// GPU, group by group (spans, as spanGroups set them).
+// GPU, group by group (spans, as keep and groupOptions set them).
 func (m *model) noteBounds(j *mjob, spans []span) {
 	// (the built-in max: math.Max's result, without a call)
 	top := j.top
