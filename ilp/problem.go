@@ -405,6 +405,11 @@ type validator struct {
 	// mostly share a type, looked up once
 	lastType  string
 	lastKnown bool
+	// known holds (in knownBuf) the last few known types found, replaced
+	// in turn from next on (see knownType)
+	known    []string
+	knownBuf [8]string
+	next     int
 }
 
 func newValidator(p *Problem, clk *clock, warm []int) *validator {
@@ -415,6 +420,7 @@ func newValidator(p *Problem, clk *clock, warm []int) *validator {
 	if len(warm) != len(p.Jobs) {
 		v.warm = nil
 	}
+	v.known = v.knownBuf[:0]
 	v.sc.scale = 1
 	v.sc.best = make([]float64, len(p.Jobs))
 	v.sc.checked = len(p.Jobs)
@@ -561,13 +567,33 @@ func (v *validator) fallbackOptions(i int) (float64, error) {
 func (v *validator) optionErr(i, k int) error {
 	o := &v.p.Jobs[i].Options[k]
 	if o.Type != v.lastType || !v.lastKnown {
-		_, v.lastKnown = v.p.Capacity[o.Type]
-		v.lastType = o.Type
+		v.lastType, v.lastKnown = o.Type, v.knownType(o.Type)
 	}
 	if !v.lastKnown || o.GPUs <= 0 || o.Value-o.Value != 0 || v.p.Grid > 0 && !onGrid(o.Value, v.p.Grid) {
 		return v.p.optionError(i, k)
 	}
 	return nil
+}
+
+// knownType reports whether t is a key of the problem's Capacity, looking
+// first among the last few known types found (a job's options change type
+// a few times, mostly to types seen in the previous jobs), then in the map.
+func (v *validator) knownType(t string) bool {
+	for _, k := range v.known {
+		if k == t {
+			return true
+		}
+	}
+	if _, ok := v.p.Capacity[t]; !ok {
+		return false
+	}
+	if len(v.known) < len(v.knownBuf) {
+		v.known = append(v.known, t)
+	} else {
+		v.known[v.next%len(v.known)] = t
+		v.next++
+	}
+	return true
 }
 
 // validateQuotas checks every quota: known type or types (not both, none
