@@ -111,12 +111,9 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 		// point and two row entries per option still to come
 		b.i32.rest, b.f64.rest, b.dgs.rest = 8*b.nopts, 2*b.nopts, b.nopts
 		b.nopts -= len(p.Jobs[i].Options)
-		if !b.candidates(i) {
-			continue
+		if mj, ok := b.job(i); ok {
+			m.jobs = append(m.jobs, mj)
 		}
-		mj := b.job(i)
-		m.noteBounds(&mj)
-		m.jobs = append(m.jobs, mj)
 	}
 	trace("build.jobs")
 	m.jobQuotas = b.jobQuotas
@@ -166,8 +163,13 @@ type builder struct {
 	typeQuotas [][]int
 	stamp      []int
 	rowBuf     []int32
-	cands      []candOpt // candidate options of the current job
-	stack      []int32   // hull's scratch
+	cands      []candOpt // candidate options of the current job (when not in order)
+	spans      []span    // the current job's groups (see keep)
+	hulls      []int32   // the current job's hulls, one after the other
+	runTr      int       // keep's current type row (-1: none yet)
+	best       float64   // keep's largest profit of the current type row
+	nq         int       // the number of quotas the current group counts toward
+	rowOnly    [][]int32 // rowOnly[tr] = {tr}: the rows of a group of type row tr that counts toward no quota
 	nopts      int       // options of the free jobs not yet read: the arena's next chunk need not be larger
 	opts       []mopt
 	groups     []group
@@ -179,8 +181,12 @@ type builder struct {
 func newBuilder(m *model) *builder {
 	p := m.p
 	b := &builder{m: m, p: p, jobQuotas: jobQuotaLists(p), typeQuotas: make([][]int, len(m.types)), stamp: make([]int, len(m.types))}
+	only := make([]int32, len(m.types))
+	b.rowOnly = make([][]int32, len(m.types))
 	for tr := range b.stamp {
 		b.stamp[tr] = -1
+		only[tr] = int32(tr)
+		b.rowOnly[tr] = only[tr : tr+1 : tr+1]
 	}
 	nfree := 0
 	for i := range p.Jobs {
@@ -256,34 +262,159 @@ func (b *builder) subtractPins() {
 	}
 }
 
-// candidates sets b.cands to the options of job i worth keeping: positive
-// profit over staying unallocated, and fit alone in every row they use;
-// sorted by type row, GPUs and profit (larger first). It reports whether
-// there is any.
-func (b *builder) candidates(i int) bool {
-	m, j := b.m, &b.p.Jobs[i]
-	b.cands = b.cands[:0]
+// job builds the model job of problem job i (false when none of its
+// options is worth keeping): its useful options, grouped by the rows they
+// use, each group with its hull (keepInOrder or keepSorted, then
+// groupOptions), and the dual's view of them (layDual).
+func (b *builder) job(i int) (mjob, bool) {
+	mj := mjob{orig: i}
+	if !b.keepInOrder(&mj, i) {
+		b.keepSorted(&mj, i)
+	}
+	if len(mj.opts) == 0 {
+		return mj, false
+	}
+	b.groupOptions(&mj)
+	layDual(&mj, &b.dgs, &b.f64)
+	return mj, true
+}
+
+// keepInOrder is the build's single pass over job i's options, for the
+// common case of options in candidate order (candOrder: by type row, GPUs
+// and profit): it keeps the useful ones as it reads them (candidate and
+// keep, the former inline). It reports false, with j.opts empty, as soon
+// as two candidates are out of order: keepSorted then sorts them first.
+func (b *builder) keepInOrder(j *mjob, i int) bool {
+	m, pj := b.m, &b.p.Jobs[i]
 	quotas := len(b.jobQuotas[i]) > 0
-	lastType, lastRow := "", -1
-	for k := range j.Options {
-		o := &j.Options[k]
-		pr := m.sign * (o.Value - j.Unallocated)
+	j.opts = b.reserveOpts(len(pj.Options))
+	b.startJob()
+	sign, un := m.sign, pj.Unallocated
+	lastType, tr, trCap := "", -1, 0
+	prevTr, prevG, prevP := -1, 0, 0.0 // the previous candidate
+	for k := range pj.Options {
+		o := &pj.Options[k]
+		pr := sign * (o.Value - un)
 		if !(pr > 0) {
 			continue
 		}
-		if o.Type != lastType || lastRow < 0 {
-			lastType, lastRow = o.Type, m.typeRow[o.Type]
+		if o.Type != lastType || tr < 0 {
+			lastType, tr = o.Type, m.typeRow[o.Type]
+			trCap = m.cap[tr]
 		}
-		if o.GPUs > m.cap[lastRow] || quotas && !b.fitsQuotas(i, o.GPUs, lastRow) {
+		g := o.GPUs
+		if g > trCap || quotas && !b.fitsQuotas(i, g, tr) {
 			continue
 		}
-		b.cands = append(b.cands, candOpt{mopt{k: k, p: pr, g: o.GPUs}, lastRow})
+		// (candOrder(c, previous) < 0: out of order)
+		if tr < prevTr || tr == prevTr && (g < prevG || g == prevG && pr > prevP) {
+			j.opts = nil
+			return false
+		}
+		prevTr, prevG, prevP = tr, g, pr
+		if tr != b.runTr || pr > b.best {
+			b.keep(j, i, candOpt{mopt{k: k, p: pr, g: g}, tr})
+		}
 	}
-	// (options usually come sorted by type and size: no sort then)
-	if !slices.IsSortedFunc(b.cands, candOrder) {
-		slices.SortFunc(b.cands, candOrder)
+	b.commitOpts(j)
+	return true
+}
+
+// keepSorted is keepInOrder for options out of candidate order: it
+// gathers job i's candidates, sorts them and keeps the useful ones.
+func (b *builder) keepSorted(j *mjob, i int) {
+	opts := b.p.Jobs[i].Options
+	b.cands = b.cands[:0]
+	lastType, lastRow := "", -1
+	for k := range opts {
+		if o := &opts[k]; o.Type != lastType || lastRow < 0 {
+			lastType, lastRow = o.Type, b.m.typeRow[o.Type]
+		}
+		if c, ok := b.candidate(i, k, lastRow); ok {
+			b.cands = append(b.cands, c)
+		}
 	}
-	return len(b.cands) > 0
+	slices.SortFunc(b.cands, candOrder)
+	j.opts = b.reserveOpts(len(b.cands))
+	b.startJob()
+	for _, c := range b.cands {
+		b.keep(j, i, c)
+	}
+	b.commitOpts(j)
+}
+
+// candidate returns option k (of type row tr) of job i as a candidate,
+// false when it is not worth keeping: no positive profit over staying
+// unallocated, or too large to fit alone in a row it uses.
+func (b *builder) candidate(i, k, tr int) (candOpt, bool) {
+	j := &b.p.Jobs[i]
+	o := &j.Options[k]
+	pr := b.m.sign * (o.Value - j.Unallocated)
+	if !(pr > 0) || o.GPUs > b.m.cap[tr] || len(b.jobQuotas[i]) > 0 && !b.fitsQuotas(i, o.GPUs, tr) {
+		return candOpt{}, false
+	}
+	return candOpt{mopt{k: k, p: pr, g: o.GPUs}, tr}, true
+}
+
+// startJob readies keep for the next job.
+func (b *builder) startJob() {
+	b.runTr, b.spans, b.hulls = -1, b.spans[:0], b.hulls[:0]
+}
+
+// keep appends candidate c of job i (candidates come in candidate order)
+// to j.opts unless a smaller candidate of its type dominates it (a smaller
+// option uses no more of every row: a quota with MinGPUs counts larger
+// options only), and adds it to its group's hull. Options of one type use
+// the same rows except for MinGPUs thresholds, so the row sets form
+// contiguous runs by GPUs: a group starts at each new type and wherever
+// the number of quotas an option counts toward changes (one group per type
+// for a job no quota covers).
+func (b *builder) keep(j *mjob, i int, c candOpt) {
+	first := c.tr != b.runTr
+	if first {
+		b.runTr, b.best = c.tr, math.Inf(-1)
+	}
+	if !(c.p > b.best) {
+		return
+	}
+	b.best = c.p
+	x := len(j.opts)
+	j.opts = append(j.opts, c.mopt)
+	nq := 0
+	if len(b.jobQuotas[i]) > 0 {
+		nq = b.quotaCount(i, c.g, c.tr)
+	}
+	if first || nq != b.nq {
+		b.nq = nq
+		rows := b.rowOnly[c.tr]
+		if nq > 0 {
+			rows = b.i32.clone(b.rowsOf(i, c.g, c.tr), numberChunk)
+		}
+		b.spans = append(b.spans, span{x: x, rows: rows, hull: len(b.hulls)})
+	}
+	b.hulls = pushHull(b.hulls, b.spans[len(b.spans)-1].hull, j.opts, x)
+}
+
+// pushHull adds point x of opts to the upper concave hull h[from:] (with
+// the origin as implicit first point) of the points before it, which come
+// by GPUs ascending with profits increasing: it drops the points on or
+// below the chord to it (see hull) and appends it.
+func pushHull(h []int32, from int, opts []mopt, x int) []int32 {
+	x3, y3 := float64(opts[x].g), opts[x].p
+	for len(h) > from {
+		x1, y1 := 0.0, 0.0
+		if len(h) >= from+2 {
+			o := &opts[h[len(h)-2]]
+			x1, y1 = float64(o.g), o.p
+		}
+		o := &opts[h[len(h)-1]]
+		x2, y2 := float64(o.g), o.p
+		if (y2-y1)*(x3-x1) > (y3-y1)*(x2-x1) {
+			break
+		}
+		h = h[:len(h)-1]
+	}
+	return append(h, int32(x))
 }
 
 // fitsQuotas reports whether an option of g GPUs of type row tr of job i
@@ -297,76 +428,51 @@ func (b *builder) fitsQuotas(i, g, tr int) bool {
 	return true
 }
 
-// job builds the model job of problem job i from its candidates: per type,
-// the options not dominated by a smaller one, grouped by the rows they use,
-// with each group's hull and the dual's view of them.
-func (b *builder) job(i int) mjob {
-	ntypes := 1
-	for a := 1; a < len(b.cands); a++ {
-		if b.cands[a].tr != b.cands[a-1].tr {
-			ntypes++
-		}
-	}
-	mj := mjob{orig: i, opts: b.takeOpts(len(b.cands)), groups: b.takeGroups(ntypes)}
-	for a := 0; a < len(b.cands); {
-		tr := b.cands[a].tr
-		start := len(mj.opts)
-		a = b.undominated(&mj, a)
-		b.groupType(&mj, i, tr, start)
-	}
-	layDual(&mj, &b.dgs, &b.f64)
-	return mj
+// span is one group of the current job while it is built: the options
+// j.opts[x:y], their rows, and their hull, builder.hulls[hull:hull+nh].
+type span struct {
+	x, y     int
+	rows     []int32
+	hull, nh int
 }
 
-// undominated appends to j.opts the candidates from a on of a's type that
-// no smaller one of that type dominates (a smaller option uses no more of
-// every row: a quota with MinGPUs counts larger options only), and returns
-// the first candidate of the next type.
-func (b *builder) undominated(j *mjob, a int) int {
-	tr := b.cands[a].tr
-	best := math.Inf(-1)
-	for ; a < len(b.cands) && b.cands[a].tr == tr; a++ {
-		if o := b.cands[a].mopt; o.p > best {
-			best = o.p
-			j.opts = append(j.opts, o)
+// groupOptions lays out j's groups as keep found them, with their hulls,
+// and raises the model's bounds (noteBounds) from them.
+func (b *builder) groupOptions(j *mjob) {
+	hulls := b.i32.take(len(b.hulls), numberChunk)
+	copy(hulls, b.hulls)
+	n := len(b.spans)
+	j.groups = b.takeGroups(n)[:n]
+	for s := range b.spans {
+		sp := &b.spans[s]
+		sp.y, sp.nh = len(j.opts), len(hulls)-sp.hull
+		if s+1 < n {
+			sp.y, sp.nh = b.spans[s+1].x, b.spans[s+1].hull-sp.hull
+		}
+		j.groups[s] = group{rows: sp.rows, hull: hulls[sp.hull : sp.hull+sp.nh : sp.hull+sp.nh]}
+		for z := sp.x; z < sp.y; z++ {
+			j.opts[z].grp = s
 		}
 	}
-	return a
+	b.m.noteBounds(j, b.spans)
 }
 
-// groupType groups the options j.opts[start:] of type row tr of problem job
-// i by the rows they use. Options of one type use the same rows except for
-// MinGPUs thresholds, so the row sets form contiguous runs by GPUs: one
-// group per run.
-func (b *builder) groupType(j *mjob, i, tr, start int) {
-	for x := start; x < len(j.opts); {
-		rows := b.rowsOf(i, j.opts[x].g, tr)
-		y := x + 1
-		if len(b.jobQuotas[i]) == 0 {
-			y = len(j.opts) // a type row only: one group
-		}
-		for y < len(j.opts) && b.quotaCount(i, j.opts[y].g, tr) == len(rows)-1 {
-			y++
-		}
-		gi := len(j.groups)
-		for z := x; z < y; z++ {
-			j.opts[z].grp = gi
-		}
-		var h []int32
-		h, b.stack = hull(j.opts[:y], x, b.stack)
-		j.groups = append(j.groups, group{rows: b.i32.clone(rows, numberChunk), hull: b.i32.clone(h, numberChunk)})
-		x = y
-	}
-}
-
-// takeOpts returns an empty slice of capacity n from the options' arena.
-func (b *builder) takeOpts(n int) []mopt {
+// reserveOpts returns an empty slice of capacity n from the options'
+// arena, which commitOpts takes out of it once filled.
+func (b *builder) reserveOpts(n int) []mopt {
 	if len(b.opts)+n > cap(b.opts) {
 		b.opts = make([]mopt, 0, max(min(optChunk, b.nopts+n), n))
 	}
 	k := len(b.opts)
-	b.opts = b.opts[:k+n]
 	return b.opts[k : k : k+n]
+}
+
+// commitOpts takes j.opts, filled from reserveOpts, out of the options'
+// arena, and caps it at its length.
+func (b *builder) commitOpts(j *mjob) {
+	n := len(j.opts)
+	b.opts = b.opts[:len(b.opts)+n]
+	j.opts = j.opts[:n:n]
 }
 
 // takeGroups returns an empty slice of capacity n from the groups' arena.
@@ -380,14 +486,22 @@ func (b *builder) takeGroups(n int) []group {
 }
 
 // noteBounds records job j's largest profit (its term of the dual at λ = 0)
-// and raises the multipliers' upper bounds to its options' profits per GPU.
-func (m *model) noteBounds(j *mjob) {
-	for _, o := range j.opts {
-		j.top = math.Max(j.top, o.p)
-		for _, r := range j.groups[o.grp].rows {
-			m.ub[r] = math.Max(m.ub[r], o.p/float64(o.g))
+// and raises the multipliers' upper bounds to its options' profits per
+// GPU, group by group (spans, as keep and groupOptions set them).
+func (m *model) noteBounds(j *mjob, spans []span) {
+	// (the built-in max: math.Max's result, without a call)
+	top := j.top
+	for _, sp := range spans {
+		mx := 0.0
+		for _, o := range j.opts[sp.x:sp.y] {
+			top = max(top, o.p)
+			mx = max(mx, o.p/float64(o.g))
+		}
+		for _, r := range sp.rows {
+			m.ub[r] = max(m.ub[r], mx)
 		}
 	}
+	j.top = top
 }
 
 // chunkOf is the size of an arena's next chunk: size, or rest when it is

@@ -330,28 +330,55 @@ const validateChunk = 1 << 11
 // uniqueness of their IDs; the quotas and pins are checked in full. Validation is then incomplete, which the caller
 // must treat as such (Solve falls back to the pins and the warm start).
 func (p *Problem) validate(clk *clock, warm []int) (scan, error) {
-	var sc scan
+	if err := p.validateSettings(); err != nil {
+		return scan{}, err
+	}
+	if err := p.validateCapacity(); err != nil {
+		return scan{}, err
+	}
+	v := newValidator(p, clk, warm)
+	for i := range p.Jobs {
+		if err := v.job(i); err != nil {
+			return v.sc, err
+		}
+	}
+	trace("validate.jobs")
+	if err := p.validateQuotas(); err != nil {
+		return v.sc, err
+	}
+	trace("validate.quotas")
+	return v.sc, p.checkPins()
+}
+
+// validateSettings checks the problem's sense and grid.
+func (p *Problem) validateSettings() error {
 	if p == nil {
-		return sc, invalid("", "nil problem")
+		return invalid("", "nil problem")
 	}
 	if p.Sense != Minimize && p.Sense != Maximize {
-		return sc, invalid("sense", "must be Minimize or Maximize, got %d", int(p.Sense))
+		return invalid("sense", "must be Minimize or Maximize, got %d", int(p.Sense))
 	}
 	if math.IsNaN(p.Grid) || math.IsInf(p.Grid, 0) || p.Grid < 0 {
-		return sc, invalid("grid", "must be a finite non-negative number, got %v", p.Grid)
+		return invalid("grid", "must be a finite non-negative number, got %v", p.Grid)
 	}
-	types := slices.Sorted(maps.Keys(p.Capacity))
+	return nil
+}
+
+// validateCapacity checks the capacities (named types, non-negative, at
+// most MaxGPUs in all) and the reservations (of known types, within their
+// capacity).
+func (p *Problem) validateCapacity() error {
 	total := 0
-	for _, t := range types {
+	for _, t := range slices.Sorted(maps.Keys(p.Capacity)) {
 		if t == "" {
-			return sc, invalid("capacity", "empty GPU type name")
+			return invalid("capacity", "empty GPU type name")
 		}
 		c := p.Capacity[t]
 		if c < 0 {
-			return sc, invalid(fmt.Sprintf("capacity[%q]", t), "negative capacity %d", c)
+			return invalid(fmt.Sprintf("capacity[%q]", t), "negative capacity %d", c)
 		}
 		if total = addCount(total, c); total > MaxGPUs {
-			return sc, invalid(fmt.Sprintf("capacity[%q]", t), "capacity %d brings the total over every type above MaxGPUs (%d)", c, MaxGPUs)
+			return invalid(fmt.Sprintf("capacity[%q]", t), "capacity %d brings the total over every type above MaxGPUs (%d)", c, MaxGPUs)
 		}
 	}
 	for _, t := range slices.Sorted(maps.Keys(p.Reserved)) {
@@ -359,171 +386,278 @@ func (p *Problem) validate(clk *clock, warm []int) (scan, error) {
 		c, ok := p.Capacity[t]
 		switch {
 		case !ok:
-			return sc, invalid(fmt.Sprintf("reserved[%q]", t), "unknown GPU type")
+			return invalid(fmt.Sprintf("reserved[%q]", t), "unknown GPU type")
 		case r < 0:
-			return sc, invalid(fmt.Sprintf("reserved[%q]", t), "negative reservation %d", r)
+			return invalid(fmt.Sprintf("reserved[%q]", t), "negative reservation %d", r)
 		case r > c:
-			return sc, invalid(fmt.Sprintf("reserved[%q]", t), "reservation %d exceeds capacity %d", r, c)
+			return invalid(fmt.Sprintf("reserved[%q]", t), "reservation %d exceeds capacity %d", r, c)
 		}
 	}
-	sign := 1.0
+	return nil
+}
+
+// validator is the state of the validation of a problem's jobs, one job at
+// a time (see validate).
+type validator struct {
+	p        *Problem
+	sc       scan
+	clk      *clock
+	warm     []int          // the warm start, when it has one entry per job
+	sign     float64        // +1 maximise, -1 minimise
+	invGrid  float64        // 1/Grid (used when Grid > 0)
+	ids      map[string]int // the jobs' IDs seen so far
+	valueSum float64        // Σ_j max(|Unallocated|, max |Value|)
+	work     int            // options since the last look at the clock
+	// the last option's type and whether it is known: consecutive options
+	// mostly share a type, looked up once
+	lastType  string
+	lastKnown bool
+	// known holds (in knownBuf) the last few known types found, replaced
+	// in turn from next on (see knownType)
+	known    []string
+	knownBuf [8]string
+	next     int
+}
+
+func newValidator(p *Problem, clk *clock, warm []int) *validator {
+	v := &validator{p: p, clk: clk, warm: warm, sign: 1, invGrid: 1 / p.Grid, ids: make(map[string]int, len(p.Jobs))}
 	if p.Sense == Minimize {
-		sign = -1
+		v.sign = -1
 	}
-	sc.scale = 1
-	sc.best = make([]float64, len(p.Jobs))
 	if len(warm) != len(p.Jobs) {
-		warm = nil
+		v.warm = nil
 	}
-	ids := make(map[string]int, len(p.Jobs))
-	valueSum := 0.0 // Σ_j max(|Unallocated|, max |Value|)
-	lastType, lastKnown := "", false
-	// optionErr checks option k of job i, looking the type up only when
-	// it differs from the previous option's (consecutive options mostly
-	// share a type)
-	optionErr := func(i, k int, o Option) error {
-		if o.Type != lastType || !lastKnown {
-			_, lastKnown = p.Capacity[o.Type]
-			lastType = o.Type
-		}
-		if !lastKnown || o.GPUs <= 0 || o.Value-o.Value != 0 || p.Grid > 0 && !onGrid(o.Value, p.Grid) {
-			return p.optionError(i, k)
-		}
-		return nil
+	v.known = v.knownBuf[:0]
+	v.sc.scale = 1
+	v.sc.best = make([]float64, len(p.Jobs))
+	v.sc.checked = len(p.Jobs)
+	return v
+}
+
+// job checks job i: its ID and Unallocated, then (until the clock stops
+// the validation) every option, else the options a fallback plan may use;
+// its pin; and the sum of the jobs' largest values so far.
+func (v *validator) job(i int) error {
+	j := &v.p.Jobs[i]
+	if err := v.jobHeader(i); err != nil {
+		return err
 	}
-	sc.checked = len(p.Jobs)
-	invGrid := 1 / p.Grid // (used when Grid > 0)
-	work := 0
-	for i := range p.Jobs {
-		j := &p.Jobs[i]
-		f := func() string { return jobField(i, j.ID) }
-		if j.ID == "" {
-			return sc, invalid(fmt.Sprintf("jobs[%d]", i), "empty job ID")
+	v.lookAtClock(i)
+	top := math.Abs(j.Unallocated)
+	if i < v.sc.checked {
+		t, err := v.options(i)
+		if err != nil {
+			return err
 		}
-		if i < sc.checked {
-			if k, dup := ids[j.ID]; dup {
-				return sc, invalid(f(), "duplicate job ID (also jobs[%d])", k)
-			}
-			ids[j.ID] = i
+		top = math.Max(top, t)
+	}
+	if j.Pin < -1 || j.Pin >= len(j.Options) {
+		return invalid(jobField(i, j.ID)+".pin", "index %d out of range (job has %d options; -1 = not pinned)", j.Pin, len(j.Options))
+	}
+	if i >= v.sc.checked {
+		t, err := v.fallbackOptions(i)
+		if err != nil {
+			return err
 		}
-		if math.IsNaN(j.Unallocated) || math.IsInf(j.Unallocated, 0) {
-			return sc, invalid(f()+".unallocated", "value must be finite, got %v", j.Unallocated)
-		}
-		if p.Grid > 0 && !onGrid(j.Unallocated, p.Grid) {
-			return sc, invalid(f()+".unallocated", "value %v is not on the declared grid %v", j.Unallocated, p.Grid)
-		}
-		if clk != nil && sc.checked == len(p.Jobs) {
-			if work += len(j.Options) + 8; work >= validateChunk {
-				work = 0
-				if past(clk.validateEnd) {
-					sc.checked = i
-				}
-			}
-		}
-		top := math.Abs(j.Unallocated)
-		if i < sc.checked {
-			best, dev := 0.0, 0.0
-			for k := range j.Options {
-				o := &j.Options[k]
-				// the common case inline; optionErr names the problem
-				if o.Type != lastType || !lastKnown || o.GPUs <= 0 || o.Value-o.Value != 0 {
-					if err := optionErr(i, k, *o); err != nil {
-						return sc, err
-					}
-				}
-				if a := math.Abs(o.Value); a > top {
-					top = a
-				}
-				if v := sign * (o.Value - j.Unallocated); v > best {
-					best = v
-				}
-				if p.Grid > 0 {
-					// gridDev with a multiplication: the same nearest
-					// multiple for every value near the grid (those off it
-					// fail either way); NaN fails the test below
-					d := math.Abs(o.Value - math.Round(o.Value*invGrid)*p.Grid)
-					if !(d <= min(gridTol*p.Grid, gridRelTol*math.Abs(o.Value))) {
-						if err := optionErr(i, k, *o); err != nil {
-							return sc, err
-						}
-						// on the grid after all (1/Grid overflows)
-						d = gridDev(o.Value, p.Grid)
-					}
-					dev = max(dev, d)
-				}
-			}
-			sc.best[i] = best
-			if p.Grid > 0 {
-				sc.dev += gridDev(j.Unallocated, p.Grid) + dev
-			}
-		}
-		if j.Pin < -1 || j.Pin >= len(j.Options) {
-			return sc, invalid(f()+".pin", "index %d out of range (job has %d options; -1 = not pinned)", j.Pin, len(j.Options))
-		}
-		if i >= sc.checked {
-			// out of time: only the options a fallback plan may use
-			for x := range 2 {
-				k := j.Pin
-				if x == 1 {
-					k = warmOf(warm, i, len(j.Options))
-				}
-				if k >= 0 {
-					if err := optionErr(i, k, j.Options[k]); err != nil {
-						return sc, err
-					}
-					top = math.Max(top, math.Abs(j.Options[k].Value))
-				}
-			}
-		}
-		sc.scale = math.Max(sc.scale, top)
-		if valueSum += top; !(valueSum <= MaxValueSum) {
-			return sc, invalid(f(), "values too large: the sum over jobs of the largest |value| exceeds MaxValueSum (%g), so objectives could overflow", MaxValueSum)
+		top = math.Max(top, t)
+	}
+	v.sc.scale = math.Max(v.sc.scale, top)
+	if v.valueSum += top; !(v.valueSum <= MaxValueSum) {
+		return invalid(jobField(i, j.ID), "values too large: the sum over jobs of the largest |value| exceeds MaxValueSum (%g), so objectives could overflow", MaxValueSum)
+	}
+	return nil
+}
+
+// jobHeader checks job i's ID (non-empty; unique among the checked jobs)
+// and its Unallocated value (finite, on the grid).
+func (v *validator) jobHeader(i int) error {
+	p, j := v.p, &v.p.Jobs[i]
+	if j.ID == "" {
+		return invalid(fmt.Sprintf("jobs[%d]", i), "empty job ID")
+	}
+	if i < v.sc.checked {
+		// one look-up per job: a duplicate leaves the map's size as it was
+		n := len(v.ids)
+		if v.ids[j.ID] = i; len(v.ids) == n {
+			k := slices.IndexFunc(p.Jobs[:i], func(o Job) bool { return o.ID == j.ID })
+			return invalid(jobField(i, j.ID), "duplicate job ID (also jobs[%d])", k)
 		}
 	}
-	trace("validate.jobs")
+	if math.IsNaN(j.Unallocated) || math.IsInf(j.Unallocated, 0) {
+		return invalid(jobField(i, j.ID)+".unallocated", "value must be finite, got %v", j.Unallocated)
+	}
+	if p.Grid > 0 && !onGrid(j.Unallocated, p.Grid) {
+		return invalid(jobField(i, j.ID)+".unallocated", "value %v is not on the declared grid %v", j.Unallocated, p.Grid)
+	}
+	return nil
+}
+
+// lookAtClock looks at the clock every validateChunk options and, once
+// the validation's stage has ended, stops reading options from job i on
+// (scan.checked).
+func (v *validator) lookAtClock(i int) {
+	if v.clk == nil || v.sc.checked != len(v.p.Jobs) {
+		return
+	}
+	if v.work += len(v.p.Jobs[i].Options) + 8; v.work >= validateChunk {
+		v.work = 0
+		if past(v.clk.validateEnd) {
+			v.sc.checked = i
+		}
+	}
+}
+
+// options checks every option of job i (known type, positive GPUs, finite
+// value on the grid) and returns the largest |Value|; it records the job's
+// best profit and its grid deviations in the scan.
+func (v *validator) options(i int) (float64, error) {
+	p, j := v.p, &v.p.Jobs[i]
+	top, best, dev := 0.0, 0.0, 0.0
+	un, sign, grid := j.Unallocated, v.sign, p.Grid
+	lastType, lastKnown := v.lastType, v.lastKnown
+	for k := range j.Options {
+		o := &j.Options[k]
+		// the common case inline; optionErr names the problem
+		if o.Type != lastType || !lastKnown || o.GPUs <= 0 || o.Value-o.Value != 0 {
+			if err := v.optionErr(i, k); err != nil {
+				return 0, err
+			}
+			lastType, lastKnown = v.lastType, v.lastKnown
+		}
+		if a := math.Abs(o.Value); a > top {
+			top = a
+		}
+		if pr := sign * (o.Value - un); pr > best {
+			best = pr
+		}
+		if grid > 0 {
+			// gridDev with a multiplication: the same nearest multiple
+			// for every value near the grid (those off it fail either
+			// way); NaN fails the test below
+			d := math.Abs(o.Value - math.Round(o.Value*v.invGrid)*grid)
+			if !(d <= min(gridTol*grid, gridRelTol*math.Abs(o.Value))) {
+				if err := v.optionErr(i, k); err != nil {
+					return 0, err
+				}
+				// on the grid after all (1/Grid overflows)
+				d = gridDev(o.Value, grid)
+			}
+			dev = max(dev, d)
+		}
+	}
+	v.sc.best[i] = best
+	if grid > 0 {
+		v.sc.dev += gridDev(un, grid) + dev
+	}
+	return top, nil
+}
+
+// fallbackOptions checks, for a job i the clock left unchecked, the
+// options a fallback plan may use (its pinned option and its option in the
+// warm start) and returns their largest |Value|.
+func (v *validator) fallbackOptions(i int) (float64, error) {
+	j := &v.p.Jobs[i]
+	top := 0.0
+	for _, k := range [2]int{j.Pin, warmOf(v.warm, i, len(j.Options))} {
+		if k >= 0 {
+			if err := v.optionErr(i, k); err != nil {
+				return 0, err
+			}
+			top = math.Max(top, math.Abs(j.Options[k].Value))
+		}
+	}
+	return top, nil
+}
+
+// optionErr checks option k of job i (see optionError), looking its type
+// up only when it differs from the previous option's.
+func (v *validator) optionErr(i, k int) error {
+	o := &v.p.Jobs[i].Options[k]
+	if o.Type != v.lastType || !v.lastKnown {
+		v.lastType, v.lastKnown = o.Type, v.knownType(o.Type)
+	}
+	if !v.lastKnown || o.GPUs <= 0 || o.Value-o.Value != 0 || v.p.Grid > 0 && !onGrid(o.Value, v.p.Grid) {
+		return v.p.optionError(i, k)
+	}
+	return nil
+}
+
+// knownType reports whether t is a key of the problem's Capacity, looking
+// first among the last few known types found (a job's options change type
+// a few times, mostly to types seen in the previous jobs), then in the map.
+func (v *validator) knownType(t string) bool {
+	for _, k := range v.known {
+		if k == t {
+			return true
+		}
+	}
+	if _, ok := v.p.Capacity[t]; !ok {
+		return false
+	}
+	if len(v.known) < len(v.knownBuf) {
+		v.known = append(v.known, t)
+	} else {
+		v.known[v.next%len(v.known)] = t
+		v.next++
+	}
+	return true
+}
+
+// validateQuotas checks every quota: known type or types (not both, none
+// twice), non-negative limit and minimum, and job indices in range, each
+// at most once (none with AllJobs).
+func (p *Problem) validateQuotas() error {
 	var seen []int32 // seen[ji] = qi+1: job ji is listed by quota qi
-	for qi, q := range p.Quotas {
+	for qi := range p.Quotas {
+		q := &p.Quotas[qi]
 		f := fmt.Sprintf("quotas[%d] %q", qi, q.Name)
-		if q.Type != "" {
-			if _, ok := p.Capacity[q.Type]; !ok {
-				return sc, invalid(f+".type", "unknown GPU type %q", q.Type)
-			}
-			if len(q.Types) > 0 {
-				return sc, invalid(f+".types", "must be empty when type is set (got %d types)", len(q.Types))
-			}
-		}
-		for k, t := range q.Types {
-			if _, ok := p.Capacity[t]; !ok {
-				return sc, invalid(fmt.Sprintf("%s.types[%d]", f, k), "unknown GPU type %q", t)
-			}
-			if slices.Contains(q.Types[:k], t) {
-				return sc, invalid(fmt.Sprintf("%s.types[%d]", f, k), "GPU type %q listed twice", t)
-			}
+		if err := p.quotaTypes(q, f); err != nil {
+			return err
 		}
 		if q.Limit < 0 {
-			return sc, invalid(f+".limit", "negative limit %d", q.Limit)
+			return invalid(f+".limit", "negative limit %d", q.Limit)
 		}
 		if q.MinGPUs < 0 {
-			return sc, invalid(f+".min_gpus", "negative minimum %d", q.MinGPUs)
+			return invalid(f+".min_gpus", "negative minimum %d", q.MinGPUs)
 		}
 		if q.AllJobs && len(q.Jobs) > 0 {
-			return sc, invalid(f+".jobs", "must be empty when all_jobs is set (got %d jobs)", len(q.Jobs))
+			return invalid(f+".jobs", "must be empty when all_jobs is set (got %d jobs)", len(q.Jobs))
 		}
 		if len(q.Jobs) > 0 && seen == nil {
 			seen = make([]int32, len(p.Jobs))
 		}
 		for _, ji := range q.Jobs {
 			if ji < 0 || ji >= len(p.Jobs) {
-				return sc, invalid(f+".jobs", "job index %d out of range [0,%d)", ji, len(p.Jobs))
+				return invalid(f+".jobs", "job index %d out of range [0,%d)", ji, len(p.Jobs))
 			}
 			if seen[ji] == int32(qi+1) {
-				return sc, invalid(f+".jobs", "job index %d listed twice", ji)
+				return invalid(f+".jobs", "job index %d listed twice", ji)
 			}
 			seen[ji] = int32(qi + 1)
 		}
 	}
-	trace("validate.quotas")
-	return sc, p.checkPins()
+	return nil
+}
+
+// quotaTypes checks quota q's Type and Types (f names the quota).
+func (p *Problem) quotaTypes(q *Quota, f string) error {
+	if q.Type != "" {
+		if _, ok := p.Capacity[q.Type]; !ok {
+			return invalid(f+".type", "unknown GPU type %q", q.Type)
+		}
+		if len(q.Types) > 0 {
+			return invalid(f+".types", "must be empty when type is set (got %d types)", len(q.Types))
+		}
+	}
+	for k, t := range q.Types {
+		if _, ok := p.Capacity[t]; !ok {
+			return invalid(fmt.Sprintf("%s.types[%d]", f, k), "unknown GPU type %q", t)
+		}
+		if slices.Contains(q.Types[:k], t) {
+			return invalid(fmt.Sprintf("%s.types[%d]", f, k), "GPU type %q listed twice", t)
+		}
+	}
+	return nil
 }
 
 // optionError checks option k of job i against the documented rules.
