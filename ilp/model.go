@@ -697,6 +697,16 @@ func (g *group) price(lam []float64) float64 {
 	return s
 }
 
+// groupPrice returns the Lagrangian price per GPU of job j's group gi at
+// lam: its type row's multiplier, or for a group counted in quota rows too
+// the sum over its rows (group.price).
+func (j *mjob) groupPrice(gi int, lam []float64) float64 {
+	if r := j.dual[gi].row; r >= 0 {
+		return lam[r]
+	}
+	return j.groups[gi].price(lam)
+}
+
 // best returns the largest Lagrangian profit max(0, p − π·g) of job j at lam
 // and the option index achieving it (-1 for none). Ties keep the earliest
 // option. Only the hull points can be maximisers; each group's is found by
@@ -705,13 +715,7 @@ func (j *mjob) best(lam []float64) (float64, int) {
 	bv, bo := 0.0, -1
 	for gi := range j.dual {
 		d := &j.dual[gi]
-		var pi float64
-		if d.row >= 0 {
-			pi = lam[d.row]
-		} else {
-			pi = j.groups[gi].price(lam)
-		}
-		if k, v := d.argmax(j.pts, pi); k >= 0 && v > bv {
+		if k, v := d.argmax(j.pts, j.groupPrice(gi, lam)); k >= 0 && v > bv {
 			bv, bo = v, int(j.groups[gi].hull[k])
 		}
 	}

@@ -88,12 +88,7 @@ func (e *smoothEval) job(j *mjob, lam []float64, mu float64) {
 	bv, bg := 0.0, -1
 	for gi := range j.dual {
 		d := &j.dual[gi]
-		var pi float64
-		if d.row >= 0 {
-			pi = lam[d.row]
-		} else {
-			pi = j.groups[gi].price(lam)
-		}
+		pi := j.groupPrice(gi, lam)
 		k, v := d.argmax(j.pts, pi)
 		gk[gi], gv[gi], gpi[gi] = int32(k), v, pi
 		if k >= 0 && v > bv {

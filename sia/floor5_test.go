@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,18 +113,7 @@ func TestRoundFloorAllocsMixed(t *testing.T) {
 		t.Skip("large snapshot")
 	}
 	snap := largeSnapshotOn(t, mixedCluster(8), 1200, 1, mixedSetup)
-	s, err := New(nil)
-	require.NoError(t, err)
-	s.now = func() time.Time { return time.Now().Add(time.Hour) }
-	allocs := testing.AllocsPerRun(3, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 0)
-		defer cancel()
-		_, err := s.Round(ctx, snap)
-		require.NoError(t, err)
-	})
-	perJob := allocs / float64(len(snap.Jobs))
-	t.Logf("%d jobs: %.0f allocations per round, %.2f per job", len(snap.Jobs), allocs, perJob)
-	assert.Less(t, perJob, 1.6, "allocations per job of a round out of time")
+	assert.Less(t, floorAllocsPerJob(t, snap), 1.6, "allocations per job of a round out of time")
 }
 
 // TestRoundShapeCounts: the budget's counts taken from validation
