@@ -96,10 +96,9 @@ func TestPlaceSlotsTwin(t *testing.T) {
 	assert.Positive(t, spanning, "no spanning job that ran before was placed")
 }
 
-// spanRound returns a type of 2 or 3 node sizes and a second round of
-// requests (one-pool and spanning configurations) on it: the first round's
-// jobs keep, change or drop their configuration, holding their GPUs.
-func spanRound(rng *rand.Rand) ([]Node, []Request) {
+// spanFleet returns a type "x" of 2 or 3 node sizes (from 2 to 12 GPUs),
+// 1 to 3 nodes of each, and its configuration set.
+func spanFleet(rng *rand.Rand) ([]Node, *configset.Set, error) {
 	var nodes []Node
 	var groups []configset.NodeGroup
 	sizes := []int{8, 6, 4, 3, 5, 12, 2}
@@ -112,6 +111,14 @@ func spanRound(rng *rand.Rand) ([]Node, []Request) {
 		}
 	}
 	set, err := configset.New(groups, nil)
+	return nodes, set, err
+}
+
+// spanRound returns a type of 2 or 3 node sizes and a second round of
+// requests (one-pool and spanning configurations) on it: the first round's
+// jobs keep, change or drop their configuration, holding their GPUs.
+func spanRound(rng *rand.Rand) ([]Node, []Request) {
+	nodes, set, err := spanFleet(rng)
 	if err != nil {
 		panic(err)
 	}

@@ -100,18 +100,7 @@ func TestPlacePartsProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 14))
 	placed := 0
 	for iter := 0; iter < 300; iter++ {
-		var nodes []Node
-		var groups []configset.NodeGroup
-		sizes := []int{8, 6, 4, 3, 5, 12, 2}
-		rng.Shuffle(len(sizes), func(a, b int) { sizes[a], sizes[b] = sizes[b], sizes[a] })
-		for p := 0; p < 2+rng.IntN(2); p++ {
-			n := 1 + rng.IntN(3)
-			groups = append(groups, configset.NodeGroup{Type: "x", GPUsPerNode: sizes[p], Nodes: n})
-			for k := 0; k < n; k++ {
-				nodes = append(nodes, Node{ID: fmt.Sprintf("n%d_%d", p, k), Type: "x", GPUs: sizes[p]})
-			}
-		}
-		set, err := configset.New(groups, nil)
+		nodes, set, err := spanFleet(rng)
 		require.NoError(t, err)
 		free := map[string]int{}
 		for _, p := range set.Pools() {
