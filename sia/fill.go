@@ -158,6 +158,7 @@ func fillIdle(snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, budge
 func (f *filler) start(cands []fillCandidate, choice []int, lay *layout) (filled []string, kept map[string]bool) {
 	done := map[int]bool{}
 	kept = map[string]bool{}
+	var grow []int
 	for _, c := range cands {
 		if done[c.row] {
 			continue
@@ -185,8 +186,124 @@ func (f *filler) start(cands []fillCandidate, choice []int, lay *layout) (filled
 		choice[c.row] = c.entry
 		done[c.row] = true
 		filled = append(filled, j.ID)
+		if !kept[j.ID] {
+			grow = append(grow, c.row)
+		}
+	}
+	for _, i := range grow {
+		if f.grow(i, choice, lay) {
+			kept[f.snap.Jobs[i].ID] = true
+		}
 	}
 	return filled, kept
+}
+
+// grow lets job i, started by fill on entry choice[i] and GPUs lay.GPUs[i]
+// (it starts this round anyway, so a larger entry costs no extra restart),
+// take the best-valued entry of its row that is worth more than the one it
+// has, holds the limits and fits the idle GPUs with its own given back, by
+// its evaluated shape; its current entry only on exactly its current GPUs.
+// When none does it keeps the GPUs it has. It reports whether the job went
+// back on its current GPUs (kept). Each entry of the row is tried at most
+// once, so the step costs no more than the start's scan of the row.
+func (f *filler) grow(i int, choice []int, lay *layout) (kept bool) {
+	row := &f.m.Rows[i]
+	from := choice[i]
+	cands := f.betterEntries(row, from)
+	if len(cands) == 0 {
+		return false
+	}
+	e := &row.Entries[from]
+	gs := lay.GPUs[i]
+	uses := usesOf(e, true)
+	f.release(i, e, uses, gs)
+	for _, k := range cands {
+		to := &row.Entries[k]
+		tu := usesOf(to, true)
+		if !f.limitsHold(i, to, tu) {
+			continue
+		}
+		var ng []GPU
+		ok := false
+		if k == row.Current {
+			ng, ok = f.keep(f.snap.Jobs[i].State.Current.Placement, to.Config.GPUs)
+		} else {
+			ng, ok = f.place(to.Config)
+		}
+		if !ok {
+			continue
+		}
+		f.take(i, to, tu, ng)
+		lay.GPUs[i] = ng
+		choice[i] = k
+		return k == row.Current
+	}
+	f.retake(gs) // none fits: it gets back the GPUs it gave up
+	f.take(i, e, uses, gs)
+	return false
+}
+
+// betterEntries returns the offered, valued entries of row worth more than
+// entry from (and more than waiting), best value first (ties: fewer GPUs,
+// then entry order).
+func (f *filler) betterEntries(row *matrixRow, from int) []int {
+	cur := row.Entries[from].Value
+	var out []int
+	for k := range row.Entries {
+		e := &row.Entries[k]
+		if k == from || e.Dropped || e.Dominated || e.Invalid || e.unvalued || e.Config.GPUs <= 0 || math.IsInf(e.Value, 0) {
+			continue
+		}
+		if better(e.Value, cur, f.m.Sense) && better(e.Value, row.Unallocated, f.m.Sense) {
+			out = append(out, k)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b int) int {
+		ea, eb := &row.Entries[a], &row.Entries[b]
+		if better(ea.Value, eb.Value, f.m.Sense) {
+			return -1
+		}
+		if better(eb.Value, ea.Value, f.m.Sense) {
+			return 1
+		}
+		return cmp.Or(cmp.Compare(ea.Config.GPUs, eb.Config.GPUs), cmp.Compare(a, b))
+	})
+	return out
+}
+
+// release gives job i's GPUs gs on entry e (using uses) back to the idle
+// GPUs and the limits: the inverse of take and of the GPUs' taking.
+func (f *filler) release(i int, e *matrixEntry, uses []ilp.Option, gs []GPU) {
+	if f.m.Reserved[e.Config.Type] > 0 {
+		f.typeUse[e.Config.Type] -= len(gs)
+	}
+	for _, q := range f.quotaOf[i] {
+		f.qUse[q] -= quotaUse(&f.m.Quotas[q], uses)
+	}
+	for a := 0; a < len(gs); {
+		k := f.nodeIdx[gs[a].Node]
+		free := f.freeOn(k)
+		b := a
+		for ; b < len(gs) && gs[b].Node == gs[a].Node; b++ {
+			free[gs[b].Index] = true
+		}
+		f.takeIdle(k, a-b) // gives b−a back
+		a = b
+	}
+}
+
+// retake takes again the GPUs gs that release gave back.
+func (f *filler) retake(gs []GPU) {
+	for a := 0; a < len(gs); {
+		k := f.nodeIdx[gs[a].Node]
+		free := f.freeOn(k)
+		b := a
+		for ; b < len(gs) && gs[b].Node == gs[a].Node; b++ {
+			free[gs[b].Index] = false
+		}
+		f.takeIdle(k, b-a)
+		a = b
+	}
 }
 
 // mayFill reports whether the fill step can improve on the layout: not
