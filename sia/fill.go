@@ -38,21 +38,39 @@ import (
 //     the limits are on GPUs, and the charges are the solver's device to
 //     keep its allocations placeable).
 //
+// Then each job it started (not one put back on its current GPUs) grows: in
+// the order they were started, it gives its GPUs back and takes the entry
+// of its row with the best value above its own (ties: fewer GPUs, then
+// entry order) that holds the limits and fits the idle GPUs by its shape as
+// above (its current entry only on exactly its current GPUs), or its GPUs
+// again when none does. The job starts this round anyway, so a larger
+// entry costs no extra restart; best gain per GPU picks which jobs start,
+// and the grow step keeps the idle GPUs beside them from staying idle when
+// a larger entry of theirs is worth more (on two 12-GPU nodes beside a
+// rigid 5, a job of at most 7 GPUs takes 4, not 2). A job that grows onto
+// other nodes gives GPUs back, so the jobs grow in passes until none does
+// (or the tries the step is sized for are spent): then none of the jobs
+// started could take a more valuable entry that fits.
+//
 // Jobs that hold GPUs, pinned or not, are never touched. Fill's work is
 // sized before it starts: it scans the waiting jobs' entries in snapshot
 // order, as many as the time left to placement's end affords at
 // fillCostPerEntry each once the count over the fleet's GPUs is paid for
-// (fillCostPerGPU each), and does nothing once that time has passed.
+// (fillCostPerGPU each), and does nothing once that time has passed; the
+// grow step tries at most twice the entries of the started jobs' rows,
+// within the same per-entry cost.
 
 // fillCostPerEntry, fillCostPerGPU and fillCostFixed size the fill step:
-// per candidate entry scanned (the gain, its sort, the tries and the GPUs
-// listed for the jobs started), per GPU of the fleet (the idle GPUs' count
-// over the layout) and per fill. BenchmarkFill's CPU profile (load 15–20
+// per candidate entry scanned (the gain, its sort, the tries, the grow
+// step's tries and the GPUs listed for the jobs started), per GPU of the
+// fleet (the idle GPUs' count over the layout) and per fill. BenchmarkFill's CPU profile (load 15–20
 // on 2 cores, so rough): about 1.4 ms of CPU per fill of 6,000 GPUs and 407
 // entries starting 120 jobs (0.5 ms of it counting the GPUs), 0.12 ms for
-// 750 GPUs and 57 entries; the constants give 1.75 and 0.27 ms.
+// 750 GPUs and 57 entries; the grow step added about 15–25 % (wall clock,
+// load 8 on 2 cores: 1.3–1.5 ms before, 1.5–1.9 ms after at 6,000 GPUs);
+// the constants give 1.97 and 0.31 ms.
 const (
-	fillCostPerEntry = 2 * time.Microsecond
+	fillCostPerEntry = 2500 * time.Nanosecond
 	fillCostPerGPU   = 150 * time.Nanosecond
 	fillCostFixed    = 50 * time.Microsecond
 )
@@ -158,6 +176,7 @@ func fillIdle(snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, budge
 func (f *filler) start(cands []fillCandidate, choice []int, lay *layout) (filled []string, kept map[string]bool) {
 	done := map[int]bool{}
 	kept = map[string]bool{}
+	var grow []int
 	for _, c := range cands {
 		if done[c.row] {
 			continue
@@ -185,8 +204,147 @@ func (f *filler) start(cands []fillCandidate, choice []int, lay *layout) (filled
 		choice[c.row] = c.entry
 		done[c.row] = true
 		filled = append(filled, j.ID)
+		if !kept[j.ID] {
+			grow = append(grow, c.row)
+		}
 	}
+	f.growAll(grow, choice, lay, kept)
 	return filled, kept
+}
+
+// growAll grows the jobs started, in the order they were started, in
+// passes until none grows: a job that grows onto other nodes gives idle
+// GPUs back that a job grown before it may use. Each growth raises one
+// job's value, so the passes end; they are sized before they start, at
+// most as many tries as the jobs' rows have entries, twice over.
+func (f *filler) growAll(grow []int, choice []int, lay *layout, kept map[string]bool) {
+	tries := 0
+	for _, i := range grow {
+		tries += 2 * len(f.m.Rows[i].Entries)
+	}
+	for changed := true; changed && tries > 0; {
+		changed = false
+		for _, i := range grow {
+			if kept[f.snap.Jobs[i].ID] {
+				continue // on its current GPUs: moving it would restart it
+			}
+			grew, back, n := f.grow(i, choice, lay)
+			tries -= n
+			changed = changed || grew
+			if back {
+				kept[f.snap.Jobs[i].ID] = true
+			}
+		}
+	}
+}
+
+// grow lets job i, started by fill on entry choice[i] and GPUs lay.GPUs[i]
+// (it starts this round anyway, so a larger entry costs no extra restart),
+// take the best-valued entry of its row that is worth more than the one it
+// has, holds the limits and fits the idle GPUs with its own given back, by
+// its evaluated shape; its current entry only on exactly its current GPUs.
+// When none does it keeps the GPUs it has. It reports whether the job went
+// back on its current GPUs (kept). Each entry of the row is tried at most
+// once, so the step costs no more than the start's scan of the row.
+func (f *filler) grow(i int, choice []int, lay *layout) (grew, kept bool, tries int) {
+	row := &f.m.Rows[i]
+	from := choice[i]
+	cands := f.betterEntries(row, from)
+	if len(cands) == 0 {
+		return false, false, 1
+	}
+	e := &row.Entries[from]
+	gs := lay.GPUs[i]
+	uses := usesOf(e, true)
+	f.release(i, e, uses, gs)
+	for _, k := range cands {
+		tries++
+		to := &row.Entries[k]
+		tu := usesOf(to, true)
+		if !f.limitsHold(i, to, tu) {
+			continue
+		}
+		var ng []GPU
+		ok := false
+		if k == row.Current {
+			ng, ok = f.keep(f.snap.Jobs[i].State.Current.Placement, to.Config.GPUs)
+		} else {
+			ng, ok = f.place(to.Config)
+		}
+		if !ok {
+			continue
+		}
+		f.take(i, to, tu, ng)
+		lay.GPUs[i] = ng
+		choice[i] = k
+		return true, k == row.Current, tries
+	}
+	f.retake(gs) // none fits: it gets back the GPUs it gave up
+	f.take(i, e, uses, gs)
+	return false, false, tries
+}
+
+// betterEntries returns the offered, valued entries of row worth more than
+// entry from (and more than waiting), best value first (ties: fewer GPUs,
+// then entry order).
+func (f *filler) betterEntries(row *matrixRow, from int) []int {
+	cur := row.Entries[from].Value
+	var out []int
+	for k := range row.Entries {
+		e := &row.Entries[k]
+		if k == from || e.Dropped || e.Dominated || e.Invalid || e.unvalued || e.Config.GPUs <= 0 || math.IsInf(e.Value, 0) {
+			continue
+		}
+		if better(e.Value, cur, f.m.Sense) && better(e.Value, row.Unallocated, f.m.Sense) {
+			out = append(out, k)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b int) int {
+		ea, eb := &row.Entries[a], &row.Entries[b]
+		if better(ea.Value, eb.Value, f.m.Sense) {
+			return -1
+		}
+		if better(eb.Value, ea.Value, f.m.Sense) {
+			return 1
+		}
+		return cmp.Or(cmp.Compare(ea.Config.GPUs, eb.Config.GPUs), cmp.Compare(a, b))
+	})
+	return out
+}
+
+// release gives job i's GPUs gs on entry e (using uses) back to the idle
+// GPUs and the limits: the inverse of take and of the GPUs' taking.
+func (f *filler) release(i int, e *matrixEntry, uses []ilp.Option, gs []GPU) {
+	if f.m.Reserved[e.Config.Type] > 0 {
+		f.typeUse[e.Config.Type] -= len(gs)
+	}
+	for _, q := range f.quotaOf[i] {
+		f.qUse[q] -= quotaUse(&f.m.Quotas[q], uses)
+	}
+	for a := 0; a < len(gs); {
+		k := f.nodeIdx[gs[a].Node]
+		free := f.freeOn(k)
+		b := a
+		for ; b < len(gs) && gs[b].Node == gs[a].Node; b++ {
+			free[gs[b].Index] = true
+		}
+		f.takeIdle(k, a-b) // gives b−a back
+		a = b
+	}
+}
+
+// retake takes again the GPUs gs that release gave back.
+func (f *filler) retake(gs []GPU) {
+	for a := 0; a < len(gs); {
+		k := f.nodeIdx[gs[a].Node]
+		free := f.freeOn(k)
+		b := a
+		for ; b < len(gs) && gs[b].Node == gs[a].Node; b++ {
+			free[gs[b].Index] = false
+		}
+		f.takeIdle(k, b-a)
+		a = b
+	}
 }
 
 // mayFill reports whether the fill step can improve on the layout: not

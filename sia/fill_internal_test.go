@@ -166,3 +166,134 @@ func TestFillStatus(t *testing.T) {
 	assert.Positive(t, feasible)
 	assert.Positive(t, kept)
 }
+
+// fillBruteIdle is the least number of GPUs a brute force over the entries
+// of the jobs fill may start — the ones it started, and the jobs neither
+// running in the snapshot nor given GPUs by the plan — leaves idle beside
+// the GPUs the plan's other jobs hold: each job on one offered entry worth
+// more than waiting, or none, every entry by its evaluated shape on
+// distinct nodes of its pool. (A preempted job fill may only put back on
+// exactly its GPUs is left out: moving it would be a restart its entry's
+// value does not count.)
+func fillBruteIdle(snap *Snapshot, p *Plan) int {
+	m := p.matrix
+	idle := map[string]int{}
+	total := 0
+	for _, n := range snap.Nodes {
+		idle[n.ID] = n.GPUs
+		total += n.GPUs
+	}
+	var waiting []int
+	for i, d := range p.Decisions {
+		if slices.Contains(p.filled, d.Job) {
+			waiting = append(waiting, i)
+			continue
+		}
+		if m.Rows[i].Pin < 0 && len(d.Allocation.Placement) == 0 && !snap.Jobs[i].State.Current.Running() {
+			waiting = append(waiting, i)
+			continue
+		}
+		for _, g := range d.Allocation.Placement {
+			idle[g.Node]--
+			total--
+		}
+	}
+	largest := 0
+	for _, n := range snap.Nodes {
+		largest = max(largest, n.GPUs)
+	}
+	best := total
+	var try func(w int, left int)
+	try = func(w int, left int) {
+		if w == len(waiting) {
+			best = min(best, left)
+			return
+		}
+		try(w+1, left) // job waits
+		row := &m.Rows[waiting[w]]
+		for k := range row.Entries {
+			e := &row.Entries[k]
+			if e.Dropped || e.Dominated || e.Invalid || !better(e.Value, row.Unallocated, m.Sense) || e.Config.Spanning() {
+				continue
+			}
+			r := e.Config.NodeGPUs
+			if r == 0 {
+				r = largest
+			}
+			parts := fillShape(e.Config.GPUs, e.Config.Nodes, r)
+			var put func(k int, used map[string]bool)
+			put = func(x int, used map[string]bool) {
+				if x == len(parts) {
+					try(w+1, left-e.Config.GPUs)
+					return
+				}
+				for _, n := range snap.Nodes {
+					if n.Type != e.Config.Type || e.Config.NodeGPUs > 0 && n.GPUs != e.Config.NodeGPUs || used[n.ID] || idle[n.ID] < parts[x] {
+						continue
+					}
+					used[n.ID] = true
+					idle[n.ID] -= parts[x]
+					put(x+1, used)
+					idle[n.ID] += parts[x]
+					used[n.ID] = false
+				}
+			}
+			if parts != nil {
+				put(0, map[string]bool{})
+			}
+		}
+	}
+	try(0, total)
+	return best
+}
+
+// TestFillGrowsToIdle: on two nodes of one type, one holding a rigid job
+// off the chain of sizes (a rigid 5 on 15-GPU nodes, whose sizes are 1, 3,
+// 15), the other a whole-node rigid job, the waiting adaptive jobs the fill
+// step starts take the largest entries of their rows that fit the idle
+// GPUs by their evaluated shape: the idle GPUs after the round are the
+// least a brute force over the waiting jobs' entries reaches. Before the
+// grow step fill started each job on its best entry per GPU and left more
+// idle: on 12-GPU nodes beside a rigid 5, 6, 7 (here 5 and 6) or 8, 2 GPUs
+// more (5, 4, 3, 2 idle instead of 3, 2, 1, 0); likewise on 16-GPU nodes
+// beside a rigid 9–12. (A job that never ran is offered one GPU only, the
+// scale-up cap: there is nothing to grow to.)
+func TestFillGrowsToIdle(t *testing.T) {
+	s, err := New(nil)
+	require.NoError(t, err)
+	mod := fillModel{gain: 0.9, cross: 0.9}
+	for _, c := range []struct{ node, rigid, waiting, peak, max int }{
+		{15, 5, 1, 0, 0}, {11, 2, 1, 0, 0}, {8, 6, 1, 0, 0}, {13, 4, 1, 0, 0}, {7, 3, 1, 0, 0},
+		{15, 5, 1, 10, 10}, {11, 2, 1, 9, 9}, {8, 6, 1, 2, 2}, {13, 4, 1, 9, 9}, {7, 3, 1, 4, 4},
+		{15, 5, 1, 4, 10}, {11, 2, 1, 4, 9}, {13, 4, 1, 4, 9}, {7, 3, 1, 2, 4},
+		{6, 1, 1, 5, 5}, {10, 3, 1, 7, 7}, {12, 5, 1, 7, 7}, {16, 7, 1, 9, 9}, {5, 2, 1, 3, 3}, {9, 2, 1, 7, 7}, {14, 3, 1, 11, 11},
+		{12, 6, 1, 6, 6}, {12, 8, 1, 4, 4}, {16, 9, 1, 7, 7}, {16, 12, 1, 4, 4},
+		{15, 5, 2, 5, 5}, {12, 5, 2, 4, 4}, {16, 7, 2, 4, 5}, {10, 3, 2, 4, 4}, {13, 4, 2, 8, 6},
+	} {
+		name := fmt.Sprintf("node %d rigid %d waiting %d peak %d max %d", c.node, c.rigid, c.waiting, c.peak, c.max)
+		snap := Snapshot{Now: fillT0, Nodes: []Node{{ID: "n0", Type: "g", GPUs: c.node}, {ID: "n1", Type: "g", GPUs: c.node}}, Jobs: []Job{
+			{ID: "rigid", Kind: Rigid, GPUs: c.rigid, Models: mod, State: JobState{Current: Allocation{Type: "g", Nodes: 1, GPUs: c.rigid, Placement: fillGPUs("n0", 0, c.rigid)}}},
+			{ID: "whole", Kind: Rigid, GPUs: c.node, Models: mod, State: JobState{Current: Allocation{Type: "g", Nodes: 1, GPUs: c.node, Placement: fillGPUs("n1", 0, c.node)}}},
+		}}
+		for k := 0; k < c.waiting; k++ {
+			snap.Jobs = append(snap.Jobs, Job{ID: fmt.Sprintf("w%d", k), Models: mod, MaxGPUs: c.max, State: JobState{PeakReplicas: c.peak}})
+		}
+		p, err := s.Round(context.Background(), snap)
+		require.NoError(t, err, name)
+		idle := 2 * c.node
+		for _, d := range p.Decisions {
+			idle -= len(d.Allocation.Placement)
+		}
+		brute := fillBruteIdle(&snap, &p)
+		var got []string
+		for _, d := range p.Decisions[2:] {
+			got = append(got, fmt.Sprintf("%s %v %d", d.Job, d.Action, d.Allocation.GPUs))
+			if d.Allocation.GPUs > 0 {
+				assert.Equal(t, d.Allocation.GPUs, len(d.Allocation.Placement), name)
+				assert.Equal(t, d.Allocation.Nodes, p.entry(slices.IndexFunc(p.Decisions, func(x Decision) bool { return x.Job == d.Job })).Config.Nodes, "%s: the evaluated shape", name)
+			}
+		}
+		t.Logf("%s: %v; %d of %d idle, brute force %d; filled %v, %v", name, got, idle, 2*c.node, brute, p.filled, p.Status)
+		assert.Equal(t, brute, idle, "%s: idle GPUs after the round", name)
+	}
+}
