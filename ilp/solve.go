@@ -204,6 +204,7 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 		}
 	}
 	m := buildModel(p, sc, cl)
+	m.capToDemand(cl)
 	trace("build")
 	clk.beginSearch()
 	sr := newSearch(clk, m, s)
