@@ -483,41 +483,41 @@ func (p *Problem) validate(clk *clock, warm []int) (scan, error) {
 	trace("validate.jobs")
 	var seen []int32 // seen[ji] = qi+1: job ji is listed by quota qi
 	for qi, q := range p.Quotas {
-		f := fmt.Sprintf("quotas[%d] %q", qi, q.Name)
+		f := func() string { return fmt.Sprintf("quotas[%d] %q", qi, q.Name) } // for errors only: 4,000 quotas took 1.3 ms
 		if q.Type != "" {
 			if _, ok := p.Capacity[q.Type]; !ok {
-				return sc, invalid(f+".type", "unknown GPU type %q", q.Type)
+				return sc, invalid(f()+".type", "unknown GPU type %q", q.Type)
 			}
 			if len(q.Types) > 0 {
-				return sc, invalid(f+".types", "must be empty when type is set (got %d types)", len(q.Types))
+				return sc, invalid(f()+".types", "must be empty when type is set (got %d types)", len(q.Types))
 			}
 		}
 		for k, t := range q.Types {
 			if _, ok := p.Capacity[t]; !ok {
-				return sc, invalid(fmt.Sprintf("%s.types[%d]", f, k), "unknown GPU type %q", t)
+				return sc, invalid(fmt.Sprintf("%s.types[%d]", f(), k), "unknown GPU type %q", t)
 			}
 			if slices.Contains(q.Types[:k], t) {
-				return sc, invalid(fmt.Sprintf("%s.types[%d]", f, k), "GPU type %q listed twice", t)
+				return sc, invalid(fmt.Sprintf("%s.types[%d]", f(), k), "GPU type %q listed twice", t)
 			}
 		}
 		if q.Limit < 0 {
-			return sc, invalid(f+".limit", "negative limit %d", q.Limit)
+			return sc, invalid(f()+".limit", "negative limit %d", q.Limit)
 		}
 		if q.MinGPUs < 0 {
-			return sc, invalid(f+".min_gpus", "negative minimum %d", q.MinGPUs)
+			return sc, invalid(f()+".min_gpus", "negative minimum %d", q.MinGPUs)
 		}
 		if q.AllJobs && len(q.Jobs) > 0 {
-			return sc, invalid(f+".jobs", "must be empty when all_jobs is set (got %d jobs)", len(q.Jobs))
+			return sc, invalid(f()+".jobs", "must be empty when all_jobs is set (got %d jobs)", len(q.Jobs))
 		}
 		if len(q.Jobs) > 0 && seen == nil {
 			seen = make([]int32, len(p.Jobs))
 		}
 		for _, ji := range q.Jobs {
 			if ji < 0 || ji >= len(p.Jobs) {
-				return sc, invalid(f+".jobs", "job index %d out of range [0,%d)", ji, len(p.Jobs))
+				return sc, invalid(f()+".jobs", "job index %d out of range [0,%d)", ji, len(p.Jobs))
 			}
 			if seen[ji] == int32(qi+1) {
-				return sc, invalid(f+".jobs", "job index %d listed twice", ji)
+				return sc, invalid(f()+".jobs", "job index %d listed twice", ji)
 			}
 			seen[ji] = int32(qi + 1)
 		}
