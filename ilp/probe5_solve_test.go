@@ -9,7 +9,6 @@ package ilp_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -240,8 +239,6 @@ func shuffled(rng *rand.Rand, p *ilp.Problem) *ilp.Problem {
 	}
 	return q
 }
-
-var probe5Known = flag.Bool("probe5.known", false, "run the probes of known, unfixed limits")
 
 // TestProbe5CapacityBeyondDemand: a six-job problem whose options use at
 // most 18 GPUs of type b, and a quota of 4 GPUs of b over every job,
