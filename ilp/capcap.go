@@ -12,60 +12,46 @@ package ilp
 //
 // Only a complete model is capped: the late admission of the jobs a
 // deadline kept out of the model (model.rest) draws on the rows' capacity
-// too. The type rows cost a pass over the groups; the quota rows a pass
-// over the groups' row lists, which looks at the clock (by the entries
-// read) and leaves the quota rows as they are when the build's time is up.
+// too. The pass reads each option and each group's rows once; it looks at
+// the clock by that count and, past the build's end, leaves the rows as
+// they are (the sums are then incomplete).
 func (m *model) capToDemand(clk *clock) {
-	if m.rest < len(m.p.Jobs) {
+	if m.rest < len(m.p.Jobs) || clk != nil && past(clk.buildEnd) {
 		return
 	}
-	ntypes := len(m.types)
 	demand := make([]int, m.nrows) // Σ over jobs of the largest option on the row
 	cur := make([]int, m.nrows)    // the current job's largest option on the row
 	stamp := make([]int32, m.nrows)
 	for r := range stamp {
 		stamp[r] = -1
 	}
-	add := func(ji int32, r int32, g int) {
-		if stamp[r] != ji {
-			stamp[r], cur[r] = ji, 0
-		}
-		if g > cur[r] {
-			demand[r] += g - cur[r]
-			cur[r] = g
-		}
-	}
-	quotas, work := ntypes < m.nrows, 0
 	var tops []int // the largest option of each group of the job
+	work := 0
 	for ji := range m.jobs {
 		j := &m.jobs[ji]
 		tops = groupTops(j, tops)
+		work += len(j.opts)
 		for gi := range j.groups {
 			g := tops[gi]
-			rows := j.groups[gi].rows
-			add(int32(ji), rows[0], g) // the type row comes first (rowsOf)
-			if !quotas {
-				continue
-			}
-			for _, r := range rows[1:] {
-				add(int32(ji), r, g)
-			}
-			if clk != nil {
-				if work += len(rows) + 4; work >= tickWork {
-					work = 0
-					if past(clk.buildEnd) {
-						quotas = false
-					}
+			for _, r := range j.groups[gi].rows {
+				if stamp[r] != int32(ji) {
+					stamp[r], cur[r] = int32(ji), 0
 				}
+				if g > cur[r] {
+					demand[r] += g - cur[r]
+					cur[r] = g
+				}
+			}
+			work += len(j.groups[gi].rows)
+		}
+		if clk != nil && work >= tickWork {
+			work = 0
+			if past(clk.buildEnd) {
+				return
 			}
 		}
 	}
-	capRows := m.nrows
-	if !quotas {
-		// the quota rows' sums are incomplete: cap the type rows only
-		capRows = ntypes
-	}
-	for r := 0; r < capRows; r++ {
+	for r := range m.cap {
 		m.cap[r] = min(m.cap[r], demand[r])
 	}
 }
