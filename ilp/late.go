@@ -89,9 +89,10 @@ func admitLate(p *Problem, assign []int, from int, warm []int, checked int, clk 
 			}
 		}
 	}
+	var budget lateBudget
 	for i := from; i < len(p.Jobs); i++ {
 		j := &p.Jobs[i]
-		if clk != nil && i-from >= greedyMinJobs && (i-from)%32 == 0 && clk.greedyOver() {
+		if budget.over(clk, 1+len(j.Options)*(1+len(jobQuotas[i]))) {
 			break
 		}
 		if j.Pin >= 0 || assign[i] >= 0 {

@@ -98,14 +98,9 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 		if p.Jobs[i].Pin >= 0 {
 			continue
 		}
-		if clk != nil {
-			if work += len(p.Jobs[i].Options) + 8; work >= validateChunk/16 {
-				work = 0
-				if past(clk.buildEnd) {
-					m.stopAt(i, sc)
-					break
-				}
-			}
+		if clk != nil && b.buildOver(clk, i, &work) {
+			m.stopAt(i, sc)
+			break
 		}
 		// the rest of the model has at most an option, a group, a hull
 		// point and two row entries per option still to come

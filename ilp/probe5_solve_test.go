@@ -9,7 +9,6 @@ package ilp_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -241,22 +240,14 @@ func shuffled(rng *rand.Rand, p *ilp.Problem) *ilp.Problem {
 	return q
 }
 
-var probe5Known = flag.Bool("probe5.known", false, "run the probes of known, unfixed limits")
-
-// TestProbe5CapacityBeyondDemand (known limit, run with -probe5.known): a
-// six-job problem whose options use at most 18 GPUs of type b, and a quota
-// of 4 GPUs of b over every job, allocates in proportion to b's capacity up
-// to the knapsack tables' cap (dpMaxCells): 140 kB at 24 GPUs, 4.5 MB at
-// 2^16, 71 MB at 2^20, 285 MB (1.2 s) at 2^22, then 23 kB past the cap at
-// 2^24. GPUs no job can use cannot change the answer: a capacity above the
-// sum of the largest options of the jobs (or above the quotas that cover
-// every job) could be clamped to it before the tables are sized, exactly.
-// Left to the solver's owners, like BenchmarkProbeCapacityCliff (the same
-// tables).
+// TestProbe5CapacityBeyondDemand: a six-job problem whose options use at
+// most 18 GPUs of type b, and a quota of 4 GPUs of b over every job,
+// allocated in proportion to b's capacity up to the knapsack tables' cap
+// (dpMaxCells): 140 kB at 24 GPUs, 4.5 MB at 2^16, 71 MB at 2^20, 285 MB
+// (1.2 s) at 2^22, then 23 kB past the cap at 2^24. GPUs no job can use
+// cannot change the answer: the model's rows are capped at the sum of the
+// jobs' largest options (capToDemand) before anything is sized by them.
 func TestProbe5CapacityBeyondDemand(t *testing.T) {
-	if !*probe5Known {
-		t.Skip("known limit of the knapsack tables; -probe5.known runs it")
-	}
 	p := &ilp.Problem{Sense: ilp.Maximize, Capacity: map[string]int{"a": 2, "b": 0}, Jobs: []ilp.Job{
 		{ID: "s0", Pin: -1, Unallocated: 0.53, Options: []ilp.Option{{Type: "b", GPUs: 4, Value: 0.57}, {Type: "b", GPUs: 3, Value: 1.62}}},
 		{ID: "s1", Pin: -1, Unallocated: -0.53, Options: []ilp.Option{{Type: "b", GPUs: 3, Value: -0.98}}},

@@ -317,13 +317,17 @@ func TestProbeScaledDeadline(t *testing.T) {
 }
 
 // BenchmarkProbeCapacityCliff: a five-job problem whose GPU counts are
-// multiples of 1,000,003 (capacities of 5–6 million) takes seconds to solve
-// to optimality, in the root heuristics' knapsack programs (seqDP, mckp and
-// improveByType build tables as large as the capacities, up to dpMaxCells),
-// while the same problem with counts ×10,000,019 (past the cells cap) takes
-// milliseconds and ×100,003 microseconds. Found by FuzzSolveExtreme, which
-// took it for a hang; left to the solver's owners (a sparse or
-// gcd-compressed table would size the work by the reachable sums).
+// multiples of 1,000,003 (capacities of 5–6 million) took 4.5 s and 565 MB
+// to solve to optimality, in the root heuristics' knapsack programs (seqDP,
+// mckp and improveByType build tables as large as the capacities, up to
+// dpMaxCells), while the same problem with counts ×10,000,019 (past the
+// cells cap) took milliseconds and ×100,003 microseconds. Found by
+// FuzzSolveExtreme, which took it for a hang. With each row capped at what
+// its jobs could use (capToDemand: 2 M GPUs of a and c, none of b) it takes
+// 42 ms and 40 MB: the capacity left is really used, by options of 2 M
+// GPUs. Every useful option's count is a multiple of 1,000,003: tables
+// indexed by multiples of the gcd of a row's option counts would have a
+// few cells (not done: the tables belong to dp.go).
 func BenchmarkProbeCapacityCliff(b *testing.B) {
 	for _, k := range []int{100003, 1000003, 10000019} {
 		p := &ilp.Problem{Sense: ilp.Minimize, Capacity: map[string]int{"a": 5 * k, "b": 6 * k, "c": 5 * k}, Jobs: []ilp.Job{

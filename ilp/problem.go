@@ -610,28 +610,28 @@ func (p *Problem) validateQuotas() error {
 	var seen []int32 // seen[ji] = qi+1: job ji is listed by quota qi
 	for qi := range p.Quotas {
 		q := &p.Quotas[qi]
-		f := fmt.Sprintf("quotas[%d] %q", qi, q.Name)
+		f := quotaField(qi, q) // formatted for errors only: 4,000 quotas took 1.3 ms
 		if err := p.quotaTypes(q, f); err != nil {
 			return err
 		}
 		if q.Limit < 0 {
-			return invalid(f+".limit", "negative limit %d", q.Limit)
+			return invalid(f()+".limit", "negative limit %d", q.Limit)
 		}
 		if q.MinGPUs < 0 {
-			return invalid(f+".min_gpus", "negative minimum %d", q.MinGPUs)
+			return invalid(f()+".min_gpus", "negative minimum %d", q.MinGPUs)
 		}
 		if q.AllJobs && len(q.Jobs) > 0 {
-			return invalid(f+".jobs", "must be empty when all_jobs is set (got %d jobs)", len(q.Jobs))
+			return invalid(f()+".jobs", "must be empty when all_jobs is set (got %d jobs)", len(q.Jobs))
 		}
 		if len(q.Jobs) > 0 && seen == nil {
 			seen = make([]int32, len(p.Jobs))
 		}
 		for _, ji := range q.Jobs {
 			if ji < 0 || ji >= len(p.Jobs) {
-				return invalid(f+".jobs", "job index %d out of range [0,%d)", ji, len(p.Jobs))
+				return invalid(f()+".jobs", "job index %d out of range [0,%d)", ji, len(p.Jobs))
 			}
 			if seen[ji] == int32(qi+1) {
-				return invalid(f+".jobs", "job index %d listed twice", ji)
+				return invalid(f()+".jobs", "job index %d listed twice", ji)
 			}
 			seen[ji] = int32(qi + 1)
 		}
@@ -639,22 +639,27 @@ func (p *Problem) validateQuotas() error {
 	return nil
 }
 
+// quotaField returns a function naming quota qi (q) in errors.
+func quotaField(qi int, q *Quota) func() string {
+	return func() string { return fmt.Sprintf("quotas[%d] %q", qi, q.Name) }
+}
+
 // quotaTypes checks quota q's Type and Types (f names the quota).
-func (p *Problem) quotaTypes(q *Quota, f string) error {
+func (p *Problem) quotaTypes(q *Quota, f func() string) error {
 	if q.Type != "" {
 		if _, ok := p.Capacity[q.Type]; !ok {
-			return invalid(f+".type", "unknown GPU type %q", q.Type)
+			return invalid(f()+".type", "unknown GPU type %q", q.Type)
 		}
 		if len(q.Types) > 0 {
-			return invalid(f+".types", "must be empty when type is set (got %d types)", len(q.Types))
+			return invalid(f()+".types", "must be empty when type is set (got %d types)", len(q.Types))
 		}
 	}
 	for k, t := range q.Types {
 		if _, ok := p.Capacity[t]; !ok {
-			return invalid(fmt.Sprintf("%s.types[%d]", f, k), "unknown GPU type %q", t)
+			return invalid(fmt.Sprintf("%s.types[%d]", f(), k), "unknown GPU type %q", t)
 		}
 		if slices.Contains(q.Types[:k], t) {
-			return invalid(fmt.Sprintf("%s.types[%d]", f, k), "GPU type %q listed twice", t)
+			return invalid(fmt.Sprintf("%s.types[%d]", f(), k), "GPU type %q listed twice", t)
 		}
 	}
 	return nil

@@ -118,7 +118,9 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 // (after the call when D has already passed), whatever the valid input,
 // with the best assignment found, a proven Bound and Status Feasible unless
 // it proved optimality before D (it is never Optimal unless proven). Its
-// memory is bounded by the input's size, never by capacity × jobs (the
+// memory is bounded by the input's size, never by capacity × jobs (each
+// row's capacity is first lowered to what its jobs could use together, the
+// sum of their largest options on it, which changes no answer; the
 // knapsack programs' tables are capped, dpMaxCells, before they are built).
 //
 // Every step looks at the clock at least every ~50 µs of work, validating
@@ -131,9 +133,10 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 //     pins, with an infinite Bound (nothing is known of the options it did
 //     not read). Options it did not read are not reported even if invalid:
 //     call Validate to check every field.
-//   - building the model stops at a third of the allowance; the jobs
-//     it does not hold keep their warm-start option where it fits, and
-//     the Bound adds their best profits.
+//   - building the model stops at a third of the allowance (a job of
+//     thousands of options is not started when its build would end
+//     later); the jobs it does not hold keep their warm-start option
+//     where it fits, and the Bound adds their best profits.
 //   - the Lagrangian bound at the root (at least one evaluation of the
 //     dual function, interrupted at 5/12 of the allowance: the bound is
 //     then that of zero multipliers, the sum of the jobs' best profits)
@@ -202,6 +205,7 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 		}
 	}
 	m := buildModel(p, sc, cl)
+	m.capToDemand(cl)
 	trace("build")
 	clk.beginSearch()
 	sr := newSearch(clk, m, s)

@@ -1,0 +1,41 @@
+package ilp
+
+import (
+	"math/bits"
+	"time"
+)
+
+// buildOver accounts for building job i and reports whether buildModel
+// must stop before it (the clock's buildEnd has passed). The work of a job
+// is its options times the rows each may use (its type's and the quotas
+// covering the job): it looks at the clock once every validateChunk/16
+// units, so that jobs under thousands of quotas are timed by what they
+// cost, and jobs of a few options cost no look each. A job of bigJobOptions
+// options or more is not started unless its build (jobNanos) fits before
+// buildEnd: one job of 200,000 options took 80-110 ms to build, all of it
+// past a 5 ms deadline.
+func (b *builder) buildOver(clk *clock, i int, work *int) bool {
+	n := len(b.p.Jobs[i].Options)
+	if *work += (n + 8) * (1 + len(b.jobQuotas[i])); *work < validateChunk/16 && n < bigJobOptions {
+		return false
+	}
+	*work = 0
+	if past(clk.buildEnd) {
+		return true
+	}
+	return n >= bigJobOptions && jobNanos(n, len(b.jobQuotas[i])) >= clk.buildEnd.Sub(now())
+}
+
+// bigJobOptions is the number of options from which a job's build is timed
+// before it starts (see buildOver).
+const bigJobOptions = 1 << 12
+
+// jobNanos is about the time building one job of n options under q quotas
+// takes: sorting its options (n log n), and testing each against its rows.
+func jobNanos(n, q int) time.Duration {
+	return time.Duration(n*modelNanos*(2+bits.Len(uint(n))/8) + n*q*quotaNanos)
+}
+
+// quotaNanos is about the time the build takes per option and quota row it
+// tests, in nanoseconds.
+const quotaNanos = 4
