@@ -51,9 +51,10 @@ func (s *Scheduler) Options() Options { return s.opts }
 // whatever the deadline, sized before it starts and linear in the snapshot
 // — validating the snapshot (never cut short: no plan is made of a snapshot
 // not known to be valid), keeping every running job's configuration, the
-// greedy allocation, placing onto free GPUs and the decisions: about 2 µs
-// of CPU per job on one core (5.4 ms for 2,504 jobs on 2,048 GPUs, about
-// 14 ms for 5,000 jobs on 16,000 GPUs of eight types; BenchmarkRoundFloor,
+// greedy allocation, placing onto free GPUs and the decisions: about
+// 1.5–2 µs of CPU per job on one core (3.8–4.6 ms for 2,504 jobs on 2,048
+// GPUs and 6.3–7.1 ms for 4,166 jobs on 8,192 GPUs in BenchmarkRoundFloor,
+// 7–10 ms for 5,000 jobs on 8,000–16,000 GPUs of six to eight types in
 // examples/round-deadline). A deadline closer than the floor is overshot
 // by at most the floor. The solver (ilp.Solve) keeps the contract on its
 // own, its validation and model included. On a machine whose cores are
