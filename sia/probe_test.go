@@ -697,8 +697,9 @@ func TestProbeChargeOneNode(t *testing.T) {
 // a job that fits them waited (reason lost-optimisation): 10 of 30 beside
 // a rigid 5 and a rigid 15 on two 15-GPU nodes, 2 of 16 beside a rigid 6
 // and a rigid 8 on two of the paper's 8-GPU nodes. Now the waiting job
-// starts on those GPUs (an adaptive job on its best configuration per GPU
-// that fits, a rigid job of exactly the idle count on them), and the plan
+// starts on those GPUs (an adaptive job on the most valuable entry of its
+// row that fits — here its only one, a never-run job being offered 1 GPU —,
+// a rigid job of exactly the idle count on them), and the plan
 // says it goes beyond the charged problem: Feasible, its objective the
 // plan's, a bound at least as good.
 func TestProbeChargeStrandsGPUs(t *testing.T) {
