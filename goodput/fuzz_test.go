@@ -39,7 +39,7 @@ func FuzzLoss(f *testing.F) {
 	f.Add(1, 1, 8, 0.5, 0.01, 2, 8, 16, 0.9, 0.3, 0.1, 0.01, 0.3, 0.02, 2.0)
 	f.Add(1, 1, 1, 1e-300, 0.0, 1, 1, 1, 1e300, 0.0, 0.0, 1e-8, 1e-8, 1e-8, 1.0)
 	f.Fuzz(func(t *testing.T, n1, r1, b1 int, st1, sy1 float64, n2, r2, b2 int, st2, sy2 float64, ac, bc, an, bn, g float64) {
-		obs := []Observation{{n1, r1, b1, st1, sy1}, {n2, r2, b2, st2, sy2}}
+		obs := []Observation{{n1, r1, b1, st1, sy1, 0}, {n2, r2, b2, st2, sy2, 0}}
 		p := Params{AlphaC: ac, BetaC: bc, AlphaN: an, BetaN: bn, AlphaR: an, BetaR: bn, Gamma: g}
 		l, err := Loss(obs, p)
 		if err != nil {
