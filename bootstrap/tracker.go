@@ -244,7 +244,12 @@ func (o *Options) Validate() error {
 type Measurement struct {
 	// Nodes and Replicas give the configuration (Replicas is the number of
 	// data-parallel replicas: GPUs for data-parallel jobs, pipelines for
-	// hybrid-parallel ones).
+	// hybrid-parallel ones), as in the round's Decision (Allocation.Nodes,
+	// Decision.Replicas). Replicas >= Nodes for a data-parallel job; a
+	// pipeline may span nodes, so a hybrid-parallel job may have fewer
+	// replicas than nodes as long as its Replicas × Spec.Stages GPUs cover
+	// them (for example one 4-stage pipeline over 2 nodes). The tracker
+	// records the type's stages with the observation (goodput.Observation.Stages).
 	Nodes, Replicas int
 	// LocalBatch is the per-GPU (micro-)batch size the job ran with.
 	LocalBatch int
