@@ -14,6 +14,8 @@ func FuzzBestHybrid(f *testing.F) {
 	f.Add(0.1, 0.01, 0.3, 0.02, 2.0, 1.0, 1.0, 48, 384, 4, 48, 2, 8)
 	f.Add(0.0, 1e-3, 1e-8, 1e-8, 1.0, 0.0, 0.0, 1, MaxBatchSize, 2, MaxBatchSize, 1, 1)
 	f.Add(0.1, 0.01, 0.3, 0.02, 2.0, 1.0, 1.0, 1, MaxBatchSize, 2, math.MaxInt/2, 1, math.MaxInt)
+	f.Add(0.1, 0.01, 0.3, 0.02, 2.0, 1.0, 1.0, 4, 64, 4, 4, 2, 1)           // one pipeline over 2 nodes
+	f.Add(0.1, 0.01, 0.3, 0.02, 2.0, 1.0, 1.0, 4, 64, 4, 4, math.MaxInt, 2) // nodes no pipelines cover
 	f.Fuzz(func(t *testing.T, ac, bc, an, bn, g, sqr, vr float64, m0, mmax, stages, micro, nodes, replicas int) {
 		m := Model{Params: Params{AlphaC: ac, BetaC: bc, AlphaN: an, BetaN: bn, AlphaR: an, BetaR: bn, Gamma: g},
 			Grad: GradStats{sqr, vr}, InitBatch: m0, MaxBatch: mmax, Stages: stages, MicroBatches: micro}
@@ -22,6 +24,11 @@ func FuzzBestHybrid(f *testing.F) {
 			return
 		}
 		require.NoError(t, m.Validate())
+		require.True(t, CoversNodes(nodes, replicas, stages), "%d pipelines of %d stages cannot span %d nodes", replicas, stages, nodes)
+		var s Searcher
+		c2, ok2 := s.Best(&m, nodes, replicas)
+		require.True(t, ok2)
+		require.Equal(t, c, c2)
 		require.Equal(t, micro*replicas, c.GlobalBatch)
 		require.Greater(t, c.GlobalBatch, 0)
 		require.LessOrEqual(t, c.GlobalBatch, mmax)
