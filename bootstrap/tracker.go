@@ -244,7 +244,12 @@ func (o *Options) Validate() error {
 type Measurement struct {
 	// Nodes and Replicas give the configuration (Replicas is the number of
 	// data-parallel replicas: GPUs for data-parallel jobs, pipelines for
-	// hybrid-parallel ones).
+	// hybrid-parallel ones), as in the round's Decision (Allocation.Nodes,
+	// Decision.Replicas). Replicas >= Nodes for a data-parallel job; a
+	// pipeline may span nodes, so a hybrid-parallel job may have fewer
+	// replicas than nodes as long as its Replicas × Spec.Stages GPUs cover
+	// them (for example one 4-stage pipeline over 2 nodes). The tracker
+	// records the type's stages with the observation (goodput.Observation.Stages).
 	Nodes, Replicas int
 	// LocalBatch is the per-GPU (micro-)batch size the job ran with.
 	LocalBatch int
@@ -364,10 +369,13 @@ func (t *Tracker) Seed(gpuType string, rows ...goodput.Observation) error {
 	if len(rows) == 0 {
 		return &InputError{Type: gpuType, Field: "Seed", Reason: "no rows"}
 	}
+	checked := make([]goodput.Observation, len(rows)) // the caller's rows stay as given
 	for i, r := range rows {
-		if err := checkObs(gpuType, fmt.Sprintf("Seed row %d", i), r); err != nil {
+		r, err := checkObs(gpuType, fmt.Sprintf("Seed row %d", i), r, t.stages(gpuType))
+		if err != nil {
 			return err
 		}
+		checked[i] = r
 		if t.opts.Mode == Profiled && r.Replicas != 1 {
 			return &InputError{Type: gpuType, Field: fmt.Sprintf("Seed row %d: Replicas", i),
 				Reason: fmt.Sprintf("%d: profiled mode seeds 1-GPU (one replica) profiles only; use Oracle mode for full profiles", r.Replicas)}
@@ -375,7 +383,7 @@ func (t *Tracker) Seed(gpuType string, rows ...goodput.Observation) error {
 	}
 	ts := t.state(gpuType)
 	n, multi := len(ts.obs), ts.multi
-	for _, r := range rows {
+	for _, r := range checked {
 		ts.add(r)
 	}
 	if len(ts.obs) == n {
@@ -396,7 +404,8 @@ func (t *Tracker) Observe(gpuType string, m Measurement) (refit bool, err error)
 		return false, &InputError{Type: gpuType, Field: "Observe", Reason: "type not in the job's Spec (Limits or Stages)"}
 	}
 	o := goodput.Observation{Nodes: m.Nodes, Replicas: m.Replicas, LocalBatch: m.LocalBatch, StepTime: m.StepTime, SyncTime: m.SyncTime}
-	if err := checkObs(gpuType, "Measurement", o); err != nil {
+	o, err = checkObs(gpuType, "Measurement", o, t.stages(gpuType))
+	if err != nil {
 		return false, err
 	}
 	if m.Grad != nil {
@@ -434,15 +443,39 @@ func (t *Tracker) SetGrad(g goodput.GradStats) error {
 	return nil
 }
 
-func checkObs(gpuType, field string, o goodput.Observation) error {
-	bad := func(f, why string) error {
-		return &InputError{Type: gpuType, Field: field + "." + f, Reason: why}
+// stages returns the pipeline stages of a replica on gpuType (Spec.Stages)
+// for a hybrid-parallel job, 0 for a data-parallel one.
+func (t *Tracker) stages(gpuType string) int {
+	if t.spec.Hybrid() {
+		return t.spec.Stages[gpuType]
 	}
+	return 0
+}
+
+// checkObs validates an observation of a job whose replicas have stages
+// pipeline stages on the type (0: data parallel) and returns it with its
+// Stages set to them. Replicas counts replicas (pipelines for a
+// hybrid-parallel job), so Replicas < Nodes is valid exactly for a pipeline
+// that spans nodes with at least one GPU on each (Nodes <= Replicas ×
+// Stages, goodput.CoversNodes): the shapes the scheduler may start and
+// goodput.Model.Best predicts.
+func checkObs(gpuType, field string, o goodput.Observation, stages int) (goodput.Observation, error) {
+	bad := func(f, why string) (goodput.Observation, error) {
+		return o, &InputError{Type: gpuType, Field: field + "." + f, Reason: why}
+	}
+	if o.Stages != 0 && o.Stages != stages && !(o.Stages == 1 && stages <= 1) {
+		return bad("Stages", fmt.Sprintf("%d, want the job's %d pipeline stages on the type (Spec.Stages; 0 or 1: data parallel) or 0", o.Stages, stages))
+	}
+	o.Stages = stages
 	switch {
 	case o.Nodes < 1:
 		return bad("Nodes", fmt.Sprintf("%d, want >= 1", o.Nodes))
-	case o.Replicas < o.Nodes:
-		return bad("Replicas", fmt.Sprintf("%d, want >= Nodes = %d", o.Replicas, o.Nodes))
+	case o.Replicas < 1:
+		return bad("Replicas", fmt.Sprintf("%d, want >= 1", o.Replicas))
+	case !goodput.CoversNodes(o.Nodes, o.Replicas, stages) && stages > 1:
+		return bad("Replicas", fmt.Sprintf("%d pipelines of %d stages cannot span Nodes = %d: want Nodes <= Replicas × %d (at least one GPU per node)", o.Replicas, stages, o.Nodes, stages))
+	case !goodput.CoversNodes(o.Nodes, o.Replicas, stages):
+		return bad("Replicas", fmt.Sprintf("%d, want >= Nodes = %d (one GPU per data-parallel replica)", o.Replicas, o.Nodes))
 	case o.LocalBatch < 1:
 		return bad("LocalBatch", fmt.Sprintf("%d, want >= 1", o.LocalBatch))
 	case !(o.StepTime > 0) || math.IsInf(o.StepTime, 0):
@@ -452,7 +485,7 @@ func checkObs(gpuType, field string, o goodput.Observation) error {
 	case !(o.SyncTime < o.StepTime):
 		return bad("SyncTime", fmt.Sprintf("%v is not below StepTime %v", o.SyncTime, o.StepTime))
 	}
-	return nil
+	return o, nil
 }
 
 // state returns the state of a type, creating it (in sorted position).
@@ -483,7 +516,7 @@ func (ts *typeState) add(o goodput.Observation) bool {
 		}
 	}
 	ts.obs = append(ts.obs, o)
-	if o.Replicas > 1 {
+	if o.Replicas > 1 || o.Nodes > 1 { // a network measurement (also one pipeline over nodes)
 		ts.multi++
 	}
 	return true
@@ -739,7 +772,8 @@ func (t *Tracker) UnmarshalJSON(data []byte) error {
 		}
 		ts := nt.state(tj.Name)
 		for k, o := range tj.Observations {
-			if err := checkObs(tj.Name, fmt.Sprintf("JSON.types[%d].observations[%d]", i, k), o); err != nil {
+			o, err := checkObs(tj.Name, fmt.Sprintf("JSON.types[%d].observations[%d]", i, k), o, nt.stages(tj.Name))
+			if err != nil {
 				return err
 			}
 			ts.add(o)

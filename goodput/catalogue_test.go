@@ -70,10 +70,10 @@ func TestCatalogueParams(t *testing.T) {
 		_, ok := m.Best(1, 1)
 		assert.False(t, ok, "Best on invalid %s", c.name)
 		init := c.p
-		_, err = Fit([]Observation{{1, 1, 8, 0.5, 0.01}}, &FitOptions{Init: &init})
+		_, err = Fit([]Observation{{1, 1, 8, 0.5, 0.01, 0}}, &FitOptions{Init: &init})
 		assert.ErrorIs(t, err, ErrInvalidInput)
 		assert.Contains(t, err.Error(), "FitOptions.Init."+c.want[len("Params."):])
-		_, err = Loss([]Observation{{1, 1, 8, 0.5, 0.01}}, c.p)
+		_, err = Loss([]Observation{{1, 1, 8, 0.5, 0.01, 0}}, c.p)
 		assert.ErrorIs(t, err, ErrInvalidInput)
 		assert.Contains(t, err.Error(), c.want)
 	}
@@ -168,30 +168,30 @@ func TestBestHugeButValid(t *testing.T) {
 }
 
 func TestCatalogueObservations(t *testing.T) {
-	good := Observation{1, 1, 8, 0.5, 0.01}
+	good := Observation{1, 1, 8, 0.5, 0.01, 0}
 	bad := []struct {
 		name string
 		o    Observation
 		want string
 	}{
-		{"Nodes zero", Observation{0, 1, 8, 0.5, 0.01}, "Nodes"},
-		{"Nodes negative", Observation{-1, 1, 8, 0.5, 0.01}, "Nodes"},
-		{"Nodes MinInt", Observation{math.MinInt, 1, 8, 0.5, 0.01}, "Nodes"},
-		{"Replicas below Nodes", Observation{2, 1, 8, 0.5, 0.01}, "Replicas"},
-		{"Replicas zero", Observation{1, 0, 8, 0.5, 0.01}, "Replicas"},
-		{"Replicas negative", Observation{1, -4, 8, 0.5, 0.01}, "Replicas"},
-		{"LocalBatch zero", Observation{1, 1, 0, 0.5, 0.01}, "LocalBatch"},
-		{"LocalBatch negative", Observation{1, 1, -8, 0.5, 0.01}, "LocalBatch"},
-		{"StepTime zero", Observation{1, 1, 8, 0, 0}, "StepTime"},
-		{"StepTime negative", Observation{1, 1, 8, -0.5, 0.01}, "StepTime"},
-		{"StepTime NaN", Observation{1, 1, 8, nan, 0.01}, "StepTime"},
-		{"StepTime +Inf", Observation{1, 1, 8, pinf, 0.01}, "StepTime"},
-		{"StepTime -Inf", Observation{1, 1, 8, ninf, 0.01}, "StepTime"},
-		{"SyncTime negative", Observation{1, 1, 8, 0.5, -0.01}, "SyncTime"},
-		{"SyncTime NaN", Observation{1, 1, 8, 0.5, nan}, "SyncTime"},
-		{"SyncTime +Inf", Observation{1, 1, 8, 0.5, pinf}, "SyncTime"},
-		{"SyncTime equal StepTime", Observation{1, 1, 8, 0.5, 0.5}, "SyncTime"},
-		{"SyncTime above StepTime", Observation{1, 1, 8, 0.5, 0.6}, "SyncTime"},
+		{"Nodes zero", Observation{0, 1, 8, 0.5, 0.01, 0}, "Nodes"},
+		{"Nodes negative", Observation{-1, 1, 8, 0.5, 0.01, 0}, "Nodes"},
+		{"Nodes MinInt", Observation{math.MinInt, 1, 8, 0.5, 0.01, 0}, "Nodes"},
+		{"Replicas below Nodes", Observation{2, 1, 8, 0.5, 0.01, 0}, "Replicas"},
+		{"Replicas zero", Observation{1, 0, 8, 0.5, 0.01, 0}, "Replicas"},
+		{"Replicas negative", Observation{1, -4, 8, 0.5, 0.01, 0}, "Replicas"},
+		{"LocalBatch zero", Observation{1, 1, 0, 0.5, 0.01, 0}, "LocalBatch"},
+		{"LocalBatch negative", Observation{1, 1, -8, 0.5, 0.01, 0}, "LocalBatch"},
+		{"StepTime zero", Observation{1, 1, 8, 0, 0, 0}, "StepTime"},
+		{"StepTime negative", Observation{1, 1, 8, -0.5, 0.01, 0}, "StepTime"},
+		{"StepTime NaN", Observation{1, 1, 8, nan, 0.01, 0}, "StepTime"},
+		{"StepTime +Inf", Observation{1, 1, 8, pinf, 0.01, 0}, "StepTime"},
+		{"StepTime -Inf", Observation{1, 1, 8, ninf, 0.01, 0}, "StepTime"},
+		{"SyncTime negative", Observation{1, 1, 8, 0.5, -0.01, 0}, "SyncTime"},
+		{"SyncTime NaN", Observation{1, 1, 8, 0.5, nan, 0}, "SyncTime"},
+		{"SyncTime +Inf", Observation{1, 1, 8, 0.5, pinf, 0}, "SyncTime"},
+		{"SyncTime equal StepTime", Observation{1, 1, 8, 0.5, 0.5, 0}, "SyncTime"},
+		{"SyncTime above StepTime", Observation{1, 1, 8, 0.5, 0.6, 0}, "SyncTime"},
 	}
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
@@ -227,7 +227,7 @@ func TestCatalogueObservations(t *testing.T) {
 }
 
 func TestCatalogueFitOptions(t *testing.T) {
-	obs := []Observation{{1, 1, 8, 0.5, 0.01}}
+	obs := []Observation{{1, 1, 8, 0.5, 0.01, 0}}
 	cases := []struct {
 		opts FitOptions
 		want string
@@ -255,11 +255,11 @@ func TestCatalogueFitOptions(t *testing.T) {
 // valid parameters (not NaN, within bounds), never a panic.
 func TestFitExtremeButValid(t *testing.T) {
 	sets := [][]Observation{
-		{{1, 1, 1, 1e300, 0}, {2, 1 << 40, 1 << 50, 1e308, 1e307}},
-		{{1, 1, 1, 1e-300, 0}, {1, 2, 2, 1e-310, 1e-320}},
-		{{1, 1, math.MaxInt, 1, 0.5}, {math.MaxInt, math.MaxInt, math.MaxInt, 1, 0.5}},
-		{{1, 1, 1, math.MaxFloat64, math.MaxFloat64 / 2}},
-		{{1, 1, 1, math.SmallestNonzeroFloat64, 0}},
+		{{1, 1, 1, 1e300, 0, 0}, {2, 1 << 40, 1 << 50, 1e308, 1e307, 0}},
+		{{1, 1, 1, 1e-300, 0, 0}, {1, 2, 2, 1e-310, 1e-320, 0}},
+		{{1, 1, math.MaxInt, 1, 0.5, 0}, {math.MaxInt, math.MaxInt, math.MaxInt, 1, 0.5, 0}},
+		{{1, 1, 1, math.MaxFloat64, math.MaxFloat64 / 2, 0}},
+		{{1, 1, 1, math.SmallestNonzeroFloat64, 0, 0}},
 	}
 	for i, obs := range sets {
 		p, err := Fit(obs, &FitOptions{Starts: 2, MaxIterations: 50})

@@ -23,7 +23,9 @@
 // goodput for a configuration, on the published artifact's 50-point geometric
 // grid and with its accumulation and rounding rules, under the GPU type's
 // per-GPU memory limits (Limits) and the job's maximum batch size. Hybrid
-// (pipeline-parallel) jobs use T = 3((P−1)+m)·T_acc(1) + T_net and X = m·r/T.
+// (pipeline-parallel) jobs use T = 3((P−1)+m)·T_acc(1) + T_net and X = m·r/T;
+// a pipeline may span nodes (fewer replicas than nodes, CoversNodes), and is
+// then predicted and fitted with the multi-node network term.
 //
 // # Fitting
 //

@@ -12,9 +12,43 @@ import (
 // Replicas data-parallel replicas over Nodes nodes with LocalBatch samples per
 // GPU took StepTime seconds per optimizer step (no accumulation), of which
 // SyncTime seconds were spent in the gradient all-reduce.
+//
+// A data-parallel replica is one GPU, so Replicas >= Nodes. A
+// hybrid-parallel (pipeline) job's replica is a pipeline of Stages GPUs,
+// which may span nodes: with Stages > 1 an observation may have fewer
+// replicas than nodes, as long as its Replicas × Stages GPUs cover them
+// (Nodes <= Replicas × Stages; for example one 4-stage pipeline over 2
+// nodes). Such an observation is fitted, and Model.Best predicts it, with
+// the network term of several nodes (Params.NetTime(nodes, replicas) with
+// nodes > 1): its SyncTime is the step's cross-node communication.
 type Observation struct {
 	Nodes, Replicas, LocalBatch int
 	StepTime, SyncTime          float64
+	// Stages is the number of pipeline stages (GPUs) per replica of a
+	// hybrid-parallel job; 0 or 1 for a data-parallel job. Only the
+	// Replicas >= Nodes rule depends on it.
+	Stages int `json:",omitempty"`
+}
+
+// MaxStages bounds Observation.Stages (the same bound as Model.Stages).
+const MaxStages = MaxBatchSize
+
+// CoversNodes reports whether replicas replicas of stages GPUs each
+// (stages <= 1: one GPU each, data parallel) can span nodes nodes, with
+// at least one GPU per node: nodes <= replicas × max(stages, 1), checked
+// without overflow. It is the rule Fit, Loss and Model.Best apply to the
+// shape of an observation or configuration.
+func CoversNodes(nodes, replicas, stages int) bool {
+	if nodes < 1 || replicas < 1 {
+		return false
+	}
+	if replicas >= nodes {
+		return true
+	}
+	if stages <= 1 {
+		return false
+	}
+	return (nodes-1)/stages < replicas // ceil(nodes/stages) <= replicas
 }
 
 // ObservationError reports an unusable observation passed to Fit or Loss.
@@ -170,8 +204,12 @@ func checkObservations(obs []Observation) error {
 		switch {
 		case o.Nodes < 1:
 			return &ObservationError{i, "Nodes", fmt.Sprintf("%d, want >= 1", o.Nodes)}
-		case o.Replicas < o.Nodes:
-			return &ObservationError{i, "Replicas", fmt.Sprintf("%d, want >= Nodes = %d", o.Replicas, o.Nodes)}
+		case o.Stages < 0 || o.Stages > MaxStages:
+			return &ObservationError{i, "Stages", fmt.Sprintf("%d, want a value in [0, %d] (0 or 1: data parallel)", o.Stages, MaxStages)}
+		case o.Replicas < 1:
+			return &ObservationError{i, "Replicas", fmt.Sprintf("%d, want >= 1", o.Replicas)}
+		case !CoversNodes(o.Nodes, o.Replicas, o.Stages):
+			return &ObservationError{i, "Replicas", replicasReason(o)}
 		case o.LocalBatch < 1:
 			return &ObservationError{i, "LocalBatch", fmt.Sprintf("%d, want >= 1", o.LocalBatch)}
 		case !(o.StepTime > 0) || math.IsInf(o.StepTime, 0):
@@ -185,6 +223,17 @@ func checkObservations(obs []Observation) error {
 	return nil
 }
 
+// replicasReason says why o's replicas cannot span its nodes.
+func replicasReason(o Observation) string {
+	if o.Stages > 1 {
+		return fmt.Sprintf("%d pipelines of %d stages on %d nodes: want Nodes <= Replicas × Stages (at least one GPU per node)", o.Replicas, o.Stages, o.Nodes)
+	}
+	return fmt.Sprintf("%d, want >= Nodes = %d (a data-parallel replica is one GPU; set Stages for a pipeline that spans nodes)", o.Replicas, o.Nodes)
+}
+
+// kindOf returns the network kind of a shape (0: one replica on one node,
+// 1: several replicas on one node, 2: several nodes — also one pipeline
+// over several nodes), the same case analysis as Params.NetTime.
 func kindOf(nodes, replicas int) int {
 	switch {
 	case nodes > 1:

@@ -378,7 +378,7 @@ func TestFitPinning(t *testing.T) {
 	assert.InDelta(t, p.AlphaR, got.AlphaR, 0.02*p.AlphaR)
 
 	// One GPU, one batch size: αc = mean accumulation time / 2, no network.
-	obs := []Observation{{1, 1, 32, 0.5, 0.01}, {1, 1, 32, 0.52, 0.01}}
+	obs := []Observation{{1, 1, 32, 0.5, 0.01, 0}, {1, 1, 32, 0.52, 0.01, 0}}
 	got, err = Fit(obs, nil)
 	require.NoError(t, err)
 	assert.InDelta(t, (0.49+0.51)/2/2, got.AlphaC, 1e-12)
@@ -427,19 +427,19 @@ func TestFitDeterministicAndOrderFree(t *testing.T) {
 }
 
 func TestFitErrors(t *testing.T) {
-	good := Observation{1, 1, 8, 0.5, 0.01}
+	good := Observation{1, 1, 8, 0.5, 0.01, 0}
 	tests := []struct {
 		name  string
 		obs   []Observation
 		field string
 	}{
 		{"empty", nil, "no observations"},
-		{"nodes", []Observation{good, {0, 1, 8, 0.5, 0.01}}, "observation 1: Nodes"},
-		{"replicas", []Observation{{2, 1, 8, 0.5, 0.01}}, "Replicas"},
-		{"batch", []Observation{{1, 1, 0, 0.5, 0.01}}, "LocalBatch"},
-		{"NaN step", []Observation{{1, 1, 8, math.NaN(), 0.01}}, "StepTime"},
-		{"negative sync", []Observation{{1, 1, 8, 0.5, -1}}, "SyncTime"},
-		{"sync above step", []Observation{{1, 1, 8, 0.5, 0.6}}, "SyncTime"},
+		{"nodes", []Observation{good, {0, 1, 8, 0.5, 0.01, 0}}, "observation 1: Nodes"},
+		{"replicas", []Observation{{2, 1, 8, 0.5, 0.01, 0}}, "Replicas"},
+		{"batch", []Observation{{1, 1, 0, 0.5, 0.01, 0}}, "LocalBatch"},
+		{"NaN step", []Observation{{1, 1, 8, math.NaN(), 0.01, 0}}, "StepTime"},
+		{"negative sync", []Observation{{1, 1, 8, 0.5, -1, 0}}, "SyncTime"},
+		{"sync above step", []Observation{{1, 1, 8, 0.5, 0.6, 0}}, "SyncTime"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -466,7 +466,7 @@ func FuzzFit(f *testing.F) {
 	f.Add(1, 1, 8, 0.5, 0.01, 2, 8, 16, 0.9, 0.3)
 	f.Add(1, 4, 32, 0.2, 0.05, 1, 1, 64, 0.3, 0.0)
 	f.Fuzz(func(t *testing.T, n1, r1, b1 int, st1, sy1 float64, n2, r2, b2 int, st2, sy2 float64) {
-		obs := []Observation{{n1, r1, b1, st1, sy1}, {n2, r2, b2, st2, sy2}}
+		obs := []Observation{{n1, r1, b1, st1, sy1, 0}, {n2, r2, b2, st2, sy2, 0}}
 		p, err := Fit(obs, &FitOptions{Starts: 2, MaxIterations: 50})
 		if err != nil {
 			require.ErrorIs(t, err, ErrInvalidInput)

@@ -194,12 +194,15 @@ func (m Model) Evaluate(nodes, replicas, localBatch, accumSteps int) Choice {
 //
 // Hybrid-parallel jobs (Stages = k, MicroBatches = m): T = 3((k−1)+m)·T_acc(1)
 // + T_net(nodes, replicas), throughput m·replicas/T, global batch
-// m·replicas, which must not exceed MaxBatch.
+// m·replicas, which must not exceed MaxBatch. A pipeline may span nodes, so
+// replicas may be below nodes as long as nodes <= replicas·k (CoversNodes);
+// T_net is then the network term of several nodes, the one Fit fits on
+// observations of that shape (Observation.Stages).
 //
 // A Searcher gives the same result faster over many calls (it caches the
 // grids); SplitBatch is the rounding of a global batch on its own.
 func (m Model) Best(nodes, replicas int) (Choice, bool) {
-	if nodes < 1 || replicas < nodes || m.Validate() != nil {
+	if !m.covers(nodes, replicas) || m.Validate() != nil {
 		return Choice{}, false
 	}
 	if m.Hybrid() {
@@ -207,6 +210,16 @@ func (m Model) Best(nodes, replicas int) (Choice, bool) {
 	}
 	var s Searcher
 	return s.best(&m, nodes, replicas)
+}
+
+// covers reports whether replicas of m's replica size can span nodes
+// nodes (CoversNodes with the model's pipeline stages).
+func (m *Model) covers(nodes, replicas int) bool {
+	stages := 0
+	if m.Hybrid() {
+		stages = m.Stages
+	}
+	return CoversNodes(nodes, replicas, stages)
 }
 
 func (m Model) bestHybrid(nodes, replicas int) (Choice, bool) {

@@ -79,7 +79,9 @@ func (p Params) AccumTime(localBatch float64) float64 {
 }
 
 // NetTime returns T_net, the all-reduce time of one optimizer step with the
-// given number of nodes and data-parallel replicas.
+// given number of nodes and data-parallel replicas. Any shape over several
+// nodes takes the multi-node term, also one pipeline (a hybrid-parallel
+// replica) that spans nodes: its step's cross-node communication.
 func (p Params) NetTime(nodes, replicas int) float64 {
 	x := math.Max(float64(replicas-2), Epsilon)
 	switch {

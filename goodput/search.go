@@ -75,7 +75,7 @@ type Searcher struct {
 // validated (Model.Validate); an invalid model gives an unspecified result
 // (never a panic).
 func (s *Searcher) Best(m *Model, nodes, replicas int) (Choice, bool) {
-	if nodes < 1 || replicas < nodes {
+	if !m.covers(nodes, replicas) {
 		return Choice{}, false
 	}
 	if m.Hybrid() {

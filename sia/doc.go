@@ -64,7 +64,10 @@
 // Spec.MicroBatches (m): the job's replica size on a type is its model's
 // goodput.Model.Stages, and it takes GPUs in whole replicas. It is seeded and
 // observed per pipeline replica with LocalBatch 1, and its
-// decisions read Replicas pipelines, LocalBatch 1 and AccumSteps m − 1 (m
+// decisions read Replicas pipelines (a pipeline may span nodes, so
+// Replicas may be below Allocation.Nodes; the host reports exactly that
+// shape to the tracker, and the round predicts it with the multi-node
+// network term that the fit of such observations estimates), LocalBatch 1 and AccumSteps m − 1 (m
 // micro-batches per step, GlobalBatch = m × Replicas). For data-parallel jobs
 // LocalBatch is the per-GPU batch and AccumSteps the extra gradient
 // accumulation steps of one optimiser step. A strong-scaling or rigid job

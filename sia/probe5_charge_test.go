@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -59,19 +60,14 @@ func TestProbe5QuotaCountsGPUs(t *testing.T) {
 	t.Logf("%d cases", cases)
 }
 
-// TestProbe5HybridAcrossNodesObserve (known limit, -probe5.known): on a
-// type of a 1-GPU and a 3-GPU node, the round starts a 4-stage pipeline
-// job as one replica over both nodes, and the host's report of exactly
-// that configuration to the job's tracker (Observe with the decision's
-// Nodes and Replicas) is refused: bootstrap and goodput.Fit require
-// Replicas >= Nodes, a data-parallel rule. Fixing it needs the fit's
-// observation rules (and bestHybrid's network term for one replica) to
-// know pipelines, or the matrix not to offer pipelines across more nodes
-// than replicas.
+// TestProbe5HybridAcrossNodesObserve: on a type of a 1-GPU and a 3-GPU
+// node, the round starts a 4-stage pipeline job as one replica over both
+// nodes; the host's report of exactly that configuration to the job's
+// tracker (Observe with the decision's Nodes and Replicas) is accepted
+// (a pipeline may span nodes: Nodes <= Replicas × Stages), and the next
+// round predicts the shape from the fit (a measured goodput, not "no model
+// yet") and keeps the job on it.
 func TestProbe5HybridAcrossNodesObserve(t *testing.T) {
-	if !*probe5Known {
-		t.Skip("known limit: a pipeline over more nodes than replicas cannot be observed; -probe5.known runs it")
-	}
 	tr, err := bootstrap.New(bootstrap.Spec{InitBatch: 4, MaxBatch: 64, Stages: map[string]int{"b": 4}, MicroBatches: 4}, nil)
 	require.NoError(t, err)
 	s, err := sia.New(&sia.Options{RoundTimeout: -1})
@@ -84,5 +80,17 @@ func TestProbe5HybridAcrossNodesObserve(t *testing.T) {
 	require.Equal(t, sia.Start, d.Action, "%v", d.Reason)
 	require.Equal(t, 2, d.Allocation.Nodes)
 	_, err = tr.Observe("b", bootstrap.Measurement{Nodes: d.Allocation.Nodes, Replicas: d.Replicas, LocalBatch: max(d.LocalBatch, 1), StepTime: 0.2, SyncTime: 0.01})
-	assert.NoError(t, err, "the host cannot report the configuration the round chose")
+	require.NoError(t, err, "the host cannot report the configuration the round chose")
+	_, src := tr.Model("b")
+	require.Equal(t, bootstrap.Measured, src)
+
+	// the next round values the running shape with the fitted model
+	snap.Now = probeT0.Add(time.Hour) // past the restore after the start
+	snap.Jobs[0].State.Advance(d)
+	plan2, err := s.Round(context.Background(), snap)
+	require.NoError(t, err)
+	d2 := plan2.Decisions[0]
+	assert.Equal(t, sia.Keep, d2.Action, "%v", d2.Reason)
+	assert.Equal(t, d.Allocation, d2.Allocation)
+	assert.Positive(t, d2.Goodput, "the shape the job runs is predicted")
 }

@@ -414,8 +414,10 @@ func ParseMeasurement(jobID, v string) (Measurement, error) {
 		return m, annErr(AnnMeasurement, v, "names job %q, not this job %q", m.Job, jobID)
 	case !validType(m.Type):
 		return m, annErr(AnnMeasurement, v, "type %q is not a GPU type name", m.Type)
-	case m.Nodes < 1 || m.Nodes > MaxJobGPUs || m.Replicas < m.Nodes || m.Replicas > MaxJobGPUs:
-		return m, annErr(AnnMeasurement, v, "want 1 ≤ nodes ≤ replicas ≤ %d", MaxJobGPUs)
+	case m.Nodes < 1 || m.Nodes > MaxJobGPUs || m.Replicas < 1 || m.Replicas > MaxJobGPUs:
+		// replicas may be below nodes for a pipeline that spans nodes; the
+		// job's tracker checks the shape against its stages
+		return m, annErr(AnnMeasurement, v, "want nodes and replicas in [1, %d]", MaxJobGPUs)
 	case m.LocalBatch < 1 || m.LocalBatch > bootstrap.MaxCount:
 		return m, annErr(AnnMeasurement, v, "localBatch must be in [1, %d]", bootstrap.MaxCount)
 	case !finiteTime(m.StepTime) || m.StepTime <= 0:

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/goodput"
 	"github.com/sia-sched/sia/sia"
 	"github.com/stretchr/testify/assert"
@@ -125,11 +126,25 @@ func TestParseMeasurement(t *testing.T) {
 	require.NotNil(t, bm.Grad)
 	assert.Equal(t, goodput.GradStats{Sqr: 1, Var: 5}, *bm.Grad)
 
+	// one pipeline over 2 nodes parses; the tracker checks it against the
+	// job's stages (a data-parallel job's tracker refuses it)
+	m, err = ParseMeasurement("ns/a", `{"type":"a100","nodes":2,"replicas":1,"localBatch":1,"stepTime":0.1,"syncTime":0.02}`)
+	require.NoError(t, err)
+	hy, err := bootstrap.New(bootstrap.Spec{InitBatch: 4, MaxBatch: 64, Stages: map[string]int{"a100": 4}, MicroBatches: 4}, nil)
+	require.NoError(t, err)
+	_, err = hy.Observe(m.Type, m.Bootstrap())
+	assert.NoError(t, err)
+	dp, err := bootstrap.New(bootstrap.Spec{InitBatch: 4, MaxBatch: 64, Limits: map[string]goodput.Limits{"a100": {MinLocalBatch: 1, MaxLocalBatch: 64}}}, nil)
+	require.NoError(t, err)
+	_, err = dp.Observe(m.Type, m.Bootstrap())
+	assert.ErrorIs(t, err, bootstrap.ErrInvalidInput)
+
 	for name, v := range map[string]string{
 		"another job's ID": `{"job":"ns/b","type":"a100","nodes":1,"replicas":1,"localBatch":64,"stepTime":0.1,"syncTime":0}`,
 		"NaN":              `{"type":"a100","nodes":1,"replicas":1,"localBatch":64,"stepTime":NaN,"syncTime":0}`,
 		"huge replicas":    `{"type":"a100","nodes":1,"replicas":1000000000,"localBatch":64,"stepTime":0.1,"syncTime":0}`,
-		"nodes > replicas": `{"type":"a100","nodes":3,"replicas":2,"localBatch":64,"stepTime":0.1,"syncTime":0}`,
+		"zero replicas":    `{"type":"a100","nodes":1,"replicas":0,"localBatch":64,"stepTime":0.1,"syncTime":0}`,
+		"zero nodes":       `{"type":"a100","nodes":0,"replicas":1,"localBatch":64,"stepTime":0.1,"syncTime":0}`,
 		"negative grad":    `{"type":"a100","nodes":1,"replicas":1,"localBatch":64,"stepTime":0.1,"syncTime":0,"gradSqr":-1,"gradVar":1}`,
 		"half grad":        `{"type":"a100","nodes":1,"replicas":1,"localBatch":64,"stepTime":0.1,"syncTime":0,"gradSqr":1}`,
 		"1 MB":             strings.Repeat(" ", 1<<20),
