@@ -92,11 +92,15 @@ func admitLate(p *Problem, assign []int, from int, warm []int, checked int, clk 
 	var budget lateBudget
 	for i := from; i < len(p.Jobs); i++ {
 		j := &p.Jobs[i]
+		// the jobs already placed (pinned, or kept by the warm start) and
+		// those with nothing to offer cost nothing and count toward no
+		// budget: a round out of time considers its first greedyMinJobs
+		// jobs that may be admitted, wherever they stand among the others
+		if j.Pin >= 0 || assign[i] >= 0 || len(j.Options) == 0 {
+			continue
+		}
 		if budget.over(clk, 1+len(j.Options)*(1+len(jobQuotas[i]))) {
 			break
-		}
-		if j.Pin >= 0 || assign[i] >= 0 {
-			continue
 		}
 		bk, bp := -1, 0.0
 		for k, o := range j.Options {

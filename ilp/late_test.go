@@ -197,3 +197,39 @@ func admittedCount(choice []int) int {
 	}
 	return n
 }
+
+// TestLateAdmitsPastKeptJobs: a solve whose deadline has passed when it
+// starts admits queued jobs that fit the free GPUs even when hundreds of
+// jobs kept by the warm start come before them (a sia round out of time
+// lists its running jobs first). The first greedyMinJobs jobs the late
+// greedy looks at whatever the clock are jobs it may admit: before, the
+// kept jobs used them up and the queued jobs behind them never started.
+func TestLateAdmitsPastKeptJobs(t *testing.T) {
+	for _, kept := range []int{0, 64, 300, 2000, 5000} {
+		p := &Problem{Sense: Maximize, Capacity: map[string]int{"a": kept + 8}}
+		warm := make([]int, 0, kept+20)
+		for i := range kept {
+			p.Jobs = append(p.Jobs, Job{ID: fmt.Sprintf("kept%d", i), Pin: -1, Options: []Option{{Type: "a", GPUs: 1, Value: 1}}})
+			warm = append(warm, 0)
+		}
+		for i := range 20 {
+			p.Jobs = append(p.Jobs, Job{ID: fmt.Sprintf("queued%d", i), Pin: -1, Options: []Option{{Type: "a", GPUs: 1, Value: 0.5}}})
+			warm = append(warm, -1)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 0)
+		sol, err := Solve(ctx, p, &Settings{WarmStart: warm})
+		cancel()
+		require.NoError(t, err)
+		require.NoError(t, p.Check(sol.Assignment))
+		admitted := 0
+		for i := kept; i < len(p.Jobs); i++ {
+			if sol.Assignment[i] >= 0 {
+				admitted++
+			}
+		}
+		for i := range kept {
+			assert.Equal(t, 0, sol.Assignment[i], "kept job %d keeps its warm option", i)
+		}
+		assert.Equal(t, 8, admitted, "%d kept jobs before the queued ones: the 8 free GPUs are used", kept)
+	}
+}
