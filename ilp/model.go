@@ -692,6 +692,19 @@ func (g *group) price(lam []float64) float64 {
 	return s
 }
 
+// boxed returns a copy of the multipliers lam0 (nil: 0) in the dual's box
+// [0, ub].
+func (m *model) boxed(lam0 []float64) []float64 {
+	lam := make([]float64, m.nrows)
+	if lam0 != nil {
+		copy(lam, lam0)
+	}
+	for r := range lam {
+		lam[r] = math.Min(math.Max(lam[r], 0), m.ub[r])
+	}
+	return lam
+}
+
 // groupPrice returns the Lagrangian price per GPU of job j's group gi at
 // lam: its type row's multiplier, or for a group counted in quota rows too
 // the sum over its rows (group.price).
@@ -837,13 +850,7 @@ const stallEvals = 10
 // ok false when the first evaluation (at lam0) was.
 func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []int, lam0 []float64, tol float64, maxIter int, stop func() bool, stall float64) (lam []float64, fc float64, ok bool) {
 	n := m.nrows
-	center := make([]float64, n)
-	if lam0 != nil {
-		copy(center, lam0)
-	}
-	for r := range center {
-		center[r] = math.Min(math.Max(center[r], 0), m.ub[r])
-	}
+	center := m.boxed(lam0)
 	sg := make([]float64, n)
 	fc, ok = eval(center, sg)
 	if !ok {

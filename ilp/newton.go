@@ -206,13 +206,7 @@ func (e *smoothEval) job(j *mjob, lam []float64, mu float64) {
 // when the first pass was interrupted: there is then none).
 func (m *model) newtonDual(jobs []int32, capv []int, lam0 []float64, maxPasses int, stop, first func() bool) (best []float64, fbest float64, ok bool) {
 	n := m.nrows
-	lam := make([]float64, n)
-	if lam0 != nil {
-		copy(lam, lam0)
-	}
-	for r := range lam {
-		lam[r] = math.Min(math.Max(lam[r], 0), m.ub[r])
-	}
+	lam := m.boxed(lam0)
 	mean := m.zeroDual(jobs) / float64(max(1, len(jobs)))
 	if !(mean > 0) {
 		return lam, m.zeroDual(jobs), false
