@@ -1335,5 +1335,8 @@ func (sr *search) solution() Solution {
 	ub = math.Min(ub, sr.root) + m.restP
 	c := obj - m.sign*(sr.bestP+restGain) // constant part of the objective
 	sol.Bound = c + m.sign*ub
+	if m.rest < len(m.p.Jobs) && sr.warm != nil {
+		keepWarm(m.p, &sol, sr.set.WarmStart, m.pins, sr.clk)
+	}
 	return sol
 }
