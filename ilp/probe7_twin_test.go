@@ -27,7 +27,10 @@ import (
 	"github.com/sia-sched/sia/ilp"
 )
 
-var probe7Cases = flag.Int("probe7.cases", 0, "instances per shape of TestProbe7DPTwin (0: the default, a few seconds)")
+var (
+	probe7Cases = flag.Int("probe7.cases", 0, "instances per shape of TestProbe7DPTwin and TestProbe7SteppedClock (0: the default, a few seconds)")
+	probe7Known = flag.Bool("probe7.known", false, "also run the probe7 cases of known limits (they fail)")
+)
 
 // dpTwin returns an optimal assignment of p and its objective by dynamic
 // programming over the vector of row usage (types in sorted order, then

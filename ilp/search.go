@@ -639,6 +639,14 @@ func (n *bbNode) enter() bool {
 	return true
 }
 
+// newtonMaxRows is the most coupling rows (types and quotas) on which the
+// root's dual is newtonDual's: its passes keep a rows × rows Hessian and
+// each step factors it, uninterruptible work of rows³/6 (5,000 quotas, one
+// per job: 193 MB and 200 ms past a 10-50 ms deadline). Sia's rounds have a
+// few types and quotas; with more rows the cutting-plane method minimises
+// the dual.
+const newtonMaxRows = 64
+
 // bound minimises the node's Lagrangian dual; at the first root it also
 // runs the greedy incumbents, which are essential (see clock).
 func (n *bbNode) bound() bool {
@@ -658,7 +666,7 @@ func (n *bbNode) bound() bool {
 		// (quickGreedy, from the warm start too, then marginalGreedy), but
 		// never more than half the time the search had
 		// (under a tight deadline the dual is newtonDual's, see below)
-		newton = sr.tightDeadline(n.free) && !sr.clk.started.After(sr.clk.deadline)
+		newton = sr.tightDeadline(n.free) && !sr.clk.started.After(sr.clk.deadline) && m.nrows <= newtonMaxRows
 		reserve := time.Duration(greedyNanos * 3 * sr.optionCount(n.free))
 		if newton {
 			reserve = time.Duration((greedyNanos + marginalNanos) * sr.optionCount(n.free))
