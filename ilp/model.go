@@ -859,6 +859,7 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []i
 	if len(act) == 0 {
 		return center, fc, true
 	}
+	act = masterRows(act, sg)
 	type cut struct {
 		alpha float64   // f(λk) − g·λk
 		g     []float64 // subgradient

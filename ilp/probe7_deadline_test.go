@@ -186,3 +186,42 @@ func TestProbe7DeadlineShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestProbe7RoundLoop: a host's round loop under a 5 ms deadline, each
+// round warm-started from the previous answer on the same problem, never
+// goes back (a feasible warm start is a floor), and keeps within the
+// contract on the solving thread's CPU clock. It logs how many jobs each
+// round runs: out of time, each round's admission starts only the first
+// few dozen jobs it considers (see the report of probe-ilp7).
+func TestProbe7RoundLoop(t *testing.T) {
+	if !ilp.ThreadCPUClock {
+		t.Skip("needs a per-thread CPU clock (Linux)")
+	}
+	if testing.Short() || raceEnabled {
+		t.Skip("seconds of solves")
+	}
+	for _, name := range []string{"5000 identical jobs", "5000 jobs, a quota per job", "3000 jobs, counts ×2^40"} {
+		p := bigShape7(name)
+		var warm []int
+		prev := math.Inf(-1)
+		var runs []int
+		for round := range 8 {
+			over, _, sol, err := ilp.TraceSolve(p, 5*time.Millisecond, &ilp.Settings{WarmStart: warm})
+			require.NoError(t, err, name)
+			require.NoError(t, p.Check(sol.Assignment), name)
+			require.GreaterOrEqual(t, sol.Objective, prev, "%s, round %d: worse than the warm start", name, round)
+			if !raceEnabled && over > 2*ilp.Slack(5*time.Millisecond) {
+				t.Errorf("%s, round %d: %v of CPU past D", name, round, over)
+			}
+			prev, warm = sol.Objective, sol.Assignment
+			n := 0
+			for _, k := range sol.Assignment {
+				if k >= 0 {
+					n++
+				}
+			}
+			runs = append(runs, n)
+		}
+		t.Logf("%s: jobs running after each round %v (objective %.6g)", name, runs, prev)
+	}
+}
