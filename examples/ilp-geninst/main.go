@@ -8,6 +8,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -69,6 +70,19 @@ func run(out, scales, jobs, powers string, seeds int, seed0 uint64, pins float64
 	if seeds < 1 || seeds > 10000 {
 		return fmt.Errorf("-seeds %d: want 1..10000", seeds)
 	}
+	if seed0 > math.MaxUint64-uint64(seeds-1) {
+		return fmt.Errorf("-seed %d -seeds %d: the seeds pass the end of uint64", seed0, seeds)
+	}
+	// two instances written under one name would overwrite each other
+	if err := distinct("-scales", scales, sc, func(v int) string { return fmt.Sprint(v) }); err != nil {
+		return err
+	}
+	if err := distinct("-jobs", jobs, js, func(v int) string { return fmt.Sprint(v) }); err != nil {
+		return err
+	}
+	if err := distinct("-powers", powers, ps, powerName); err != nil {
+		return err
+	}
 	for _, s := range sc {
 		for _, n := range js {
 			for _, pw := range ps {
@@ -88,7 +102,7 @@ func run(out, scales, jobs, powers string, seeds int, seed0 uint64, pins float64
 					seed := seed0 + uint64(k)
 					c := ilptest.Config{Scale: s, Jobs: n, Seed: seed, Power: pw, PinFrac: pins}
 					p := ilptest.Generate(c)
-					name := fmt.Sprintf("sia-g%d-j%d-p%+.1f-s%d", 64*s, n, pw, seed)
+					name := fmt.Sprintf("sia-g%d-j%d-p%s-s%d", 64*s, n, powerName(pw), seed)
 					if err := write(filepath.Join(out, name+".json"), func(f *os.File) error {
 						return ilp.WriteJSON(f, p, ilp.Meta{Name: name})
 					}); err != nil {
@@ -104,6 +118,23 @@ func run(out, scales, jobs, powers string, seeds int, seed0 uint64, pins float64
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// powerName is how a power p appears in an instance's file name.
+func powerName(p float64) string { return fmt.Sprintf("%+.1f", p) }
+
+// distinct returns an error naming flag when two of its values vs give one
+// name in the instances' file names.
+func distinct[T any](flag, given string, vs []T, name func(T) string) error {
+	seen := map[string]bool{}
+	for _, v := range vs {
+		n := name(v)
+		if seen[n] {
+			return fmt.Errorf("%s %q: two values give the file name part %q (one instance would overwrite the other)", flag, given, n)
+		}
+		seen[n] = true
 	}
 	return nil
 }
