@@ -151,3 +151,34 @@ func TestProbe7JSONRoundTrip(t *testing.T) {
 	t.Logf("%d problems round-tripped", n)
 	assert.Greater(t, n, 150)
 }
+
+// TestProbe7MaxNodesCount: Solution.Nodes, the nodes explored, is at most
+// Settings.MaxNodes: the node that the limit refused was counted (Nodes 2
+// with MaxNodes 1), on the twin's shapes.
+func TestProbe7MaxNodesCount(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 12))
+	var probs []*ilp.Problem
+	for shape := 0; shape < 9; shape++ {
+		for range 40 {
+			p, unit, _ := shape7(rng, shape)
+			// (counts of 1,000,003: the capacity cliff, seconds a solve)
+			if p.Validate() == nil && unit != 1000003 {
+				probs = append(probs, p)
+			}
+		}
+	}
+	limited := 0
+	for i, p := range probs {
+		for _, max := range []int{1, 2, 5, 50} {
+			sol, err := ilp.Solve(context.Background(), p, &ilp.Settings{MaxNodes: max})
+			require.NoError(t, err)
+			require.NoError(t, p.Check(sol.Assignment))
+			require.LessOrEqual(t, sol.Nodes, max, "problem %d (%d jobs), MaxNodes %d: %v", i, len(p.Jobs), max, sol.Status)
+			if sol.Status == ilp.Feasible {
+				limited++
+			}
+		}
+	}
+	t.Logf("%d solves stopped by MaxNodes", limited)
+	assert.Positive(t, limited)
+}

@@ -624,6 +624,7 @@ func (n *bbNode) enter() bool {
 	}
 	if n.depth > 0 && sr.set.MaxNodes > 0 && sr.nodes > sr.set.MaxNodes {
 		sr.stop, sr.hardStop = true, true
+		sr.nodes-- // refused, not explored: Solution.Nodes <= MaxNodes
 	}
 	if n.depth > 0 && sr.budget > 0 && sr.nodes-sr.passStart > sr.budget {
 		sr.stop = true // this pass only
