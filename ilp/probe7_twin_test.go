@@ -332,7 +332,7 @@ func shape7(rng *rand.Rand, shape int) (p *ilp.Problem, unit int, desc string) {
 		}
 		rng.Shuffle(len(p.Quotas), func(a, b int) { p.Quotas[a], p.Quotas[b] = p.Quotas[b], p.Quotas[a] })
 		p.Quotas = p.Quotas[:2+rng.IntN(len(p.Quotas)-1)]
-	case 6: // duplicate options: same type and count, other values
+	case 6: // duplicate options: same type and count, other values; pins to any
 		desc = "duplicates"
 		ts := addTypes(2, 8)
 		for i := 0; i < 8+rng.IntN(15); i++ {
@@ -343,6 +343,9 @@ func shape7(rng *rand.Rand, shape int) (p *ilp.Problem, unit int, desc string) {
 				if rng.IntN(2) == 0 {
 					o.Value = val()
 				}
+			}
+			if rng.IntN(12) == 0 {
+				j.Pin = rng.IntN(len(j.Options)) // perhaps a dominated duplicate
 			}
 			p.Jobs = append(p.Jobs, j)
 		}
@@ -491,6 +494,7 @@ func checkTwin7(t *testing.T, p *ilp.Problem, wantObj float64, want []int, rng *
 	}{
 		{"defaults", nil, false},
 		{"MaxNodes 1", &ilp.Settings{MaxNodes: 1}, false},
+		{"MaxNodes 4", &ilp.Settings{MaxNodes: 4}, false},
 		{"tolerance 0.05", &ilp.Settings{Tolerance: 0.05 * scale}, false},
 		{"expired", nil, true},
 		{"warm optimum, expired", &ilp.Settings{WarmStart: want}, true},
@@ -530,6 +534,9 @@ func checkTwin7(t *testing.T, p *ilp.Problem, wantObj float64, want []int, rng *
 		}
 		if sol.Nodes > 1 {
 			searched++
+		}
+		if c.s != nil && c.s.MaxNodes > 0 {
+			require.LessOrEqual(t, sol.Nodes, c.s.MaxNodes, "%s: nodes past MaxNodes", n)
 		}
 		if !c.expired {
 			again, err := ilp.Solve(context.Background(), p, c.s)
