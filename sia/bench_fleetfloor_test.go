@@ -73,4 +73,3 @@ func BenchmarkFleetFloor(b *testing.B) {
 		})
 	}
 }
-
