@@ -166,7 +166,9 @@ func TestValidateFloorBytes(t *testing.T) {
 // per type allocates a few objects per job. Before markDominated compared
 // pools without building their names (samePool), it built two strings per
 // pair of entries: 90,588 allocations for 518 jobs (175 per job), 1,906
-// (3.7 per job) after.
+// (3.7 per job) after. Naming a job's Models errors Jobs[i].Models (atJob)
+// then cost one allocation per row and type even without an error (3,460,
+// 6.7 per job), until atJob returned early on nil.
 func TestFullMatrixAllocsMixed(t *testing.T) {
 	snap := largeSnapshotOn(t, mixedCluster(4), 600, 1, mixedSetup)
 	o := (&Options{}).WithDefaults()
@@ -179,5 +181,5 @@ func TestFullMatrixAllocsMixed(t *testing.T) {
 	})
 	perJob := allocs / float64(len(snap.Jobs))
 	t.Logf("%d jobs: %.0f allocations per full matrix, %.1f per job", len(snap.Jobs), allocs, perJob)
-	assert.Less(t, perJob, 10.0)
+	assert.Less(t, perJob, 4.5)
 }
