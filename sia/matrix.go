@@ -594,8 +594,8 @@ func (r *rowRange) byPriority() (late bool, err error) {
 	if err != nil {
 		return true, err
 	}
-	if cap(r.backing)-len(r.backing) < running && !(r.bare && r.cl.pre != nil) {
-		// (Kept rows built bare by validation need none.)
+	if cap(r.backing)-len(r.backing) < running && !(r.cl.pre != nil && (r.bare || r.cl.clk.past(r.cl.clk.keepEnd))) {
+		// (Kept rows left bare, as validation built them, need none.)
 		// The kept rows get an array of their own: growing this one would
 		// copy the rows built so far.
 		r.backing = make([]matrixEntry, 0, running+cheap)
