@@ -22,13 +22,12 @@ const (
 	rowCostPerType = 12 * time.Microsecond
 	// keepCostPerJob is the time a running job's current-configuration row
 	// takes with its goodput predicted (built even when the round is out
-	// of time), bareCostPerJob without (rowBare). Round's validation
-	// builds the bare rows in its pass over the jobs (floorRows, before
-	// the budget is set: 0.3–0.35 µs of CPU per running job on the
-	// 5,000-job fleets of examples/round-deadline, TestBareRowTwin's
-	// fleets), so what is left to the matrix is its pass over them.
+	// of time), bareCostPerJob without (rowBare, built by bareRow in the
+	// common case: 0.33 µs of CPU per running job on the 8,000-GPU fleet of
+	// examples/round-deadline, 0.67 µs by the paper's steps, rowSteps;
+	// least of 30 passes over its 2,000 running jobs).
 	keepCostPerJob = 4 * time.Microsecond
-	bareCostPerJob = 100 * time.Nanosecond
+	bareCostPerJob = 700 * time.Nanosecond
 	// placeCostPerJob, placeCostPerStart and placeCostFixed size the time
 	// kept for placement and the plan (placeReserve) by the work placement
 	// will do rather than by the job count alone: a job that keeps its GPUs

@@ -165,8 +165,8 @@ func TestRoundFloorModelCalls(t *testing.T) {
 // before placement.Result shared one backing array and spannedCurrent
 // skipped its maps for one-size placements, 3.26 (8,152); before the
 // placement requests shared one array for their current GPUs, 2.41;
-// before validation built the kept rows bare without a rowBuilder
-// (floorRows) and atJob stopped allocating on a nil error, 0.67 (1,682).
+// before the kept rows were built bare without a rowBuilder (bareRow)
+// and atJob stopped allocating on a nil error, 0.67 (1,682).
 func TestRoundFloorAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large snapshot")
@@ -232,9 +232,9 @@ func TestRoundPlacementCut(t *testing.T) {
 
 // BenchmarkMatrixFloor measures the matrix floor of a round out of time
 // when it starts, on 5,000 jobs (2,000 running) and 2,002 nodes: validating the snapshot
-// with every running job's current configuration kept unvalued (the rows
-// validation builds for Round, floorRows) and building the phased matrix
-// with the first queued jobs' cheap rows. cpu-µs/op is the CPU time of the benchmark's
+// and building the phased matrix with every running job's current
+// configuration kept unvalued (the clock past keepEnd) and the first
+// queued jobs' cheap rows. cpu-µs/op is the CPU time of the benchmark's
 // thread, which the machine's load does not stretch.
 func BenchmarkMatrixFloor(b *testing.B) {
 	snap := largeSnapshot(b, 182, 6000, 1)
@@ -249,7 +249,7 @@ func BenchmarkMatrixFloor(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		c0, _ := threadCPU()
-		cl, err := validateSnapshotRows(&snap, &o, true, true) // as Round: the floor rows in validation's pass
+		cl, err := validateSnapshot(&snap, &o, true)
 		c1, _ := threadCPU()
 		if err != nil {
 			b.Fatal(err)

@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sia-sched/sia/ilp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// TestBareRowTwin: the kept rows validation builds without a rowBuilder
-// (floorRows.bareRow) are the rows buildRow builds bare (rowBare), on
+// TestBareRowTwin: the bare kept rows built without a rowBuilder
+// (bareRow) are the rows of the paper's steps (rowSteps, rowBare), on
 // fleets of one and several node sizes per type, with pinned, restoring,
 // out-of-bounds and type-restricted jobs, jobs whose Models are their own
 // predictor (Evaluator), and under the artifact's knobs and both senses;
@@ -60,26 +61,34 @@ func TestBareRowTwin(t *testing.T) {
 			t.Run(fmt.Sprintf("snap%d/opts%d", si, oi), func(t *testing.T) {
 				cl, err := validateSnapshot(&snap, &o, true)
 				require.NoError(t, err)
-				f := newFloorRows(&snap, &o)
-				want := newFloorRows(&snap, &o)
+				k, lambda := o.knobs(), o.Lambda
+				if k.Round {
+					lambda = roundTo(lambda, artifactGrid)
+				}
+				sense := ilp.Maximize
+				if o.P < 0 {
+					sense = ilp.Minimize
+				}
+				fastM := goodputMatrix{Rows: make([]matrixRow, len(snap.Jobs)), Sense: sense}
+				slowM := goodputMatrix{Rows: make([]matrixRow, len(snap.Jobs)), Sense: sense}
 				fast, running := 0, 0
 				for i := range snap.Jobs {
 					if !snap.Jobs[i].State.Current.Running() {
 						continue
 					}
 					running++
-					if !f.bareRow(&snap, cl, i) {
+					if _, ok := bareRow(nil, &snap, &o, &k, cl, &fastM, lambda, i); !ok {
 						continue
 					}
 					fast++
-					_, err := buildRow(nil, &snap, &o, &want.k, cl, want.ev, &want.m, want.lambda, i, rowBare)
+					_, err := rowSteps(nil, &snap, &o, &k, cl, newEvaluator(), &slowM, lambda, i, rowBare)
 					require.NoError(t, err)
-					require.Equal(t, want.m.Rows[i], f.m.Rows[i], "job %d (%s)", i, snap.Jobs[i].ID)
+					require.Equal(t, slowM.Rows[i], fastM.Rows[i], "job %d (%s)", i, snap.Jobs[i].ID)
 				}
 				if si < len(snaps)-1 {
 					assert.Greater(t, fast, running/3, "%d of %d running jobs on the fast path", fast, running)
 				} else {
-					assert.Less(t, fast, running, "shapes off the configuration set take buildRow")
+					assert.Less(t, fast, running, "shapes off the configuration set take rowSteps")
 				}
 			})
 		}
@@ -113,4 +122,42 @@ func offSetSnapshot(t *testing.T, base *Snapshot) Snapshot {
 			run("two", 2, GPU{"a0", 3}, GPU{"a1", 0}),
 			run("four", 1, GPU{"a1", 1}, GPU{"a1", 2}, GPU{"a1", 3}, GPU{"a1", 4}),
 		}}
+}
+
+// BenchmarkBareRows measures the running jobs' bare kept rows (rowBare) of
+// the 5,000-job fleets of examples/round-deadline, built by bareRow where
+// it can (bare) and by the paper's steps (steps), in CPU time per round.
+func BenchmarkBareRows(b *testing.B) {
+	for _, c := range []placeFleet{{5000, 8000, 6, 4}, {5000, 16000, 8, 5}} {
+		snap := fleetSnapshot(b, c)
+		o := (&Options{}).WithDefaults()
+		cl, err := validateSnapshot(&snap, &o, true)
+		require.NoError(b, err)
+		k := o.knobs()
+		m := goodputMatrix{Rows: make([]matrixRow, len(snap.Jobs))}
+		backing := make([]matrixEntry, 0, len(snap.Jobs))
+		ev := newEvaluator()
+		for _, way := range []string{"steps", "bare"} {
+			b.Run(fmt.Sprintf("gpus=%d/%s", c.GPUs, way), func(b *testing.B) {
+				benchCPU(b, func() error {
+					backing = backing[:0]
+					for i := range snap.Jobs {
+						if !snap.Jobs[i].State.Current.Running() {
+							continue
+						}
+						var err error
+						if way == "bare" {
+							backing, err = buildRow(backing, &snap, &o, &k, cl, ev, &m, o.Lambda, i, rowBare)
+						} else {
+							backing, err = rowSteps(backing, &snap, &o, &k, cl, ev, &m, o.Lambda, i, rowBare)
+						}
+						if err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+			})
+		}
+	}
 }

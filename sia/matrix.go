@@ -219,7 +219,6 @@ type cluster struct {
 	bareFirst          bool
 	free               map[string]int // GPU type -> GPUs the running jobs leave (roundBudget.free; nil: unknown)
 	clk                *roundClock    // Round's clock (nil: BuildMatrix, no deadline)
-	pre                *floorRows     // the rows validation built (nil: none)
 }
 
 // jobCounts are validation's counts of a snapshot's jobs, which the
@@ -402,15 +401,8 @@ const ctxCheckJobs = 8
 // deadlines too close for the whole matrix.
 func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, phased bool) (*goodputMatrix, error) {
 	k := o.knobs()
-	rows := make([]matrixRow, 0)
-	if cl.pre != nil && len(cl.pre.m.Rows) == len(snap.Jobs) {
-		rows = cl.pre.m.Rows // the floor rows validation built
-	} else {
-		cl.pre = nil
-		rows = make([]matrixRow, len(snap.Jobs))
-	}
 	m := &goodputMatrix{
-		Rows:     rows,
+		Rows:     make([]matrixRow, len(snap.Jobs)),
 		Configs:  cl.set.Configs(),
 		Types:    cl.types,
 		Capacity: cl.poolCap,
@@ -444,9 +436,10 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, p
 	if o.P < 0 {
 		m.Sense = ilp.Minimize
 	}
-	lambda := rowLambda(o, &k)
+	lambda := o.Lambda
 	if k.Round {
 		m.Grid = artifactGrid
+		lambda = roundTo(lambda, artifactGrid)
 	}
 	workers := workers(o, len(snap.Jobs))
 	if workers == 1 {
@@ -566,12 +559,8 @@ func (r *rowRange) keepMode() rowMode {
 	return rowKeep
 }
 
-// build builds row i in the given mode, unless validation built it so
-// (floorRows).
+// build builds row i in the given mode.
 func (r *rowRange) build(i int, mode rowMode) error {
-	if r.cl.pre.has(r.snap, i, mode) {
-		return nil
-	}
 	var err error
 	r.backing, err = buildRow(r.backing, r.snap, r.o, r.k, r.cl, r.ev, r.m, r.lambda, i, mode)
 	return err
@@ -594,8 +583,7 @@ func (r *rowRange) byPriority() (late bool, err error) {
 	if err != nil {
 		return true, err
 	}
-	if cap(r.backing)-len(r.backing) < running && !(r.cl.pre != nil && (r.bare || r.cl.clk.past(r.cl.clk.keepEnd))) {
-		// (Kept rows left bare, as validation built them, need none.)
+	if cap(r.backing)-len(r.backing) < running {
 		// The kept rows get an array of their own: growing this one would
 		// copy the rows built so far.
 		r.backing = make([]matrixEntry, 0, running+cheap)
@@ -620,131 +608,6 @@ func (r *rowRange) byPriority() (late bool, err error) {
 		return true, r.valueBare()
 	}
 	return late, nil
-}
-
-// floorRows are the rows of a round's floor that validation builds in its
-// pass over the jobs, while each job's memory is in the cache (Round): a
-// running job's current configuration kept without a prediction (rowBare),
-// a queued job's empty row (what a phased matrix leaves it past its cheap
-// rows). The matrix keeps them when it would build the same (has) and
-// builds the others over them.
-type floorRows struct {
-	m       goodputMatrix // Rows and Sense (buildRow's)
-	o       *Options
-	k       ArtifactKnobs
-	lambda  float64
-	ev      *evaluator
-	backing []matrixEntry
-	built   []bool // per job: Rows holds its floor row
-}
-
-// newFloorRows returns the floor rows of snapshot s, none built yet.
-func newFloorRows(s *Snapshot, o *Options) *floorRows {
-	f := &floorRows{o: o, k: o.knobs(), ev: newEvaluator(), built: make([]bool, len(s.Jobs))}
-	f.m.Rows = make([]matrixRow, len(s.Jobs))
-	f.m.Sense = ilp.Maximize
-	if o.P < 0 {
-		f.m.Sense = ilp.Minimize
-	}
-	f.lambda = rowLambda(o, &f.k)
-	return f
-}
-
-// add builds the floor row of job i (valid, its model on its current type
-// read: cl.cur); a row whose build fails is left to the matrix, which
-// reports the error in its own order.
-func (f *floorRows) add(s *Snapshot, cl *cluster, i int) {
-	mode := rowKeep // a queued job: its empty row
-	if s.Jobs[i].State.Current.Running() {
-		mode = rowBare
-		if f.backing == nil {
-			f.backing = make([]matrixEntry, 0, cap(cl.cur))
-		}
-	}
-	if mode == rowBare && f.bareRow(s, cl, i) {
-		f.built[i] = true
-		return
-	}
-	b, err := buildRow(f.backing, s, f.o, &f.k, cl, f.ev, &f.m, f.lambda, i, mode)
-	if err != nil {
-		f.m.Rows[i] = matrixRow{}
-		return
-	}
-	f.backing = b
-	f.built[i] = true
-}
-
-// bareRow builds the bare kept row of running job i (valid, its model on
-// its current type in cl.cur) in the common case without a rowBuilder:
-// an adaptive or strong-scaling job whose current configuration is one of
-// the cluster's (one pool, in its bounds, whole replicas), on a type it may
-// use and has a valid model for. It is what buildRow(rowBare) builds then
-// (TestBareRowTwin); it reports false, building nothing, in every other
-// case, which buildRow handles.
-func (f *floorRows) bareRow(s *Snapshot, cl *cluster, i int) bool {
-	j := restoreView(&s.Jobs[i], s.Now)
-	cur := j.State.Current
-	if j.Kind == Rigid || f.k.BlindFirst && j.State.PeakReplicas == 0 || j.Types != nil && !slices.Contains(j.Types, cur.Type) {
-		return false
-	}
-	if i >= len(cl.curAt) || cl.curAt[i] == 0 {
-		return false
-	}
-	cm := &cl.cur[cl.curAt[i]-1]
-	if cm.src <= bootstrap.None || cm.src >= bootstrap.Excluded || cm.m.Stages < 0 {
-		return false // no model, excluded, unknown: buildRow's cases
-	}
-	p := max(cm.m.Stages, 1)
-	minG, maxG := max(j.MinGPUs, 1), f.o.MaxGPUsPerJob
-	if j.MaxGPUs > 0 && j.MaxGPUs < maxG {
-		maxG = j.MaxGPUs
-	}
-	if cur.GPUs < minG || cur.GPUs > maxG || cur.GPUs%p != 0 {
-		return false
-	}
-	c := cl.currentConfig(cur, i)
-	if c.Spanning() || !slices.Contains(cl.byType[cur.Type], c) {
-		return false
-	}
-	if _, ok := j.Models.(Evaluator); !ok {
-		m := cm.m
-		if j.Kind != Adaptive && m.FixedBatch == 0 {
-			m.FixedBatch = m.MaxBatch
-		}
-		if m.Validate() != nil {
-			return false // buildRow reports it
-		}
-	}
-	f.backing = append(f.backing, matrixEntry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: cm.src, Restart: 1, Current: true, unvalued: true})
-	n := len(f.backing)
-	row := matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: f.lambda, Partial: true}
-	row.Entries = f.backing[n-1 : n : n]
-	finishRow(&row, j, s.Now, f.o, &f.k, f.m.Sense)
-	spillPin(&row, j, cl)
-	f.m.Rows[i] = row
-	return true
-}
-
-// has reports whether row i holds the floor row validation built for the
-// given mode (and forgets it otherwise: the matrix builds over it).
-func (f *floorRows) has(s *Snapshot, i int, mode rowMode) bool {
-	if f == nil || !f.built[i] {
-		return false
-	}
-	if run := s.Jobs[i].State.Current.Running(); run && mode == rowBare || !run && (mode == rowKeep || mode == rowBare) {
-		return true
-	}
-	f.built[i] = false
-	return false
-}
-
-// rowLambda is λ, the value of leaving a job unallocated, as the rows
-// carry it (rounded to the artifact's grid when it rounds).
-func rowLambda(o *Options, k *ArtifactKnobs) float64 {
-	if k.Round {
-		return roundTo(o.Lambda, artifactGrid)
-	}
-	return o.Lambda
 }
 
 // running returns the number of running jobs among rows [lo, hi).
@@ -818,8 +681,71 @@ func (r *rowRange) fullRows(phased bool) (bool, error) {
 }
 
 // buildRow builds row i of m in the given mode, its entries appended to
-// backing (returned): the steps of the paper's §3.3, one method each.
+// backing (returned): a running job's bare row by bareRow when it can,
+// else the steps of the paper's §3.3, one method each (rowSteps).
 func buildRow(backing []matrixEntry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, m *goodputMatrix, lambda float64, i int, mode rowMode) ([]matrixEntry, error) {
+	if mode == rowBare {
+		if b, ok := bareRow(backing, snap, o, k, cl, m, lambda, i); ok {
+			return b, nil
+		}
+	}
+	return rowSteps(backing, snap, o, k, cl, ev, m, lambda, i, mode)
+}
+
+// bareRow builds the bare kept row (rowBare) of running job i in the
+// common case without a rowBuilder, its entry appended to backing: an
+// adaptive or strong-scaling job whose current configuration is one of the
+// set (one pool, within its bounds, whole replicas), on a type it may use
+// and with a valid model that validation read (cluster.cur). The row is
+// the one rowSteps builds (TestBareRowTwin). In every other case it
+// reports false and builds nothing: rowSteps handles them, errors included.
+func bareRow(backing []matrixEntry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, m *goodputMatrix, lambda float64, i int) ([]matrixEntry, bool) {
+	j := restoreView(&snap.Jobs[i], snap.Now)
+	cur := j.State.Current
+	if !cur.Running() || j.Kind == Rigid || k.BlindFirst && j.State.PeakReplicas == 0 || j.Types != nil && !slices.Contains(j.Types, cur.Type) {
+		return backing, false
+	}
+	if i >= len(cl.curAt) || cl.curAt[i] == 0 {
+		return backing, false
+	}
+	cm := &cl.cur[cl.curAt[i]-1]
+	if cm.src <= bootstrap.None || cm.src >= bootstrap.Excluded || cm.m.Stages < 0 {
+		return backing, false // no model, excluded, unknown: rowSteps's cases
+	}
+	p := max(cm.m.Stages, 1)
+	minG, maxG := max(j.MinGPUs, 1), o.MaxGPUsPerJob
+	if j.MaxGPUs > 0 && j.MaxGPUs < maxG {
+		maxG = j.MaxGPUs
+	}
+	if cur.GPUs < minG || cur.GPUs > maxG || cur.GPUs%p != 0 {
+		return backing, false
+	}
+	c := cl.currentConfig(cur, i)
+	if c.Spanning() || !slices.Contains(cl.byType[cur.Type], c) {
+		return backing, false
+	}
+	if _, ok := j.Models.(Evaluator); !ok {
+		mod := cm.m
+		if j.Kind != Adaptive && mod.FixedBatch == 0 {
+			mod.FixedBatch = mod.MaxBatch
+		}
+		if mod.Validate() != nil {
+			return backing, false // rowSteps reports it
+		}
+	}
+	backing = append(backing, matrixEntry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: cm.src, Restart: 1, Current: true, unvalued: true})
+	n := len(backing)
+	row := matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: true}
+	row.Entries = backing[n-1 : n : n]
+	finishRow(&row, j, snap.Now, o, k, m.Sense)
+	spillPin(&row, j, cl)
+	m.Rows[i] = row
+	return backing, true
+}
+
+// rowSteps builds row i of m in the given mode, its entries appended to
+// backing (returned): the steps of the paper's §3.3, one method each.
+func rowSteps(backing []matrixEntry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, m *goodputMatrix, lambda float64, i int, mode rowMode) ([]matrixEntry, error) {
 	j := restoreView(&snap.Jobs[i], snap.Now)
 	if (mode == rowKeep || mode == rowBare) && !j.State.Current.Running() {
 		// A queued job's row left empty (a phased matrix past its cheap

@@ -110,7 +110,7 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	t0 := time.Now()
 	clk := newRoundClock(ctx, t0, s.clockNow())
 	var plan Plan
-	cl, err := validateSnapshotRows(&snap, o, true, true)
+	cl, err := validateSnapshot(&snap, o, true)
 	t1 := time.Now()
 	if err != nil {
 		s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Duration: t1.Sub(t0), Err: err})

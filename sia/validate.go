@@ -41,14 +41,6 @@ func (s *Snapshot) Validate() error {
 // view; placed requires running jobs to list their GPUs (Round and Place
 // need them, the matrix does not).
 func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
-	return validateSnapshotRows(s, o, placed, false)
-}
-
-// validateSnapshotRows is validateSnapshot; with rows (Round), it also
-// builds every job's floor row in the same pass (floorRows): a running
-// job's current configuration kept bare, a queued job's empty row, while
-// the job's memory is in the cache.
-func validateSnapshotRows(s *Snapshot, o *Options, placed, rows bool) (*cluster, error) {
 	if s == nil {
 		return nil, &InputError{Field: "Snapshot", Reason: "nil snapshot"}
 	}
@@ -68,9 +60,6 @@ func validateSnapshotRows(s *Snapshot, o *Options, placed, rows bool) (*cluster,
 	}
 	if err := validateQuotas(s, cl); err != nil {
 		return nil, err
-	}
-	if rows {
-		cl.pre = newFloorRows(s, o)
 	}
 	pins, err := validateJobs(s, cl, nodes, placed)
 	if err != nil {
@@ -150,9 +139,6 @@ func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool) (pins 
 		}
 		if pinned(j, s.Now) {
 			pins = append(pins, i)
-		}
-		if cl.pre != nil {
-			cl.pre.add(s, cl, i)
 		}
 	}
 	cl.counts.ok = true
