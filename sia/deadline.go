@@ -22,10 +22,12 @@ const (
 	rowCostPerType = 12 * time.Microsecond
 	// keepCostPerJob is the time a running job's current-configuration row
 	// takes with its goodput predicted (built even when the round is out
-	// of time), bareCostPerJob without (rowBare: 0.6–0.9 µs of CPU per
-	// running job measured on 5,000 jobs, BenchmarkMatrixFloor).
+	// of time), bareCostPerJob without (rowBare, built by bareRow in the
+	// common case: 0.33 µs of CPU per running job on the 8,000-GPU fleet of
+	// examples/round-deadline, 0.67 µs by the paper's steps, rowSteps;
+	// least of 30 passes over its 2,000 running jobs).
 	keepCostPerJob = 4 * time.Microsecond
-	bareCostPerJob = 1500 * time.Nanosecond
+	bareCostPerJob = 700 * time.Nanosecond
 	// placeCostPerJob, placeCostPerStart and placeCostFixed size the time
 	// kept for placement and the plan (placeReserve) by the work placement
 	// will do rather than by the job count alone: a job that keeps its GPUs
@@ -309,11 +311,15 @@ func matrixContext(work context.Context, b roundBudget, cl *cluster) (context.Co
 }
 
 // cheapRowCostPerType is the time a queued job's cheap row (its smallest
-// configuration) takes per GPU type: a quarter of a full row's (2.6–3 µs
-// of CPU measured on a loaded machine, BenchmarkCheapRows; the rows are
-// built while the matrix's time lasts, so an estimate too low costs the
-// solver's share, not the contract).
-const cheapRowCostPerType = rowCostPerType / 4
+// configuration) takes per GPU type: 2.6–3 µs of CPU measured on the
+// paper's three types (BenchmarkCheapRows), 3.2 µs and 5.1 µs on the
+// 5,000-job fleets of examples/round-deadline with six and eight types
+// (their node sizes give more configurations to try; the least of 15
+// rounds, load 10). The rows built whatever the deadline
+// (lateCheapRows) are sized by it, so it takes the largest; the others
+// are built while the matrix's time lasts, where an estimate too high
+// costs the solver's share, not the contract.
+const cheapRowCostPerType = 5 * time.Microsecond
 
 // lateCheapRows is the number of queued jobs per matrix worker whose cheap
 // row is built even when the matrix is out of time, so that a round out of

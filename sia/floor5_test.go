@@ -107,13 +107,15 @@ func TestPoolLookupTwin(t *testing.T) {
 // per type. Before the pools were looked up without building their names
 // (a string per kept job's option, a copy of a pool with its chain per
 // kept job whose shape is no configuration), it made 1.90 allocations per
-// job (1,957 for 1,031 jobs), 1.35 after.
+// job (1,957 for 1,031 jobs), 1.35 after; 1.00 before the kept rows were
+// built bare without a rowBuilder (bareRow) and atJob stopped allocating
+// on a nil error, 0.42 after.
 func TestRoundFloorAllocsMixed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large snapshot")
 	}
 	snap := largeSnapshotOn(t, mixedCluster(8), 1200, 1, mixedSetup)
-	assert.Less(t, floorAllocsPerJob(t, snap), 1.6, "allocations per job of a round out of time")
+	assert.Less(t, floorAllocsPerJob(t, snap), 0.6, "allocations per job of a round out of time")
 }
 
 // TestRoundShapeCounts: the budget's counts taken from validation
@@ -166,7 +168,9 @@ func TestValidateFloorBytes(t *testing.T) {
 // per type allocates a few objects per job. Before markDominated compared
 // pools without building their names (samePool), it built two strings per
 // pair of entries: 90,588 allocations for 518 jobs (175 per job), 1,906
-// (3.7 per job) after.
+// (3.7 per job) after. Naming a job's Models errors Jobs[i].Models (atJob)
+// then cost one allocation per row and type even without an error (3,460,
+// 6.7 per job), until atJob returned early on nil.
 func TestFullMatrixAllocsMixed(t *testing.T) {
 	snap := largeSnapshotOn(t, mixedCluster(4), 600, 1, mixedSetup)
 	o := (&Options{}).WithDefaults()
@@ -179,5 +183,5 @@ func TestFullMatrixAllocsMixed(t *testing.T) {
 	})
 	perJob := allocs / float64(len(snap.Jobs))
 	t.Logf("%d jobs: %.0f allocations per full matrix, %.1f per job", len(snap.Jobs), allocs, perJob)
-	assert.Less(t, perJob, 10.0)
+	assert.Less(t, perJob, 4.5)
 }

@@ -14,20 +14,20 @@ import (
 // time are bounded by the free GPUs and by a quarter of the allowance, and
 // are at least minCheapRows.
 func TestLateCheapRows(t *testing.T) {
-	// 60 free GPUs, 2 types; a 2 ms allowance affords 500 µs / (2 types × 3 µs) = 83 rows
+	// 40 free GPUs, 2 types; a 2 ms allowance affords 500 µs / (2 types × 5 µs) = 50 rows
 	for _, c := range []struct {
 		left    time.Duration
 		workers int
 		want    int
 	}{
-		{0, 1, 60},                      // the free GPUs bound
-		{0, 3, 20},                      // per worker
-		{time.Second, 1, 60},            // more time, still the free GPUs
+		{0, 1, 40},                      // the free GPUs bound
+		{0, 3, 13},                      // per worker
+		{time.Second, 1, 40},            // more time, still the free GPUs
 		{-time.Second, 8, minCheapRows}, // at least minCheapRows
 	} {
-		assert.Equal(t, c.want, lateCheapRows(60, 2, c.left, c.workers), "left %v, workers %d", c.left, c.workers)
+		assert.Equal(t, c.want, lateCheapRows(40, 2, c.left, c.workers), "left %v, workers %d", c.left, c.workers)
 	}
-	assert.Equal(t, 83, lateCheapRows(4000, 2, 0, 1), "the time bound")
+	assert.Equal(t, 50, lateCheapRows(4000, 2, 0, 1), "the time bound")
 }
 
 // TestRoundOutOfTimeStartsFreeGPUs: a round already out of time starts as

@@ -681,8 +681,71 @@ func (r *rowRange) fullRows(phased bool) (bool, error) {
 }
 
 // buildRow builds row i of m in the given mode, its entries appended to
-// backing (returned): the steps of the paper's §3.3, one method each.
+// backing (returned): a running job's bare row by bareRow when it can,
+// else the steps of the paper's §3.3, one method each (rowSteps).
 func buildRow(backing []matrixEntry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, m *goodputMatrix, lambda float64, i int, mode rowMode) ([]matrixEntry, error) {
+	if mode == rowBare {
+		if b, ok := bareRow(backing, snap, o, k, cl, m, lambda, i); ok {
+			return b, nil
+		}
+	}
+	return rowSteps(backing, snap, o, k, cl, ev, m, lambda, i, mode)
+}
+
+// bareRow builds the bare kept row (rowBare) of running job i in the
+// common case without a rowBuilder, its entry appended to backing: an
+// adaptive or strong-scaling job whose current configuration is one of the
+// set (one pool, within its bounds, whole replicas), on a type it may use
+// and with a valid model that validation read (cluster.cur). The row is
+// the one rowSteps builds (TestBareRowTwin). In every other case it
+// reports false and builds nothing: rowSteps handles them, errors included.
+func bareRow(backing []matrixEntry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, m *goodputMatrix, lambda float64, i int) ([]matrixEntry, bool) {
+	j := restoreView(&snap.Jobs[i], snap.Now)
+	cur := j.State.Current
+	if !cur.Running() || j.Kind == Rigid || k.BlindFirst && j.State.PeakReplicas == 0 || j.Types != nil && !slices.Contains(j.Types, cur.Type) {
+		return backing, false
+	}
+	if i >= len(cl.curAt) || cl.curAt[i] == 0 {
+		return backing, false
+	}
+	cm := &cl.cur[cl.curAt[i]-1]
+	if cm.src <= bootstrap.None || cm.src >= bootstrap.Excluded || cm.m.Stages < 0 {
+		return backing, false // no model, excluded, unknown: rowSteps's cases
+	}
+	p := max(cm.m.Stages, 1)
+	minG, maxG := max(j.MinGPUs, 1), o.MaxGPUsPerJob
+	if j.MaxGPUs > 0 && j.MaxGPUs < maxG {
+		maxG = j.MaxGPUs
+	}
+	if cur.GPUs < minG || cur.GPUs > maxG || cur.GPUs%p != 0 {
+		return backing, false
+	}
+	c := cl.currentConfig(cur, i)
+	if c.Spanning() || !slices.Contains(cl.byType[cur.Type], c) {
+		return backing, false
+	}
+	if _, ok := j.Models.(Evaluator); !ok {
+		mod := cm.m
+		if j.Kind != Adaptive && mod.FixedBatch == 0 {
+			mod.FixedBatch = mod.MaxBatch
+		}
+		if mod.Validate() != nil {
+			return backing, false // rowSteps reports it
+		}
+	}
+	backing = append(backing, matrixEntry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: cm.src, Restart: 1, Current: true, unvalued: true})
+	n := len(backing)
+	row := matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: true}
+	row.Entries = backing[n-1 : n : n]
+	finishRow(&row, j, snap.Now, o, k, m.Sense)
+	spillPin(&row, j, cl)
+	m.Rows[i] = row
+	return backing, true
+}
+
+// rowSteps builds row i of m in the given mode, its entries appended to
+// backing (returned): the steps of the paper's §3.3, one method each.
+func rowSteps(backing []matrixEntry, snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, ev *evaluator, m *goodputMatrix, lambda float64, i int, mode rowMode) ([]matrixEntry, error) {
 	j := restoreView(&snap.Jobs[i], snap.Now)
 	if (mode == rowKeep || mode == rowBare) && !j.State.Current.Running() {
 		// A queued job's row left empty (a phased matrix past its cheap

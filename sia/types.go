@@ -295,6 +295,9 @@ func replicaSize(j *Job, t string, stages int) (int, error) {
 // atJob returns err with the Field of an *InputError raised about job i's
 // Models ("Models") written as the host wrote it, "Jobs[i].Models".
 func atJob(err error, i int) error {
+	if err == nil {
+		return nil // before ie, which errors.As moves to the heap: no allocation per row and type
+	}
 	var ie *InputError
 	if !errors.As(err, &ie) || !strings.HasPrefix(ie.Field, "Models") {
 		return err

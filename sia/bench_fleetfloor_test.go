@@ -1,0 +1,75 @@
+package sia
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// fleetSnapshot returns the second round of fleet c as placeFleet.snapshot
+// builds it (examples/round-deadline's recipe, made deterministic).
+func fleetSnapshot(tb testing.TB, c placeFleet) Snapshot {
+	snap, _, _, _ := c.snapshot(tb, 0)
+	return snap
+}
+
+// BenchmarkFleetFloor measures the floor of a round on the 5,000-job fleets
+// of examples/round-deadline: a round out of time when it starts (expired
+// ctx, clock an hour late), in CPU time of the round's thread per step:
+// validation, matrix, the solver's step (greedy), placement, and the rest
+// (fill and the plan).
+func BenchmarkFleetFloor(b *testing.B) {
+	for _, c := range []placeFleet{{5000, 8000, 6, 4}, {5000, 16000, 8, 5}} {
+		snap := fleetSnapshot(b, c)
+		b.Run(fmt.Sprintf("gpus=%d", c.GPUs), func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			s, err := New(nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var st [5]time.Duration
+			var last time.Duration
+			var t0 time.Duration
+			k := 0
+			s.opts.Observer = func(e Event) {
+				now, _ := threadCPU()
+				switch e.Stage {
+				case StageMatrix:
+					k = 1
+				case StageSolve:
+					k = 2
+				case StagePlace:
+					k = 3
+				}
+				st[k] += now - last
+				last = now
+			}
+			// The matrix event ends validation and the matrix.
+			s.now = func() time.Time { return time.Now().Add(time.Hour) }
+			b.ReportAllocs()
+			b.ResetTimer()
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				ctx, cancel := context.WithTimeout(context.Background(), 0)
+				t0, _ = threadCPU()
+				last = t0
+				if _, err := s.Round(ctx, snap); err != nil {
+					b.Fatal(err)
+				}
+				t1, _ := threadCPU()
+				cancel()
+				st[4] += t1 - last
+				total += t1 - t0
+			}
+			per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
+			b.ReportMetric(per(st[1]), "valmatrix-cpu-µs")
+			b.ReportMetric(per(st[2]), "solve-cpu-µs")
+			b.ReportMetric(per(st[3]), "place-cpu-µs")
+			b.ReportMetric(per(st[4]), "rest-cpu-µs")
+			b.ReportMetric(per(total), "cpu-µs/op")
+		})
+	}
+}
