@@ -269,7 +269,9 @@ func valueExponent(p *Problem, sc scan) (int, float64) {
 // neither overflows nor underflows (which scaled refuses), and the sums and
 // maxima it keeps are scaled exactly.
 func scaledScan(sc scan, top float64, k int) scan {
-	q := scan{checked: sc.checked, scale: math.Max(1, math.Ldexp(top, k)), dev: math.Ldexp(sc.dev, k)}
+	// (the copy's options are p's, in the same order, of the same types:
+	// their rows are p's)
+	q := scan{checked: sc.checked, scale: math.Max(1, math.Ldexp(top, k)), dev: math.Ldexp(sc.dev, k), rows: sc.rows}
 	q.best = make([]float64, len(sc.best))
 	for i, b := range sc.best {
 		q.best[i] = math.Ldexp(b, k)
