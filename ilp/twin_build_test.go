@@ -206,7 +206,7 @@ func (b *twinBuilder) candidates(i int) bool {
 		if o.GPUs > m.cap[lastRow] || quotas && !b.fitsQuotas(i, o.GPUs, lastRow) {
 			continue
 		}
-		b.cands = append(b.cands, twinCand{mopt{k: k, p: pr, g: o.GPUs}, lastRow})
+		b.cands = append(b.cands, twinCand{mopt{k: int32(k), p: pr, g: o.GPUs}, lastRow})
 	}
 	// (options usually come sorted by type and size: no sort then)
 	if !slices.IsSortedFunc(b.cands, twinCandOrder) {
@@ -279,7 +279,7 @@ func (b *twinBuilder) groupType(j *mjob, i, tr, start int) {
 		}
 		gi := len(j.groups)
 		for z := x; z < y; z++ {
-			j.opts[z].grp = gi
+			j.opts[z].grp = int32(gi)
 		}
 		var h []int32
 		h, b.stack = twinHull(j.opts[:y], x, b.stack)
@@ -353,7 +353,7 @@ func twinCandOrder(a, b twinCand) int {
 		}
 		return 1
 	}
-	return a.k - b.k
+	return int(a.k - b.k)
 }
 
 // stopAt records that the model holds the free jobs before i only.
