@@ -15,16 +15,42 @@ import (
 // buildEnd: one job of 200,000 options took 80-110 ms to build, all of it
 // past a 5 ms deadline.
 func (b *builder) buildOver(clk *clock, i int, work *int) bool {
+	return b.over(clk.buildEnd, i, work)
+}
+
+// over is buildOver with end for the clock's buildEnd.
+func (b *builder) over(end time.Time, i int, work *int) bool {
 	n := len(b.p.Jobs[i].Options)
 	if *work += (n + 8) * (1 + len(b.jobQuotas[i])); *work < buildChunk && n < bigJobOptions {
 		return false
 	}
 	*work = 0
-	if past(clk.buildEnd) {
+	if past(end) {
 		return true
 	}
-	return n >= bigJobOptions && jobNanos(n, len(b.jobQuotas[i])) >= clk.buildEnd.Sub(now())
+	return n >= bigJobOptions && jobNanos(n, len(b.jobQuotas[i])) >= end.Sub(now())
 }
+
+// fusedNanos is about the most validating and building the model in one
+// pass (validateBuild) takes per option, in nanoseconds, on a loaded
+// machine (about 100 at a load of 10 to 15 on two cores).
+const fusedNanos = 200
+
+// fuseBefore reports whether validateBuild's pass over a problem of n
+// options is expected to end well before the clock's deadline (none
+// counts as far): its time (fusedNanos) with half as much again to spare.
+// A pass the deadline stops builds no more of the model and validates the
+// rest of the jobs; when the validation's end (validateEnd) stops that
+// too, the jobs after it are unvalidated and the solve falls back to the
+// pins and the warm start, while validating every job first, then
+// building the model until buildEnd, leaves a partial model with a finite
+// bound.
+func fuseBefore(clk *clock, n int) bool {
+	return !noFuse && (clk == nil || time.Duration(n*fusedNanos*3/2) < clk.deadline.Sub(now()))
+}
+
+// noFuse, set by tests, turns validateBuild's single pass off.
+var noFuse bool
 
 // buildChunk is the build's work between two looks at the clock: at about
 // 100 ns a unit, some 50 µs. A look every 128 units (a job of 40 options

@@ -159,36 +159,33 @@ func newModelRows(p *Problem, sc scan) *model {
 type builder struct {
 	m         *model
 	p         *Problem
-	jobQuotas [][]int // quotas covering each job
-	// typeQuotas[tr] lists the quotas of job stamp[tr] (of jobQuotas) that
-	// count options of type row tr, whatever their size (see quotasOf)
-	typeQuotas [][]int
-	stamp      []int
-	rowBuf     []int32
-	cands      []candOpt // candidate options of the current job (when not in order)
-	spans      []span    // the current job's groups (see keep)
-	hulls      []int32   // the current job's hulls, one after the other
-	runTr      int       // keep's current type row (-1: none yet)
-	best       float64   // keep's largest profit of the current type row
-	nq         int       // the number of quotas the current group counts toward
-	rowOnly    [][]int32 // rowOnly[tr] = {tr}: the rows of a group of type row tr that counts toward no quota
-	nopts      int       // options of the free jobs not yet read: the arena's next chunk need not be larger
-	nall       int       // options of every job
-	run        quotaRun  // the current job's quotas over its current type (keepInOrder)
-	opts       []mopt
-	groups     []group
-	i32        arena[int32]
-	f64        arena[float64]
-	dgs        arena[dgroup]
+	jobQuotas [][]int     // quotas covering each job
+	tq        *typeQuotas // the quotas of each job that count each type (see quotasOf)
+	rowBuf    []int32
+	cands     []candOpt // candidate options of the current job (when not in order)
+	spans     []span    // the current job's groups (see keep)
+	hulls     []int32   // the current job's hulls, one after the other
+	runTr     int       // keep's current type row (-1: none yet)
+	best      float64   // keep's largest profit of the current type row
+	nq        int       // the number of quotas the current group counts toward
+	rowOnly   [][]int32 // rowOnly[tr] = {tr}: the rows of a group of type row tr that counts toward no quota
+	nopts     int       // options of the free jobs not yet read: the arena's next chunk need not be larger
+	nall      int       // options of every job
+	run       quotaRun  // the current job's quotas over its current type (keepInOrder)
+	opts      []mopt
+	groups    []group
+	i32       arena[int32]
+	f64       arena[float64]
+	dgs       arena[dgroup]
 }
 
 func newBuilder(m *model) *builder {
 	p := m.p
-	b := &builder{m: m, p: p, jobQuotas: jobQuotaLists(p), typeQuotas: make([][]int, len(m.types)), stamp: make([]int, len(m.types))}
+	b := &builder{m: m, p: p, jobQuotas: jobQuotaLists(p)}
+	b.tq = newTypeQuotas(p, m.types, b.jobQuotas)
 	only := make([]int32, len(m.types))
 	b.rowOnly = make([][]int32, len(m.types))
-	for tr := range b.stamp {
-		b.stamp[tr] = -1
+	for tr := range only {
 		only[tr] = int32(tr)
 		b.rowOnly[tr] = only[tr : tr+1 : tr+1]
 	}
@@ -207,17 +204,7 @@ func newBuilder(m *model) *builder {
 // quotasOf returns the quotas of job ji that count options of type row tr,
 // whatever their size.
 func (b *builder) quotasOf(ji, tr int) []int {
-	if b.stamp[tr] != ji {
-		b.stamp[tr] = ji
-		b.typeQuotas[tr] = b.typeQuotas[tr][:0]
-		t := b.m.types[tr]
-		for _, qi := range b.jobQuotas[ji] {
-			if b.p.Quotas[qi].countsType(t) {
-				b.typeQuotas[tr] = append(b.typeQuotas[tr], qi)
-			}
-		}
-	}
-	return b.typeQuotas[tr]
+	return b.tq.quotasOf(ji, tr, b.jobQuotas)
 }
 
 // quotaCount is the number of job ji's quotas an option of g GPUs of type

@@ -1,9 +1,6 @@
 package ilp
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // quotaRun is what the build needs of one job's quotas while it reads the
 // job's options of one type, by GPUs ascending: the quotas that count the
@@ -12,27 +9,20 @@ import (
 // position that only moves forward, instead of a pass over the job's
 // quotas for every option.
 type quotaRun struct {
-	min []int // the quotas' MinGPUs, ascending
+	p     *Problem
+	order []int // the quotas, by MinGPUs ascending (typeQuotaTab)
 	// fit[n] is the largest option that fits alone in the first n quotas
 	// (their rows' capacity; fit[0] is unbounded)
-	fit   []int
-	at    int // the quotas with MinGPUs at most last
-	last  int // the last option's GPUs
-	order []int
+	fit  []int
+	at   int // the quotas with MinGPUs at most last
+	last int // the last option's GPUs
 }
 
 // startRun readies b.run for job ji's options of type row tr.
 func (b *builder) startRun(ji, tr int) {
 	q := &b.run
-	qs := b.quotasOf(ji, tr)
-	q.order = append(q.order[:0], qs...)
-	slices.SortStableFunc(q.order, func(x, y int) int { return b.p.Quotas[x].MinGPUs - b.p.Quotas[y].MinGPUs })
-	q.min, q.fit = q.min[:0], append(q.fit[:0], math.MaxInt)
-	nt := len(b.m.types)
-	for _, qi := range q.order {
-		q.min = append(q.min, b.p.Quotas[qi].MinGPUs)
-		q.fit = append(q.fit, min(q.fit[len(q.fit)-1], b.m.cap[nt+qi]))
-	}
+	q.p = b.p
+	q.order, q.fit = b.tq.runOf(ji, tr, b.jobQuotas, b.m.cap)
 	q.at, q.last = 0, math.MinInt
 }
 
@@ -42,7 +32,7 @@ func (q *quotaRun) count(g int) int {
 	if g < q.last {
 		q.at = 0
 	}
-	for q.at < len(q.min) && q.min[q.at] <= g {
+	for q.at < len(q.order) && q.p.Quotas[q.order[q.at]].MinGPUs <= g {
 		q.at++
 	}
 	q.last = g

@@ -430,7 +430,19 @@ func TwinBuildCheck(p *Problem) error {
 	if err != nil {
 		return err
 	}
-	return diffModels(twinBuildModel(p, sc, nil), buildModel(p, sc, nil))
+	twin := twinBuildModel(p, sc, nil)
+	if err := diffModels(twin, buildModel(p, sc, nil)); err != nil {
+		return err
+	}
+	// the model built in validation's pass, when it applies
+	if _, m, err := p.validateBuild(nil, nil); err != nil {
+		return fmt.Errorf("validateBuild: %v", err)
+	} else if m != nil {
+		if err := diffModels(twin, m); err != nil {
+			return fmt.Errorf("validateBuild: %v", err)
+		}
+	}
+	return nil
 }
 
 // diffModels returns an error naming the first field where models a and b
