@@ -63,7 +63,7 @@ func (p *Problem) validateBuild(clk *clock, warm []int) (scan, *model, error) {
 	if stop >= 0 {
 		m.stopAt(stop, v.sc)
 	}
-	m.jobQuotas = b.jobQuotas
+	m.jobQuotas, m.tq = b.jobQuotas, b.tq
 	return v.sc, m, nil
 }
 

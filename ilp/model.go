@@ -31,6 +31,7 @@ type model struct {
 	restP     float64
 	jobQuotas [][]int        // quotas covering each job
 	typeRow   map[string]int // type row of each type
+	tq        *typeQuotas    // the quotas of each job that count each type (quotasOfType)
 }
 
 // mjob is one free job of the model.
@@ -118,7 +119,7 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 		}
 	}
 	trace("build.jobs")
-	m.jobQuotas = b.jobQuotas
+	m.jobQuotas, m.tq = b.jobQuotas, b.tq
 	return m
 }
 

@@ -458,6 +458,22 @@ func diffModels(a, b *model) error {
 	}
 	ca, cb := *a, *b
 	ca.jobs, cb.jobs = nil, nil
+	// (tables filled as they are asked for: compared through their
+	// accessor, quotasOfType, with a filter of the job's quotas)
+	for ji := range cb.jobQuotas {
+		for tr, t := range cb.types {
+			var want []int
+			for _, qi := range cb.jobQuotas[ji] {
+				if cb.p.Quotas[qi].countsType(t) {
+					want = append(want, qi)
+				}
+			}
+			if got := b.quotasOfType(ji, tr); !slices.Equal(want, got) {
+				return fmt.Errorf("job %d type row %d: quotas %v, want %v", ji, tr, got, want)
+			}
+		}
+	}
+	ca.tq, cb.tq = nil, nil
 	if !reflect.DeepEqual(ca, cb) {
 		return fmt.Errorf("model: got %+v, want %+v", cb, ca)
 	}

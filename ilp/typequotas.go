@@ -104,3 +104,14 @@ func (tq *typeQuotas) runOf(ji, tr int, jobQuotas [][]int, cap []int) (order, fi
 	}
 	return t.order, t.fit
 }
+
+// quotasOfType returns the quotas covering problem job ji that count
+// options of type row tr, in increasing order (nil for none): computed
+// once per distinct quota list and type, and shared by every job covered
+// by the same quotas. The result is read-only.
+func (m *model) quotasOfType(ji, tr int) []int {
+	if m.tq == nil {
+		m.tq = newTypeQuotas(m.p, m.types, m.jobQuotas)
+	}
+	return m.tq.quotasOf(ji, tr, m.jobQuotas)
+}
