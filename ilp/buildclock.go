@@ -15,20 +15,28 @@ import (
 // buildEnd: one job of 200,000 options took 80-110 ms to build, all of it
 // past a 5 ms deadline.
 func (b *builder) buildOver(clk *clock, i int, work *int) bool {
-	return b.over(clk.buildEnd, i, work)
-}
-
-// over is buildOver with end for the clock's buildEnd.
-func (b *builder) over(end time.Time, i int, work *int) bool {
 	n := len(b.p.Jobs[i].Options)
 	if *work += (n + 8) * (1 + len(b.jobQuotas[i])); *work < buildChunk && n < bigJobOptions {
 		return false
 	}
 	*work = 0
-	if past(end) {
+	if past(clk.buildEnd) {
 		return true
 	}
-	return n >= bigJobOptions && jobNanos(n, len(b.jobQuotas[i])) >= end.Sub(now())
+	return n >= bigJobOptions && jobNanos(n, len(b.jobQuotas[i])) >= clk.buildEnd.Sub(now())
+}
+
+// fuseOver accounts for job i as buildOver does and, at a look at the
+// clock, reports whether validateBuild's pass must stop building: its
+// rest (job i's options and rest more) is no longer expected to end well
+// before the deadline (fuseBefore).
+func (b *builder) fuseOver(clk *clock, i int, work *int, rest int) bool {
+	n := len(b.p.Jobs[i].Options)
+	if *work += (n + 8) * (1 + len(b.jobQuotas[i])); *work < buildChunk && n < bigJobOptions {
+		return false
+	}
+	*work = 0
+	return !fuseBefore(clk, n+rest)
 }
 
 // fusedNanos is about the most validating and building the model in one
@@ -39,12 +47,12 @@ const fusedNanos = 200
 // fuseBefore reports whether validateBuild's pass over a problem of n
 // options is expected to end well before the clock's deadline (none
 // counts as far): its time (fusedNanos) with half as much again to spare.
-// A pass the deadline stops builds no more of the model and validates the
-// rest of the jobs; when the validation's end (validateEnd) stops that
-// too, the jobs after it are unvalidated and the solve falls back to the
-// pins and the warm start, while validating every job first, then
-// building the model until buildEnd, leaves a partial model with a finite
-// bound.
+// A pass the deadline stopped would leave the jobs after it
+// unvalidated, and the solve would fall back to the pins and the warm
+// start, where validating every job first, then building the model until
+// buildEnd, leaves a partial model with a finite bound: the pass asks
+// again at each look at the clock (fuseOver), and validates the rest
+// first when the answer changes.
 func fuseBefore(clk *clock, n int) bool {
 	return !noFuse && (clk == nil || time.Duration(n*fusedNanos*3/2) < clk.deadline.Sub(now()))
 }

@@ -95,9 +95,21 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 	b := newBuilder(m)
 	b.subtractPins()
 	trace("build.setup")
+	b.buildJobs(0, sc, clk)
+	m.jobQuotas, m.tq = b.jobQuotas, b.tq
+	return m
+}
+
+// buildJobs builds the model's jobs from problem job from on (see
+// buildModel).
+func (b *builder) buildJobs(from int, sc scan, clk *clock) {
+	p, m := b.p, b.m
 	work, off := 0, 0
+	for i := range from {
+		off += len(p.Jobs[i].Options)
+	}
 	recorded := len(sc.rows) == b.nall
-	for i := range p.Jobs {
+	for i := from; i < len(p.Jobs); i++ {
 		n := len(p.Jobs[i].Options)
 		if off += n; p.Jobs[i].Pin >= 0 {
 			continue
@@ -110,17 +122,22 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 			m.stopAt(i, sc)
 			break
 		}
-		// the rest of the model has at most an option, a group, a hull
-		// point and two row entries per option still to come
-		b.i32.rest, b.f64.rest, b.dgs.rest = 8*b.nopts, 2*b.nopts, b.nopts
-		b.nopts -= len(p.Jobs[i].Options)
-		if mj, ok := b.job(i, rows); ok {
-			m.jobs = append(m.jobs, mj)
-		}
+		b.add(i, rows)
 	}
 	trace("build.jobs")
-	m.jobQuotas, m.tq = b.jobQuotas, b.tq
-	return m
+}
+
+// add builds the model job of problem job i (rows: its options' type
+// rows, or nil) and adds it to the model when it has options worth
+// keeping.
+func (b *builder) add(i int, rows []uint8) {
+	// the rest of the model has at most an option, a group, a hull
+	// point and two row entries per option still to come
+	b.i32.rest, b.f64.rest, b.dgs.rest = 8*b.nopts, 2*b.nopts, b.nopts
+	b.nopts -= len(b.p.Jobs[i].Options)
+	if mj, ok := b.job(i, rows); ok {
+		b.m.jobs = append(b.m.jobs, mj)
+	}
 }
 
 // newModelRows returns the model's rows: one per GPU type (sorted by name)
