@@ -26,3 +26,20 @@ func ModelBuilder(p *Problem) (func() int, error) {
 		return n
 	}, nil
 }
+
+// FusedBuilder returns a function that validates p and builds its model in
+// one pass (validateBuild, without a deadline) and returns the number of
+// options the model holds (0 when the pass did not apply).
+func FusedBuilder(p *Problem) func() int {
+	return func() int {
+		_, m, err := p.validateBuild(nil, nil)
+		if err != nil || m == nil {
+			return 0
+		}
+		n := 0
+		for i := range m.jobs {
+			n += len(m.jobs[i].opts)
+		}
+		return n
+	}
+}

@@ -19,7 +19,9 @@ import (
 // on the benchmark goroutine's thread CPU clock (cpu-ns/op, independent of
 // the machine's load) and per option of the problem (cpu-ns/option);
 // validate-twin and build-twin are their naive twins (validate before it
-// was split into its steps, the build before its single pass).
+// was split into its steps, the build before its single pass), and
+// validate+build both in one pass (validateBuild, what Solve runs when
+// its deadline is far enough).
 func BenchmarkBuild(b *testing.B) {
 	for _, c := range ilptest.HardCorpus() {
 		if c.Jobs < benchMinJobs {
@@ -54,7 +56,7 @@ func BenchmarkBuild(b *testing.B) {
 		for _, f := range []struct {
 			name  string
 			build func() int
-		}{{"build", build}, {"build-twin", twin}} {
+		}{{"build", build}, {"build-twin", twin}, {"validate+build", ilp.FusedBuilder(p)}} {
 			b.Run(name+"/"+f.name, func(b *testing.B) {
 				benchCPU(b, opts, func() {
 					if f.build() == 0 {

@@ -8,15 +8,15 @@ import (
 // buildOver accounts for building job i and reports whether buildModel
 // must stop before it (the clock's buildEnd has passed). The work of a job
 // is its options times the rows each may use (its type's and the quotas
-// covering the job): it looks at the clock once every validateChunk/16
-// units, so that jobs under thousands of quotas are timed by what they
-// cost, and jobs of a few options cost no look each. A job of bigJobOptions
+// covering the job): it looks at the clock once every buildChunk units,
+// so that jobs under thousands of quotas are timed by what they cost, and
+// jobs of a few options cost no look each. A job of bigJobOptions
 // options or more is not started unless its build (jobNanos) fits before
 // buildEnd: one job of 200,000 options took 80-110 ms to build, all of it
 // past a 5 ms deadline.
 func (b *builder) buildOver(clk *clock, i int, work *int) bool {
 	n := len(b.p.Jobs[i].Options)
-	if *work += (n + 8) * (1 + len(b.jobQuotas[i])); *work < validateChunk/16 && n < bigJobOptions {
+	if *work += (n + 8) * (1 + len(b.jobQuotas[i])); *work < buildChunk && n < bigJobOptions {
 		return false
 	}
 	*work = 0
@@ -25,6 +25,46 @@ func (b *builder) buildOver(clk *clock, i int, work *int) bool {
 	}
 	return n >= bigJobOptions && jobNanos(n, len(b.jobQuotas[i])) >= clk.buildEnd.Sub(now())
 }
+
+// fuseOver accounts for job i as buildOver does and, at a look at the
+// clock, reports whether validateBuild's pass must stop building: its
+// rest (job i's options and rest more) is no longer expected to end well
+// before the deadline (fuseBefore).
+func (b *builder) fuseOver(clk *clock, i int, work *int, rest int) bool {
+	n := len(b.p.Jobs[i].Options)
+	if *work += (n + 8) * (1 + len(b.jobQuotas[i])); *work < buildChunk && n < bigJobOptions {
+		return false
+	}
+	*work = 0
+	return !fuseBefore(clk, n+rest)
+}
+
+// fusedNanos is about the most validating and building the model in one
+// pass (validateBuild) takes per option, in nanoseconds, on a loaded
+// machine (about 100 at a load of 10 to 15 on two cores).
+const fusedNanos = 200
+
+// fuseBefore reports whether validateBuild's pass over a problem of n
+// options is expected to end well before the clock's deadline (none
+// counts as far): its time (fusedNanos) with half as much again to spare.
+// A pass the deadline stopped would leave the jobs after it
+// unvalidated, and the solve would fall back to the pins and the warm
+// start, where validating every job first, then building the model until
+// buildEnd, leaves a partial model with a finite bound: the pass asks
+// again at each look at the clock (fuseOver), and validates the rest
+// first when the answer changes.
+func fuseBefore(clk *clock, n int) bool {
+	return !noFuse && (clk == nil || time.Duration(n*fusedNanos*3/2) < clk.deadline.Sub(now()))
+}
+
+// noFuse, set by tests, turns validateBuild's single pass off.
+var noFuse bool
+
+// buildChunk is the build's work between two looks at the clock: at about
+// 100 ns a unit, some 50 µs. A look every 128 units (a job of 40 options
+// under two quotas) cost a fifth of the build on the thread CPU clock,
+// whose reading is a system call.
+const buildChunk = 1 << 9
 
 // bigJobOptions is the number of options from which a job's build is timed
 // before it starts (see buildOver).

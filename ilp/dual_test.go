@@ -25,7 +25,7 @@ func TestArgmaxClimb(t *testing.T) {
 				p = math.Round(p*100) / 100
 			}
 			if p > 0 && (len(opts) == 0 || p > opts[len(opts)-1].p) {
-				opts = append(opts, mopt{k: len(opts), p: p, g: g})
+				opts = append(opts, mopt{k: int32(len(opts)), p: p, g: g})
 			}
 		}
 		if len(opts) == 0 {

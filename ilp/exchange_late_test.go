@@ -23,7 +23,9 @@ func TestNoExchangePastDeadline(t *testing.T) {
 	}
 	p := ilptest.Hard(ilptest.HardConfig{Jobs: 1000, GPUs: 2000, Types: 3, Seed: 9001, Power: 0.5, PinFrac: 0.05, Quotas: true})
 	// Measure when validation and model building end with time to spare,
-	// then set the deadline halfway through the building.
+	// then set the deadline halfway through the building (of a model built
+	// after the validation, as under a tight deadline: see ilp.NoFuse).
+	defer ilp.NoFuse()()
 	const long = time.Second
 	_, steps, _, err := ilp.TraceSolve(p, long, nil)
 	require.NoError(t, err)

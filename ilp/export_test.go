@@ -96,3 +96,10 @@ func NewtonBound(p *Problem, passes int) float64 {
 	_, f, _ := m.newtonDual(m.allJobs(), m.cap, nil, passes, nil, nil)
 	return p.Objective(append([]int(nil), m.pins...)) + m.sign*f
 }
+
+// NoFuse makes Solve validate every job before it builds the model (not
+// in one pass, validateBuild) until the returned function is called.
+func NoFuse() (restore func()) {
+	noFuse = true
+	return func() { noFuse = false }
+}

@@ -31,6 +31,7 @@ type model struct {
 	restP     float64
 	jobQuotas [][]int        // quotas covering each job
 	typeRow   map[string]int // type row of each type
+	tq        *typeQuotas    // the quotas of each job that count each type (quotasOfType)
 }
 
 // mjob is one free job of the model.
@@ -43,12 +44,13 @@ type mjob struct {
 	pts    []float64 // the hulls' points, see dgroup
 }
 
-// mopt is one useful option.
+// mopt is one useful option: 24 bytes (a model holds most of its
+// problem's options, 203,000 on the 5,000-job corpus instances).
 type mopt struct {
-	k   int     // index in Problem.Jobs[orig].Options
+	k   int32   // index in Problem.Jobs[orig].Options
+	grp int32   // index into mjob.groups
 	p   float64 // profit over staying unallocated
 	g   int     // GPUs
-	grp int     // index into mjob.groups
 }
 
 // group holds the options of one job that use the same coupling rows (all of
@@ -93,26 +95,49 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 	b := newBuilder(m)
 	b.subtractPins()
 	trace("build.setup")
-	work := 0
-	for i := range p.Jobs {
-		if p.Jobs[i].Pin >= 0 {
+	b.buildJobs(0, sc, clk)
+	m.jobQuotas, m.tq = b.jobQuotas, b.tq
+	return m
+}
+
+// buildJobs builds the model's jobs from problem job from on (see
+// buildModel).
+func (b *builder) buildJobs(from int, sc scan, clk *clock) {
+	p, m := b.p, b.m
+	work, off := 0, 0
+	for i := range from {
+		off += len(p.Jobs[i].Options)
+	}
+	recorded := len(sc.rows) == b.nall
+	for i := from; i < len(p.Jobs); i++ {
+		n := len(p.Jobs[i].Options)
+		if off += n; p.Jobs[i].Pin >= 0 {
 			continue
+		}
+		var rows []uint8
+		if recorded {
+			rows = sc.rows[off-n : off]
 		}
 		if clk != nil && b.buildOver(clk, i, &work) {
 			m.stopAt(i, sc)
 			break
 		}
-		// the rest of the model has at most an option, a group, a hull
-		// point and two row entries per option still to come
-		b.i32.rest, b.f64.rest, b.dgs.rest = 8*b.nopts, 2*b.nopts, b.nopts
-		b.nopts -= len(p.Jobs[i].Options)
-		if mj, ok := b.job(i); ok {
-			m.jobs = append(m.jobs, mj)
-		}
+		b.add(i, rows)
 	}
 	trace("build.jobs")
-	m.jobQuotas = b.jobQuotas
-	return m
+}
+
+// add builds the model job of problem job i (rows: its options' type
+// rows, or nil) and adds it to the model when it has options worth
+// keeping.
+func (b *builder) add(i int, rows []uint8) {
+	// the rest of the model has at most an option, a group, a hull
+	// point and two row entries per option still to come
+	b.i32.rest, b.f64.rest, b.dgs.rest = 8*b.nopts, 2*b.nopts, b.nopts
+	b.nopts -= len(b.p.Jobs[i].Options)
+	if mj, ok := b.job(i, rows); ok {
+		b.m.jobs = append(b.m.jobs, mj)
+	}
 }
 
 // newModelRows returns the model's rows: one per GPU type (sorted by name)
@@ -152,39 +177,39 @@ func newModelRows(p *Problem, sc scan) *model {
 type builder struct {
 	m         *model
 	p         *Problem
-	jobQuotas [][]int // quotas covering each job
-	// typeQuotas[tr] lists the quotas of job stamp[tr] (of jobQuotas) that
-	// count options of type row tr, whatever their size (see quotasOf)
-	typeQuotas [][]int
-	stamp      []int
-	rowBuf     []int32
-	cands      []candOpt // candidate options of the current job (when not in order)
-	spans      []span    // the current job's groups (see keep)
-	hulls      []int32   // the current job's hulls, one after the other
-	runTr      int       // keep's current type row (-1: none yet)
-	best       float64   // keep's largest profit of the current type row
-	nq         int       // the number of quotas the current group counts toward
-	rowOnly    [][]int32 // rowOnly[tr] = {tr}: the rows of a group of type row tr that counts toward no quota
-	nopts      int       // options of the free jobs not yet read: the arena's next chunk need not be larger
-	opts       []mopt
-	groups     []group
-	i32        arena[int32]
-	f64        arena[float64]
-	dgs        arena[dgroup]
+	jobQuotas [][]int     // quotas covering each job
+	tq        *typeQuotas // the quotas of each job that count each type (see quotasOf)
+	rowBuf    []int32
+	cands     []candOpt // candidate options of the current job (when not in order)
+	spans     []span    // the current job's groups (see keep)
+	hulls     []int32   // the current job's hulls, one after the other
+	runTr     int       // keep's current type row (-1: none yet)
+	best      float64   // keep's largest profit of the current type row
+	nq        int       // the number of quotas the current group counts toward
+	rowOnly   [][]int32 // rowOnly[tr] = {tr}: the rows of a group of type row tr that counts toward no quota
+	nopts     int       // options of the free jobs not yet read: the arena's next chunk need not be larger
+	nall      int       // options of every job
+	run       quotaRun  // the current job's quotas over its current type (keepInOrder)
+	opts      []mopt
+	groups    []group
+	i32       arena[int32]
+	f64       arena[float64]
+	dgs       arena[dgroup]
 }
 
 func newBuilder(m *model) *builder {
 	p := m.p
-	b := &builder{m: m, p: p, jobQuotas: jobQuotaLists(p), typeQuotas: make([][]int, len(m.types)), stamp: make([]int, len(m.types))}
+	b := &builder{m: m, p: p, jobQuotas: jobQuotaLists(p)}
+	b.tq = newTypeQuotas(p, m.types, b.jobQuotas)
 	only := make([]int32, len(m.types))
 	b.rowOnly = make([][]int32, len(m.types))
-	for tr := range b.stamp {
-		b.stamp[tr] = -1
+	for tr := range only {
 		only[tr] = int32(tr)
 		b.rowOnly[tr] = only[tr : tr+1 : tr+1]
 	}
 	nfree := 0
 	for i := range p.Jobs {
+		b.nall += len(p.Jobs[i].Options)
 		if p.Jobs[i].Pin < 0 {
 			nfree++
 			b.nopts += len(p.Jobs[i].Options)
@@ -197,17 +222,7 @@ func newBuilder(m *model) *builder {
 // quotasOf returns the quotas of job ji that count options of type row tr,
 // whatever their size.
 func (b *builder) quotasOf(ji, tr int) []int {
-	if b.stamp[tr] != ji {
-		b.stamp[tr] = ji
-		b.typeQuotas[tr] = b.typeQuotas[tr][:0]
-		t := b.m.types[tr]
-		for _, qi := range b.jobQuotas[ji] {
-			if b.p.Quotas[qi].countsType(t) {
-				b.typeQuotas[tr] = append(b.typeQuotas[tr], qi)
-			}
-		}
-	}
-	return b.typeQuotas[tr]
+	return b.tq.quotasOf(ji, tr, b.jobQuotas)
 }
 
 // quotaCount is the number of job ji's quotas an option of g GPUs of type
@@ -258,12 +273,12 @@ func (b *builder) subtractPins() {
 }
 
 // job builds the model job of problem job i (false when none of its
-// options is worth keeping): its useful options, grouped by the rows they
+// options is worth keeping; rows: its options' type rows, or nil): its useful options, grouped by the rows they
 // use, each group with its hull (keepInOrder or keepSorted, then
 // groupOptions), and the dual's view of them (layDual).
-func (b *builder) job(i int) (mjob, bool) {
+func (b *builder) job(i int, rows []uint8) (mjob, bool) {
 	mj := mjob{orig: i}
-	if !b.keepInOrder(&mj, i) {
+	if !b.keepInOrder(&mj, i, rows) {
 		b.keepSorted(&mj, i)
 	}
 	if len(mj.opts) == 0 {
@@ -279,7 +294,9 @@ func (b *builder) job(i int) (mjob, bool) {
 // and profit): it keeps the useful ones as it reads them (candidate and
 // keep, the former inline). It reports false, with j.opts empty, as soon
 // as two candidates are out of order: keepSorted then sorts them first.
-func (b *builder) keepInOrder(j *mjob, i int) bool {
+// rows, when not nil, holds the options' type rows (scan.rows); the job's
+// quotas are read once per type (quotaRun), not once per option.
+func (b *builder) keepInOrder(j *mjob, i int, rows []uint8) bool {
 	m, pj := b.m, &b.p.Jobs[i]
 	quotas := len(b.jobQuotas[i]) > 0
 	j.opts = b.reserveOpts(len(pj.Options))
@@ -287,19 +304,34 @@ func (b *builder) keepInOrder(j *mjob, i int) bool {
 	sign, un := m.sign, pj.Unallocated
 	lastType, tr, trCap := "", -1, 0
 	prevTr, prevG, prevP := -1, 0, 0.0 // the previous candidate
+	run := &b.run
 	for k := range pj.Options {
 		o := &pj.Options[k]
 		pr := sign * (o.Value - un)
 		if !(pr > 0) {
 			continue
 		}
-		if o.Type != lastType || tr < 0 {
-			lastType, tr = o.Type, m.typeRow[o.Type]
-			trCap = m.cap[tr]
+		r := tr
+		if rows != nil {
+			r = int(rows[k])
+		} else if !sameString(o.Type, lastType) || tr < 0 {
+			lastType, r = o.Type, m.typeRow[o.Type]
+		}
+		if r != tr {
+			tr, trCap = r, m.cap[r]
+			if quotas {
+				b.startRun(i, tr)
+			}
 		}
 		g := o.GPUs
-		if g > trCap || quotas && !b.fitsQuotas(i, g, tr) {
+		nq := 0
+		if g > trCap {
 			continue
+		}
+		if quotas {
+			if nq = run.count(g); g > run.fit[nq] {
+				continue
+			}
 		}
 		// (candOrder(c, previous) < 0: out of order)
 		if tr < prevTr || tr == prevTr && (g < prevG || g == prevG && pr > prevP) {
@@ -308,7 +340,7 @@ func (b *builder) keepInOrder(j *mjob, i int) bool {
 		}
 		prevTr, prevG, prevP = tr, g, pr
 		if tr != b.runTr || pr > b.best {
-			b.keep(j, i, candOpt{mopt{k: k, p: pr, g: g}, tr})
+			b.keep(j, i, candOpt{mopt{k: int32(k), p: pr, g: g}, tr}, nq)
 		}
 	}
 	b.commitOpts(j)
@@ -332,8 +364,13 @@ func (b *builder) keepSorted(j *mjob, i int) {
 	slices.SortFunc(b.cands, candOrder)
 	j.opts = b.reserveOpts(len(b.cands))
 	b.startJob()
+	quotas := len(b.jobQuotas[i]) > 0
 	for _, c := range b.cands {
-		b.keep(j, i, c)
+		nq := 0
+		if quotas {
+			nq = b.quotaCount(i, c.g, c.tr)
+		}
+		b.keep(j, i, c, nq)
 	}
 	b.commitOpts(j)
 }
@@ -348,7 +385,7 @@ func (b *builder) candidate(i, k, tr int) (candOpt, bool) {
 	if !(pr > 0) || o.GPUs > b.m.cap[tr] || len(b.jobQuotas[i]) > 0 && !b.fitsQuotas(i, o.GPUs, tr) {
 		return candOpt{}, false
 	}
-	return candOpt{mopt{k: k, p: pr, g: o.GPUs}, tr}, true
+	return candOpt{mopt{k: int32(k), p: pr, g: o.GPUs}, tr}, true
 }
 
 // startJob readies keep for the next job.
@@ -357,14 +394,15 @@ func (b *builder) startJob() {
 }
 
 // keep appends candidate c of job i (candidates come in candidate order)
-// to j.opts unless a smaller candidate of its type dominates it (a smaller
+// (counted toward nq of the job's quotas, quotaCount) to j.opts unless a
+// smaller candidate of its type dominates it (a smaller
 // option uses no more of every row: a quota with MinGPUs counts larger
 // options only), and adds it to its group's hull. Options of one type use
 // the same rows except for MinGPUs thresholds, so the row sets form
 // contiguous runs by GPUs: a group starts at each new type and wherever
 // the number of quotas an option counts toward changes (one group per type
 // for a job no quota covers).
-func (b *builder) keep(j *mjob, i int, c candOpt) {
+func (b *builder) keep(j *mjob, i int, c candOpt, nq int) {
 	first := c.tr != b.runTr
 	if first {
 		b.runTr, b.best = c.tr, math.Inf(-1)
@@ -374,11 +412,6 @@ func (b *builder) keep(j *mjob, i int, c candOpt) {
 	}
 	b.best = c.p
 	x := len(j.opts)
-	j.opts = append(j.opts, c.mopt)
-	nq := 0
-	if len(b.jobQuotas[i]) > 0 {
-		nq = b.quotaCount(i, c.g, c.tr)
-	}
 	if first || nq != b.nq {
 		b.nq = nq
 		rows := b.rowOnly[c.tr]
@@ -387,7 +420,13 @@ func (b *builder) keep(j *mjob, i int, c candOpt) {
 		}
 		b.spans = append(b.spans, span{x: x, rows: rows, hull: len(b.hulls)})
 	}
-	b.hulls = pushHull(b.hulls, b.spans[len(b.spans)-1].hull, j.opts, x)
+	s := len(b.spans) - 1
+	sp := &b.spans[s]
+	c.grp = int32(s)
+	j.opts = append(j.opts, c.mopt)
+	// the group's largest profit and profit per GPU so far (noteBounds)
+	sp.top, sp.ratio = max(sp.top, c.p), max(sp.ratio, c.p/float64(c.g))
+	b.hulls = pushHull(b.hulls, sp.hull, j.opts, x)
 }
 
 // pushHull adds point x of opts to the upper concave hull h[from:] (with
@@ -426,13 +465,15 @@ func (b *builder) fitsQuotas(i, g, tr int) bool {
 // span is one group of the current job while it is built: the options
 // j.opts[x:y], their rows, and their hull, builder.hulls[hull:hull+nh].
 type span struct {
-	x, y     int
-	rows     []int32
-	hull, nh int
+	x, y       int
+	rows       []int32
+	hull, nh   int
+	top, ratio float64 // the largest profit and profit per GPU of its options (0 for none)
 }
 
-// groupOptions lays out j's groups as keep found them, with their hulls,
-// and raises the model's bounds (noteBounds) from them.
+// groupOptions lays out j's groups as keep found them (keep numbers the
+// options' groups), with their hulls, and raises the model's bounds
+// (noteBounds) from them.
 func (b *builder) groupOptions(j *mjob) {
 	hulls := b.i32.take(len(b.hulls), numberChunk)
 	copy(hulls, b.hulls)
@@ -445,9 +486,6 @@ func (b *builder) groupOptions(j *mjob) {
 			sp.y, sp.nh = b.spans[s+1].x, b.spans[s+1].hull-sp.hull
 		}
 		j.groups[s] = group{rows: sp.rows, hull: hulls[sp.hull : sp.hull+sp.nh : sp.hull+sp.nh]}
-		for z := sp.x; z < sp.y; z++ {
-			j.opts[z].grp = s
-		}
 	}
 	b.m.noteBounds(j, b.spans)
 }
@@ -487,13 +525,9 @@ func (m *model) noteBounds(j *mjob, spans []span) {
 	// (the built-in max: math.Max's result, without a call)
 	top := j.top
 	for _, sp := range spans {
-		mx := 0.0
-		for _, o := range j.opts[sp.x:sp.y] {
-			top = max(top, o.p)
-			mx = max(mx, o.p/float64(o.g))
-		}
+		top = max(top, sp.top)
 		for _, r := range sp.rows {
-			m.ub[r] = max(m.ub[r], mx)
+			m.ub[r] = max(m.ub[r], sp.ratio)
 		}
 	}
 	j.top = top
@@ -533,7 +567,7 @@ func candOrder(a, b candOpt) int {
 		}
 		return 1
 	}
-	return a.k - b.k
+	return int(a.k - b.k)
 }
 
 // stopAt records that the model holds the free jobs before i only.

@@ -1305,7 +1305,7 @@ func (sr *search) solution() Solution {
 	assign := append([]int(nil), m.pins...)
 	for i := range m.jobs {
 		if c := sr.best[i]; c >= 0 {
-			assign[m.jobs[i].orig] = m.jobs[i].opts[c].k
+			assign[m.jobs[i].orig] = int(m.jobs[i].opts[c].k)
 		}
 	}
 	restGain := 0.0

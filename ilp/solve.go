@@ -182,7 +182,7 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 	if !clk.deadline.IsZero() {
 		cl = clk
 	}
-	sc, err := p.validate(cl, s.WarmStart)
+	sc, m, err := p.validateBuild(cl, s.WarmStart)
 	if err != nil {
 		if e := (*InputError)(nil); errors.As(err, &e) && e.Err == ErrInfeasible {
 			return Solution{Status: Infeasible, Bound: math.NaN(), Objective: math.NaN()}, err
@@ -202,9 +202,12 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 	if e, top := valueExponent(p, sc); e != 0 && (cl == nil || !past(clk.deadline)) {
 		if q, qs := scaled(p, s, -e); q != nil {
 			p, s, sc, k = q, qs, scaledScan(sc, top, -e), e
+			m = nil // the model of the scaled copy
 		}
 	}
-	m := buildModel(p, sc, cl)
+	if m == nil {
+		m = buildModel(p, sc, cl)
+	}
 	m.capToDemand(cl)
 	trace("build")
 	clk.beginSearch()
@@ -269,7 +272,9 @@ func valueExponent(p *Problem, sc scan) (int, float64) {
 // neither overflows nor underflows (which scaled refuses), and the sums and
 // maxima it keeps are scaled exactly.
 func scaledScan(sc scan, top float64, k int) scan {
-	q := scan{checked: sc.checked, scale: math.Max(1, math.Ldexp(top, k)), dev: math.Ldexp(sc.dev, k)}
+	// (the copy's options are p's, in the same order, of the same types:
+	// their rows are p's)
+	q := scan{checked: sc.checked, scale: math.Max(1, math.Ldexp(top, k)), dev: math.Ldexp(sc.dev, k), rows: sc.rows}
 	q.best = make([]float64, len(sc.best))
 	for i, b := range sc.best {
 		q.best[i] = math.Ldexp(b, k)

@@ -206,7 +206,7 @@ func (b *twinBuilder) candidates(i int) bool {
 		if o.GPUs > m.cap[lastRow] || quotas && !b.fitsQuotas(i, o.GPUs, lastRow) {
 			continue
 		}
-		b.cands = append(b.cands, twinCand{mopt{k: k, p: pr, g: o.GPUs}, lastRow})
+		b.cands = append(b.cands, twinCand{mopt{k: int32(k), p: pr, g: o.GPUs}, lastRow})
 	}
 	// (options usually come sorted by type and size: no sort then)
 	if !slices.IsSortedFunc(b.cands, twinCandOrder) {
@@ -279,7 +279,7 @@ func (b *twinBuilder) groupType(j *mjob, i, tr, start int) {
 		}
 		gi := len(j.groups)
 		for z := x; z < y; z++ {
-			j.opts[z].grp = gi
+			j.opts[z].grp = int32(gi)
 		}
 		var h []int32
 		h, b.stack = twinHull(j.opts[:y], x, b.stack)
@@ -353,7 +353,7 @@ func twinCandOrder(a, b twinCand) int {
 		}
 		return 1
 	}
-	return a.k - b.k
+	return int(a.k - b.k)
 }
 
 // stopAt records that the model holds the free jobs before i only.
@@ -430,7 +430,19 @@ func TwinBuildCheck(p *Problem) error {
 	if err != nil {
 		return err
 	}
-	return diffModels(twinBuildModel(p, sc, nil), buildModel(p, sc, nil))
+	twin := twinBuildModel(p, sc, nil)
+	if err := diffModels(twin, buildModel(p, sc, nil)); err != nil {
+		return err
+	}
+	// the model built in validation's pass, when it applies
+	if _, m, err := p.validateBuild(nil, nil); err != nil {
+		return fmt.Errorf("validateBuild: %v", err)
+	} else if m != nil {
+		if err := diffModels(twin, m); err != nil {
+			return fmt.Errorf("validateBuild: %v", err)
+		}
+	}
+	return nil
 }
 
 // diffModels returns an error naming the first field where models a and b
@@ -446,6 +458,22 @@ func diffModels(a, b *model) error {
 	}
 	ca, cb := *a, *b
 	ca.jobs, cb.jobs = nil, nil
+	// (tables filled as they are asked for: compared through their
+	// accessor, quotasOfType, with a filter of the job's quotas)
+	for ji := range cb.jobQuotas {
+		for tr, t := range cb.types {
+			var want []int
+			for _, qi := range cb.jobQuotas[ji] {
+				if cb.p.Quotas[qi].countsType(t) {
+					want = append(want, qi)
+				}
+			}
+			if got := b.quotasOfType(ji, tr); !slices.Equal(want, got) {
+				return fmt.Errorf("job %d type row %d: quotas %v, want %v", ji, tr, got, want)
+			}
+		}
+	}
+	ca.tq, cb.tq = nil, nil
 	if !reflect.DeepEqual(ca, cb) {
 		return fmt.Errorf("model: got %+v, want %+v", cb, ca)
 	}

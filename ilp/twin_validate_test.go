@@ -222,6 +222,14 @@ func TwinValidateCheck(p *Problem, warm []int) (same, err error) {
 		if fmt.Sprint(errA) != fmt.Sprint(errB) {
 			return fmt.Errorf("clock %v: error %v, want %v", clk != nil, errB, errA), errA
 		}
+		// the pass that builds the model as it validates
+		c, _, errC := p.validateBuild(clk, warm)
+		if fmt.Sprint(errA) != fmt.Sprint(errC) {
+			return fmt.Errorf("clock %v: validateBuild's error %v, want %v", clk != nil, errC, errA), errA
+		}
+		if errA == nil && (a.checked != c.checked || a.scale != c.scale || a.dev != c.dev || !slices.Equal(a.best[:a.checked], c.best[:c.checked])) {
+			return fmt.Errorf("clock %v: validateBuild's scan %+v, want %+v", clk != nil, c, a), nil
+		}
 		if errA != nil {
 			if clk == nil {
 				err = errA
