@@ -413,7 +413,7 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, p
 		P:        o.P,
 	}
 	for t, r := range snap.Reserved {
-		if r > 0 {
+		if _, ok := cl.capacity[t]; ok && r > 0 { // no effect on a type no node has
 			m.Reserved[t] = r
 		}
 	}
@@ -423,6 +423,9 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, p
 			index[snap.Jobs[i].ID] = i
 		}
 		for _, q := range snap.Quotas {
+			if _, ok := cl.capacity[q.Type]; q.Type != "" && !ok {
+				continue // a type no node has: nothing to count
+			}
 			iq := ilp.Quota{Name: q.Name, Type: q.Type, Limit: q.Limit}
 			if ps := cl.pools[q.Type]; q.Type != "" && (len(ps) != 1 || ps[0] != q.Type) {
 				iq.Type, iq.Types = "", ps
