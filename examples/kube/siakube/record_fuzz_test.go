@@ -144,3 +144,20 @@ func FuzzParseMeasurement(f *testing.F) {
 		require.Equal(t, m.StepTime, bm.StepTime)
 	})
 }
+
+// TestDecodeRecordNamesField: a record's error names the field at fault (a
+// negative restart count is not "an assignment of 0 GPUs lists 0").
+func TestDecodeRecordNamesField(t *testing.T) {
+	for name, c := range map[string]struct{ in, want string }{
+		"restarts -1": {`{"version":1,"job":"x","phase":"queued","restarts":-1}`, "restarts -1"},
+		"peak -1":     {`{"version":1,"job":"x","phase":"queued","peak":-1}`, "peak -1"},
+		"gpus above the most a job may hold": {`{"version":1,"job":"x","phase":"running","assigned":{"type":"a","gpus":4097,"perNode":[{"node":"n","gpus":4096},{"node":"m","gpus":1}]}}`,
+			"4097 GPUs"},
+		"sum": {`{"version":1,"job":"x","phase":"running","assigned":{"type":"a","gpus":9,"perNode":[{"node":"n","gpus":8}]}}`, "assignment of 9 GPUs lists 8"},
+	} {
+		_, _, err := DecodeRecord([]byte(c.in))
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), `record of job x: `, name)
+		assert.Contains(t, err.Error(), c.want, name)
+	}
+}
