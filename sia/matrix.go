@@ -1189,7 +1189,9 @@ func admissible(j *Job, t string, src bootstrap.Source) (bool, error) {
 	}
 	switch {
 	case src == bootstrap.Excluded:
-		if pinned(j, time.Time{}) && j.State.Current.Type == t { // j is a restoreView
+		// j is a restoreView: Restoring says a restore is under way at
+		// Now; its RestoreUntil may be a restore that has ended.
+		if j.State.Current.Running() && (j.State.Restoring || j.NonPreemptible) && j.State.Current.Type == t {
 			return false, &InputError{Job: j.ID, Type: t, Field: "Models",
 				Reason: "exclude the type the job runs on, but the job is pinned (Restoring or NonPreemptible) and cannot move"}
 		}
