@@ -1130,6 +1130,7 @@ func (rb *rowBuilder) keepCurrent() {
 	if j.Kind == Rigid {
 		inBounds = cur.GPUs == j.GPUs
 	}
+	inBounds = inBounds && cur.GPUs%rb.p == 0 // whole replicas
 	pinned := j.State.Restoring || j.NonPreemptible
 	if !(inBounds && rb.cl.holds(c)) && !pinned {
 		return

@@ -364,9 +364,10 @@ func TestInvalidSnapshots(t *testing.T) {
 			s.Jobs[0].Kind, s.Jobs[0].GPUs, s.Jobs[0].NonPreemptible = Rigid, 2, true
 			s.Jobs[0].State.Current = Allocation{Type: "A", Nodes: 1, GPUs: 1, Placement: []GPU{{"a0", 0}}}
 		}, "Jobs[0].State.Current.GPUs"},
-		"replica multiple": {func(s *Snapshot) {
+		"replica multiple, pinned": {func(s *Snapshot) { // unpinned: resized (TestProbe7RunningJobBecomesPipeline)
 			s.Jobs[0].Models = pipelined{s.Jobs[0].Models, map[string]int{"A": 2}}
 			s.Jobs[0].State.Current = Allocation{Type: "A", Nodes: 1, GPUs: 1, Placement: []GPU{{"a0", 0}}}
+			s.Jobs[0].State.Restoring = true
 		}, "Jobs[0].State.Current.GPUs"},
 		"reserved type":     {func(s *Snapshot) { s.Reserved = map[string]int{"Z": -1} }, "Reserved"}, // Z: 1 has no effect
 		"reserved too much": {func(s *Snapshot) { s.Reserved = map[string]int{"A": 5} }, "Reserved"},

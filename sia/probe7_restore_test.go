@@ -57,3 +57,58 @@ func TestProbe7EndedRestoreExcludedType(t *testing.T) {
 		})
 	}
 }
+
+// TestProbe7RunningJobBecomesPipeline: a host resubmits a running job under
+// the same ID as a hybrid-parallel job (its models now have pipeline
+// stages) while it holds a count that is not whole replicas of them. An
+// unpinned job outside its bounds (the replica size is one) is resized,
+// migrated or preempted, as for MinGPUs and MaxGPUs; only a pinned one is
+// an error.
+func TestProbe7RunningJobBecomesPipeline(t *testing.T) {
+	nodes := []sia.Node{{ID: "a0", Type: "a", GPUs: 8}, {ID: "b0", Type: "b", GPUs: 6}}
+	for _, c := range []struct {
+		name   string
+		stages int
+		gpus   int
+		pinned bool
+	}{
+		{"4 GPUs, now 3 stages", 3, 4, false},
+		{"1 GPU, now 2 stages", 2, 1, false},
+		{"5 GPUs, now 4 stages", 4, 5, false},
+		{"7 GPUs, now 8 stages", 8, 7, false},
+		{"4 GPUs, now 3 stages, non-preemptible", 3, 4, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := probeModel{speed: map[string]float64{"a": 1, "b": 0.9}, gain: 0.9, cross: 0.9, stages: c.stages}
+			cur := sia.Allocation{Type: "a", Nodes: 1, GPUs: c.gpus}
+			for g := 0; g < c.gpus; g++ {
+				cur.Placement = append(cur.Placement, sia.GPU{Node: "a0", Index: g})
+			}
+			snap := sia.Snapshot{Now: probeT0, Nodes: nodes, Jobs: []sia.Job{
+				{ID: "j", Models: m, NonPreemptible: c.pinned, State: sia.JobState{Current: cur, Restarts: 2, PeakReplicas: c.gpus}},
+				{ID: "k", Models: probeModel{speed: map[string]float64{"a": 1, "b": 1}, gain: 0.9, cross: 0.9}},
+			}}
+			s, err := sia.New(&sia.Options{RoundTimeout: -1})
+			require.NoError(t, err)
+			for _, d := range []time.Duration{-1, 0} { // no deadline; out of time
+				ctx, cancel := context.Background(), func() {}
+				if d == 0 {
+					ctx, cancel = context.WithTimeout(context.Background(), 0)
+				}
+				plan, err := s.Round(ctx, snap)
+				cancel()
+				if c.pinned {
+					var ie *sia.InputError
+					require.ErrorAs(t, err, &ie)
+					assert.Equal(t, "Jobs[0].State.Current.GPUs", ie.Field)
+					return
+				}
+				require.NoError(t, err, "deadline %v", d)
+				probeCheck(t, snap, s.Options(), plan)
+				a := plan.Decisions[0].Allocation
+				assert.Zero(t, a.GPUs%c.stages, "deadline %v: job j given %d GPUs, not whole %d-stage replicas (%v)", d, a.GPUs, c.stages, plan.Decisions[0].Action)
+				assert.NotEqual(t, sia.Keep, plan.Decisions[0].Action)
+			}
+		})
+	}
+}

@@ -61,10 +61,10 @@ func TestProbeSnapshotRules(t *testing.T) {
 			s.Jobs[0].Models, s.Jobs[0].NonPreemptible = hyb, true
 			s.Jobs[0].State.Current = on("A", 1, sia.GPU{Node: "a0"}, sia.GPU{Node: "a0", Index: 1}, sia.GPU{Node: "a0", Index: 2})
 		}, want: want{job: "j", field: "Jobs[0].State.Current.GPUs"}},
-		"running hybrid job off its replica size": {mut: func(s *sia.Snapshot) {
+		"running hybrid job off its replica size: resized": {mut: func(s *sia.Snapshot) {
 			s.Jobs[0].Models = hyb
 			s.Jobs[0].State.Current = on("A", 1, sia.GPU{Node: "a0"})
-		}, want: want{job: "j", field: "Jobs[0].State.Current.GPUs"}},
+		}, want: ok(func(t *testing.T, p sia.Plan) { assert.NotEqual(t, sia.Keep, p.Decisions[0].Action) })},
 		"pinned rigid job of another count": {mut: func(s *sia.Snapshot) {
 			s.Jobs[0].Kind, s.Jobs[0].GPUs, s.Jobs[0].State.Restoring = sia.Rigid, 2, true
 			s.Jobs[0].State.Current = on("A", 1, sia.GPU{Node: "a0"})

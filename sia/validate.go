@@ -455,7 +455,7 @@ func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
 	if err != nil {
 		return atJob(err, i)
 	}
-	if cur.GPUs%p != 0 {
+	if cur.GPUs%p != 0 && pinned(j, s.Now) { // else resized, moved or preempted
 		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.GPUs",
 			Reason: fmt.Sprintf("%d is not a multiple of the job's replica size on the type (%d pipeline stages)", cur.GPUs, p)}
 	}
