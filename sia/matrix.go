@@ -829,7 +829,18 @@ func (rb *rowBuilder) addType(t string) error {
 	curSeen, noModelDone := false, []string(nil)
 	cands := rb.candidates()
 	rb.scaleUpCap(cands)
+	// A cheap row has each pool's smallest valid configuration (on a type
+	// with nodes of several sizes, the smallest nodes may be full while a
+	// larger node is free); spanning configurations count as one pool.
+	pools, done := 1, [maxCheapPools]int{}
+	if rb.smallestOnly {
+		pools = min(max(len(rb.cl.pools[t]), 1), maxCheapPools)
+	}
+	found := 0
 	for _, c := range cands {
+		if pools > 1 && slices.Contains(done[:found], c.NodeGPUs) {
+			continue
+		}
 		e, keep := rb.value(c, &noModelDone)
 		if !keep {
 			continue
@@ -837,7 +848,10 @@ func (rb *rowBuilder) addType(t string) error {
 		curSeen = curSeen || e.Current
 		rb.dst = append(rb.dst, e)
 		if rb.smallestOnly && !e.Invalid {
-			break // the type's smallest valid configuration
+			done[found] = c.NodeGPUs
+			if found++; found == pools {
+				break // every pool's smallest valid configuration
+			}
 		}
 	}
 	if !curSeen {
@@ -1147,6 +1161,10 @@ func (rb *rowBuilder) keepCurrent() {
 	}
 	rb.dst = append(rb.dst, e)
 }
+
+// maxCheapPools bounds the pools of one type a cheap row offers a
+// configuration in (its smallest valid one in each).
+const maxCheapPools = 8
 
 // maxValue bounds the magnitude of the values offered to the solver: a
 // million jobs of at most 1e150 each sum to far below MaxFloat64.

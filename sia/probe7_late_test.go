@@ -1,0 +1,67 @@
+package sia_test
+
+// Probes (issue 10, a tight deadline never freezes the cluster, on mixed
+// node sizes within a type): a round out of time builds, for the queued
+// jobs that may start, each type's smallest configuration only. On a type
+// whose nodes differ in size that configuration lies in one pool (the
+// smallest nodes'); when those nodes are full and a larger node of the
+// type is free, the job must still start there.
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sia-sched/sia/sia"
+)
+
+func TestProbe7LateStartsOnOtherPool(t *testing.T) {
+	m := probeModel{speed: map[string]float64{"x": 1}, gain: 0.9, cross: 0.9}
+	cases := []struct {
+		name  string
+		sizes []int // node sizes of type x; the first is full
+		queue sia.Job
+	}{
+		{"1 full, 5 free", []int{1, 5}, sia.Job{Models: m}},
+		{"1 full, 3 and 5 free", []int{1, 3, 5}, sia.Job{Models: m}},
+		{"2 full, 8 free, min 2", []int{2, 8}, sia.Job{Models: m, MinGPUs: 2}},
+		{"4 full, 6 free, strong-scaling", []int{4, 6}, sia.Job{Kind: sia.StrongScaling, Models: m}},
+		{"1 full, 5 free, no model yet", []int{1, 5}, sia.Job{Models: probeModel{none: map[string]bool{"x": true}}}},
+		{"3 full, 12 free, rigid 3", []int{3, 12}, sia.Job{Kind: sia.Rigid, GPUs: 3, Models: m}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var nodes []sia.Node
+			for k, g := range c.sizes {
+				nodes = append(nodes, sia.Node{ID: fmt.Sprintf("x%d", k), Type: "x", GPUs: g})
+			}
+			full := sia.Allocation{Type: "x", Nodes: 1, GPUs: c.sizes[0]}
+			for g := 0; g < c.sizes[0]; g++ {
+				full.Placement = append(full.Placement, sia.GPU{Node: "x0", Index: g})
+			}
+			q := c.queue
+			q.ID = "q"
+			snap := sia.Snapshot{Now: probeT0, Nodes: nodes, Jobs: []sia.Job{
+				{ID: "run", Kind: sia.Rigid, GPUs: c.sizes[0], Models: m, NonPreemptible: true, State: sia.JobState{Current: full}},
+				q,
+			}}
+			for k := 0; k < 20; k++ { // waiting jobs that fit nowhere now
+				snap.Jobs = append(snap.Jobs, sia.Job{ID: fmt.Sprintf("big%d", k), Models: m, MinGPUs: 4 * c.sizes[len(c.sizes)-1]})
+			}
+			s, err := sia.New(&sia.Options{Parallelism: 1})
+			require.NoError(t, err)
+			for _, d := range []time.Duration{0, 1} {
+				ctx, cancel := context.WithTimeout(context.Background(), d)
+				plan, err := s.Round(ctx, snap)
+				cancel()
+				require.NoError(t, err)
+				probeCheck(t, snap, s.Options(), plan)
+				assert.Equal(t, sia.Start, plan.Decisions[1].Action, "deadline %v: queued job waits (%v) beside a free node of its type", d, plan.Decisions[1].Reason)
+			}
+		})
+	}
+}
