@@ -65,3 +65,55 @@ func TestProbe7LateStartsOnOtherPool(t *testing.T) {
 		})
 	}
 }
+
+// TestProbe7LateFillsStrandedGPUs: two running 3-GPU jobs on an 8-GPU node
+// (of two; the other is full) are charged 4 GPUs each (3 is off the node's chain), so the allocation
+// problem sees the node full and a round out of time admits nothing there;
+// the fill step starts waiting jobs on such idle GPUs after placement, and
+// Round documents that it runs until D + S/2. A round whose deadline has
+// passed (not one whose ctx was cancelled) must still fill while that
+// time lasts: the fill did nothing whenever ctx had expired. The round is
+// timed by the wall clock, so it is given five tries (before the fix, none
+// started the job).
+func TestProbe7LateFillsStrandedGPUs(t *testing.T) {
+	m := probeModel{speed: map[string]float64{"h": 1}, gain: 0.9, cross: 0.9}
+	on := func(node string, from, k int) sia.Allocation {
+		a := sia.Allocation{Type: "h", Nodes: 1, GPUs: k}
+		for g := from; g < from+k; g++ {
+			a.Placement = append(a.Placement, sia.GPU{Node: node, Index: g})
+		}
+		return a
+	}
+	snap := sia.Snapshot{Now: probeT0, Nodes: []sia.Node{{ID: "h0", Type: "h", GPUs: 8}, {ID: "h1", Type: "h", GPUs: 8}}, Jobs: []sia.Job{
+		{ID: "r3", Kind: sia.Rigid, GPUs: 3, Models: m, State: sia.JobState{Current: on("h0", 0, 3)}},
+		{ID: "s3", Kind: sia.Rigid, GPUs: 3, Models: m, State: sia.JobState{Current: on("h0", 3, 3)}},
+		{ID: "q", Models: m, MaxGPUs: 1},
+		{ID: "w8", Kind: sia.Rigid, GPUs: 8, Models: m, NonPreemptible: true, State: sia.JobState{Current: on("h1", 0, 8)}},
+	}}
+	s, err := sia.New(&sia.Options{Parallelism: 1})
+	require.NoError(t, err)
+	for _, d := range []time.Duration{0, 1} {
+		started := 0
+		for try := 0; try < 5; try++ {
+			ctx, cancel := context.WithTimeout(context.Background(), d)
+			plan, err := s.Round(ctx, snap)
+			cancel()
+			require.NoError(t, err)
+			probeCheck(t, snap, s.Options(), plan)
+			if plan.Decisions[2].Action == sia.Start {
+				started++
+			}
+		}
+		assert.Positive(t, started, "deadline %v: job q never started beside the 2 idle GPUs", d)
+	}
+	// without a deadline the solver's plan is filled as well
+	plan, err := s.Round(context.Background(), snap)
+	require.NoError(t, err)
+	assert.Equal(t, sia.Start, plan.Decisions[2].Action)
+	// a cancelled round does only what it must
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	plan, err = s.Round(ctx, snap)
+	require.NoError(t, err)
+	probeCheck(t, snap, s.Options(), plan)
+}
