@@ -256,14 +256,18 @@ func TestProbe7DeadlineLoop(t *testing.T) {
 				d := probe7Deadlines[r%len(probe7Deadlines)]
 				// the least CPU past D of three tries: a shared machine's
 				// page faults and caches are not the round's
+				// the plan checked is the try that started the most jobs
+				// (a round out of time fills idle GPUs while its wall-clock
+				// allowance lasts, which a loaded machine may eat)
 				var plan sia.Plan
-				best := time.Duration(1<<63 - 1)
+				best, most := time.Duration(1<<63-1), -1
 				for try := 0; try < 3; try++ {
 					p, cpu, w, err := probe7Timed(s, h.snap, d)
 					require.NoError(t, err, "round %d, deadline %v", r, d)
 					wall[d] = append(wall[d], w)
-					if cpu < best {
-						best, plan = cpu, p
+					best = min(best, cpu)
+					if n := probe7Starts(p); n > most {
+						most, plan = n, p
 					}
 				}
 				past[d] = append(past[d], best)
@@ -292,12 +296,7 @@ func TestProbe7DeadlineLoop(t *testing.T) {
 							break
 						}
 					}
-					starts := 0
-					for _, dec := range plan.Decisions {
-						if dec.Action == sia.Start {
-							starts++
-						}
-					}
+					starts := probe7Starts(plan)
 					if starts > 0 {
 						startedLate++
 					}
@@ -340,4 +339,15 @@ func probe7HeldAfter(plan sia.Plan, g sia.GPU) bool {
 		}
 	}
 	return false
+}
+
+// probe7Starts counts the plan's starts.
+func probe7Starts(plan sia.Plan) int {
+	n := 0
+	for _, d := range plan.Decisions {
+		if d.Action == sia.Start {
+			n++
+		}
+	}
+	return n
 }
