@@ -288,11 +288,11 @@ func TestProbe7DeadlineLoop(t *testing.T) {
 					nodes, jobs = probe7BigFleet(), 1000
 				}
 				h := newProbe7Host(uint64(len(name)+10*oi), nodes, jobs)
-				timed := opts.Parallelism == 1
+				timed := opts.Parallelism == 1 && !probe7Race
 				// the oracle of a round out of time: λ > 1 and p < 0, where
 				// every start beats waiting (not with an hour's restart cost:
 				// a job restarted often is worth less running than waiting)
-				oracle := opts.Artifact == nil && opts.P <= 0 && opts.Lambda == 0 && opts.RestartCost == 0
+				oracle := opts.Artifact == nil && opts.P <= 0 && opts.Lambda == 0 && opts.RestartCost == 0 && !probe7Race
 				past := map[time.Duration][]time.Duration{}
 				wall := map[time.Duration][]time.Duration{}
 				outOfTime, startedLate, over := 0, 0, 0
@@ -316,7 +316,7 @@ func TestProbe7DeadlineLoop(t *testing.T) {
 						}
 					}
 					past[d] = append(past[d], best)
-					if name == "big" && best > probe7Allowance(d) {
+					if timed && name == "big" && best > probe7Allowance(d) {
 						// the round's floor (about 2 µs per job) exceeds the
 						// 2 ms allowance near 1,000 jobs: reported, not failed
 						over++
