@@ -3,6 +3,7 @@ package sia
 import (
 	"cmp"
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"time"
@@ -862,8 +863,8 @@ func uncharged(m *goodputMatrix) *goodputMatrix {
 // one.
 func fillPlan(ctx context.Context, clk *roundClock, snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, o *Options, solveTime time.Duration) fillOutcome {
 	budget := fillBudget(clk)
-	if ctx.Err() != nil {
-		budget = 0 // a cancelled round is out of time
+	if errors.Is(ctx.Err(), context.Canceled) {
+		budget = 0 // a cancelled round is out of time; one past D fills until D + S/2
 	}
 	filled := fillIdle(snap, m, sol, lay, budget)
 	if len(filled) == 0 {

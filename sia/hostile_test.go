@@ -61,14 +61,15 @@ func TestHostileSnapshotRejected(t *testing.T) {
 		{"rigid with MinGPUs only", func(s *Snapshot) { s.Jobs[2].GPUs = 0; s.Jobs[2].MinGPUs = 4 }, "Jobs[2].GPUs"},
 		{"kind negative", func(s *Snapshot) { s.Jobs[1].Kind = -1 }, "Jobs[1].Kind"},
 		{"duplicate job ID last", func(s *Snapshot) { s.Jobs[2].ID = "j0" }, "Jobs[2].ID"},
-		{"quota unknown type", func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Jobs: []string{"j0"}, Type: "h100", Limit: 4}} }, "Quotas[0].Type"},
-		{"quota type wrong case", func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Jobs: []string{"j0"}, Type: "A100", Limit: 4}} }, "Quotas[0].Type"},
+		// a quota or reservation of a type no node has this round has no
+		// effect (TestProbe7AbsentTypeEntries); its other rules still hold
+		{"quota of a type no node has, limit -1", func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Jobs: []string{"j0"}, Type: "A100", Limit: -1}} }, "Quotas[0].Limit"},
 		{"quota job wrong case", func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Jobs: []string{"J0"}, Limit: 4}} }, "Quotas[0].Jobs"},
 		{"quota job with space", func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Jobs: []string{"j0 "}, Limit: 4}} }, "Quotas[0].Jobs"},
 		{"quota negative limit", func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Jobs: []string{"j0"}, Limit: -1}} }, "Quotas[0].Limit"},
 		{"quota limit MinInt", func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Limit: math.MinInt}} }, "Quotas[0].Limit"},
 		{"reserved MaxInt", func(s *Snapshot) { s.Reserved = map[string]int{"t4": math.MaxInt} }, "Reserved"},
-		{"reserved wrong case", func(s *Snapshot) { s.Reserved = map[string]int{"T4": 1} }, "Reserved"},
+		{"reserved -1 of a type no node has", func(s *Snapshot) { s.Reserved = map[string]int{"T4": -1} }, "Reserved"},
 		{"reserved empty type", func(s *Snapshot) { s.Reserved = map[string]int{"": 0} }, "Reserved"},
 		{"Types with empty name", func(s *Snapshot) { s.Jobs[0].Types = []string{"a100", ""} }, "Jobs[0].Types[1]"},
 		{"Types twice", func(s *Snapshot) { s.Jobs[0].Types = []string{"t4", "a100", "t4"} }, "Jobs[0].Types[2]"},

@@ -413,7 +413,7 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, p
 		P:        o.P,
 	}
 	for t, r := range snap.Reserved {
-		if r > 0 {
+		if _, ok := cl.capacity[t]; ok && r > 0 { // no effect on a type no node has
 			m.Reserved[t] = r
 		}
 	}
@@ -423,6 +423,9 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, p
 			index[snap.Jobs[i].ID] = i
 		}
 		for _, q := range snap.Quotas {
+			if _, ok := cl.capacity[q.Type]; q.Type != "" && !ok {
+				continue // a type no node has: nothing to count
+			}
 			iq := ilp.Quota{Name: q.Name, Type: q.Type, Limit: q.Limit}
 			if ps := cl.pools[q.Type]; q.Type != "" && (len(ps) != 1 || ps[0] != q.Type) {
 				iq.Type, iq.Types = "", ps
@@ -889,7 +892,18 @@ func (rb *rowBuilder) addType(t string) error {
 	curSeen, noModelDone := false, []string(nil)
 	cands := rb.candidates()
 	rb.scaleUpCap(cands)
+	// A cheap row has each pool's smallest valid configuration (on a type
+	// with nodes of several sizes, the smallest nodes may be full while a
+	// larger node is free); spanning configurations count as one pool.
+	pools, done := 1, [maxCheapPools]int{}
+	if rb.smallestOnly {
+		pools = min(max(len(rb.cl.pools[t]), 1), maxCheapPools)
+	}
+	found := 0
 	for _, c := range cands {
+		if pools > 1 && slices.Contains(done[:found], c.NodeGPUs) {
+			continue
+		}
 		e, keep := rb.value(c, &noModelDone)
 		if !keep {
 			continue
@@ -897,7 +911,10 @@ func (rb *rowBuilder) addType(t string) error {
 		curSeen = curSeen || e.Current
 		rb.dst = append(rb.dst, e)
 		if rb.smallestOnly && !e.Invalid {
-			break // the type's smallest valid configuration
+			done[found] = c.NodeGPUs
+			if found++; found == pools {
+				break // every pool's smallest valid configuration
+			}
 		}
 	}
 	if !curSeen {
@@ -1190,6 +1207,7 @@ func (rb *rowBuilder) keepCurrent() {
 	if j.Kind == Rigid {
 		inBounds = cur.GPUs == j.GPUs
 	}
+	inBounds = inBounds && cur.GPUs%rb.p == 0 // whole replicas
 	pinned := j.State.Restoring || j.NonPreemptible
 	if !(inBounds && rb.cl.holds(c)) && !pinned {
 		return
@@ -1206,6 +1224,10 @@ func (rb *rowBuilder) keepCurrent() {
 	}
 	rb.dst = append(rb.dst, e)
 }
+
+// maxCheapPools bounds the pools of one type a cheap row offers a
+// configuration in (its smallest valid one in each).
+const maxCheapPools = 8
 
 // maxValue bounds the magnitude of the values offered to the solver: a
 // million jobs of at most 1e150 each sum to far below MaxFloat64.
@@ -1249,7 +1271,9 @@ func admissible(j *Job, t string, src bootstrap.Source) (bool, error) {
 	}
 	switch {
 	case src == bootstrap.Excluded:
-		if pinned(j, time.Time{}) && j.State.Current.Type == t { // j is a restoreView
+		// j is a restoreView: Restoring says a restore is under way at
+		// Now; its RestoreUntil may be a restore that has ended.
+		if j.State.Current.Running() && (j.State.Restoring || j.NonPreemptible) && j.State.Current.Type == t {
 			return false, &InputError{Job: j.ID, Type: t, Field: "Models",
 				Reason: "exclude the type the job runs on, but the job is pinned (Restoring or NonPreemptible) and cannot move"}
 		}

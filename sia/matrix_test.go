@@ -364,11 +364,12 @@ func TestInvalidSnapshots(t *testing.T) {
 			s.Jobs[0].Kind, s.Jobs[0].GPUs, s.Jobs[0].NonPreemptible = Rigid, 2, true
 			s.Jobs[0].State.Current = Allocation{Type: "A", Nodes: 1, GPUs: 1, Placement: []GPU{{"a0", 0}}}
 		}, "Jobs[0].State.Current.GPUs"},
-		"replica multiple": {func(s *Snapshot) {
+		"replica multiple, pinned": {func(s *Snapshot) { // unpinned: resized (TestProbe7RunningJobBecomesPipeline)
 			s.Jobs[0].Models = pipelined{s.Jobs[0].Models, map[string]int{"A": 2}}
 			s.Jobs[0].State.Current = Allocation{Type: "A", Nodes: 1, GPUs: 1, Placement: []GPU{{"a0", 0}}}
+			s.Jobs[0].State.Restoring = true
 		}, "Jobs[0].State.Current.GPUs"},
-		"reserved type":     {func(s *Snapshot) { s.Reserved = map[string]int{"Z": 1} }, "Reserved"},
+		"reserved type":     {func(s *Snapshot) { s.Reserved = map[string]int{"Z": -1} }, "Reserved"}, // Z: 1 has no effect
 		"reserved too much": {func(s *Snapshot) { s.Reserved = map[string]int{"A": 5} }, "Reserved"},
 		"invalid model": {func(s *Snapshot) {
 			s.Jobs[0].Models = bootstrap.Static{"A": {InitBatch: 1, MaxBatch: 1}}
@@ -473,7 +474,7 @@ func TestQuotas(t *testing.T) {
 	for name, q := range map[string]Quota{
 		"unknown job":  {Name: "x", Jobs: []string{"zz"}, Limit: 1},
 		"twice":        {Name: "x", Jobs: []string{"q1", "q1"}, Limit: 1},
-		"unknown type": {Name: "x", Jobs: []string{"q1"}, Type: "Z", Limit: 1},
+		"unknown type": {Name: "x", Jobs: []string{"q1"}, Type: "Z", Limit: -1}, // Limit 1: no effect
 		"negative":     {Name: "x", Jobs: []string{"q1"}, Limit: -1},
 	} {
 		bad := snap

@@ -61,10 +61,10 @@ func TestProbeSnapshotRules(t *testing.T) {
 			s.Jobs[0].Models, s.Jobs[0].NonPreemptible = hyb, true
 			s.Jobs[0].State.Current = on("A", 1, sia.GPU{Node: "a0"}, sia.GPU{Node: "a0", Index: 1}, sia.GPU{Node: "a0", Index: 2})
 		}, want: want{job: "j", field: "Jobs[0].State.Current.GPUs"}},
-		"running hybrid job off its replica size": {mut: func(s *sia.Snapshot) {
+		"running hybrid job off its replica size: resized": {mut: func(s *sia.Snapshot) {
 			s.Jobs[0].Models = hyb
 			s.Jobs[0].State.Current = on("A", 1, sia.GPU{Node: "a0"})
-		}, want: want{job: "j", field: "Jobs[0].State.Current.GPUs"}},
+		}, want: ok(func(t *testing.T, p sia.Plan) { assert.NotEqual(t, sia.Keep, p.Decisions[0].Action) })},
 		"pinned rigid job of another count": {mut: func(s *sia.Snapshot) {
 			s.Jobs[0].Kind, s.Jobs[0].GPUs, s.Jobs[0].State.Restoring = sia.Rigid, 2, true
 			s.Jobs[0].State.Current = on("A", 1, sia.GPU{Node: "a0"})
@@ -184,14 +184,15 @@ func TestProbeSnapshotRules(t *testing.T) {
 		"nil models":        {mut: func(s *sia.Snapshot) { s.Jobs[1].Models = nil }, want: want{job: "k", field: "Jobs[1].Models"}},
 		"types only unknown to the cluster: queued, no admissible type": {mut: func(s *sia.Snapshot) { s.Jobs[0].Types = []string{"H100"} },
 			want: ok(func(t *testing.T, p sia.Plan) { assert.Equal(t, sia.ReasonNoAdmissibleType, p.Decisions[0].Reason) })},
-		"reserved for an unknown type": {mut: func(s *sia.Snapshot) { s.Reserved = map[string]int{"H100": 1} }, want: want{field: "Reserved"}},
-		"reserved for the empty type":  {mut: func(s *sia.Snapshot) { s.Reserved = map[string]int{"": 0} }, want: want{field: "Reserved"}},
-		"reserved -1":                  {mut: func(s *sia.Snapshot) { s.Reserved = map[string]int{"A": -1} }, want: want{field: "Reserved"}},
-		"quota of an unknown job":      {mut: func(s *sia.Snapshot) { s.Quotas = []sia.Quota{{Name: "q", Jobs: []string{"x"}}} }, want: want{job: "x", field: "Quotas[0].Jobs"}},
-		"quota of an unknown type": {mut: func(s *sia.Snapshot) {
-			s.Quotas = []sia.Quota{{Name: "q", Jobs: []string{"j"}, Type: "H100", Limit: 1}}
+		"reserved for a type no node has: no effect": {mut: func(s *sia.Snapshot) { s.Reserved = map[string]int{"H100": 1} },
+			want: ok(func(t *testing.T, p sia.Plan) { assert.True(t, p.Decisions[0].Allocation.Running()) })},
+		"reserved for the empty type": {mut: func(s *sia.Snapshot) { s.Reserved = map[string]int{"": 0} }, want: want{field: "Reserved"}},
+		"reserved -1":                 {mut: func(s *sia.Snapshot) { s.Reserved = map[string]int{"A": -1} }, want: want{field: "Reserved"}},
+		"quota of an unknown job":     {mut: func(s *sia.Snapshot) { s.Quotas = []sia.Quota{{Name: "q", Jobs: []string{"x"}}} }, want: want{job: "x", field: "Quotas[0].Jobs"}},
+		"quota of a type no node has: no effect": {mut: func(s *sia.Snapshot) {
+			s.Quotas = []sia.Quota{{Name: "q", Jobs: []string{"j"}, Type: "H100", Limit: 0}}
 		},
-			want: want{field: "Quotas[0].Type"}},
+			want: ok(func(t *testing.T, p sia.Plan) { assert.True(t, p.Decisions[0].Allocation.Running()) })},
 		"quota limits MaxInt (sums do not wrap)": {mut: func(s *sia.Snapshot) {
 			s.Quotas = []sia.Quota{{Name: "q", Jobs: []string{"j", "k"}, Limit: math.MaxInt}, {Name: "r", Jobs: []string{"j"}, Limit: math.MaxInt}}
 		}, want: ok(func(t *testing.T, p sia.Plan) { assert.True(t, p.Decisions[0].Allocation.Running()) })},

@@ -319,7 +319,11 @@ type Snapshot struct {
 	Jobs []Job
 	// Reserved withholds a number of GPUs per type from this round (may be
 	// nil). It lowers the type's capacity for the allocation; it does not
-	// name GPUs, so placement may use any GPU of the type.
+	// name GPUs, so placement may use any GPU of the type. An entry is 0 to
+	// the type's capacity; an entry (≥ 0) for a type no node of the
+	// snapshot has (its nodes all down or drained this round, or a name
+	// the cluster never had) has no effect: the type's capacity is 0.
+	// Type names are matched exactly.
 	Reserved map[string]int
 	// Quotas are extra capacity rows (per-queue quotas per type).
 	Quotas []Quota
@@ -332,7 +336,11 @@ type Quota struct {
 	Name string
 	// Jobs lists the IDs of the jobs the quota covers.
 	Jobs []string
-	// Type is the GPU type counted, or "" for all types.
+	// Type is the GPU type counted, or "" for all types. A quota of a type
+	// no node of the snapshot has (its nodes all down or drained this
+	// round, or a name the cluster never had) has no effect: it counts
+	// nothing. Its other rules (Jobs, Limit) still hold. Type names are
+	// matched exactly.
 	Type string
 	// Limit is the most GPUs the jobs may hold together (≥ 0).
 	Limit int

@@ -107,13 +107,20 @@ func validateNodes(ns []Node) (*gpuIndex, error) {
 	return nodes, nil
 }
 
-// validateReserved checks Snapshot.Reserved: known types, 0 to the type's
-// capacity (in sorted order, so the first error is always the same).
+// validateReserved checks Snapshot.Reserved: a type name, 0 to the type's
+// capacity, or at least 0 for a type no node has this round (no effect; in
+// sorted order, so the first error is always the same).
 func validateReserved(s *Snapshot, cl *cluster) error {
 	for _, t := range slices.Sorted(maps.Keys(s.Reserved)) {
 		r := s.Reserved[t]
 		if _, ok := cl.capacity[t]; !ok {
-			return &InputError{Type: t, Field: "Reserved", Reason: "unknown GPU type"}
+			switch {
+			case t == "":
+				return &InputError{Field: "Reserved", Reason: "empty GPU type"}
+			case r < 0:
+				return &InputError{Type: t, Field: "Reserved", Reason: fmt.Sprintf("%d, want >= 0", r)}
+			}
+			continue
 		}
 		if r < 0 || r > cl.capacity[t] {
 			return &InputError{Type: t, Field: "Reserved", Reason: fmt.Sprintf("%d, want 0..%d (the type's capacity)", r, cl.capacity[t])}
@@ -448,7 +455,7 @@ func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
 	if err != nil {
 		return atJob(err, i)
 	}
-	if cur.GPUs%p != 0 {
+	if cur.GPUs%p != 0 && pinned(j, s.Now) { // else resized, moved or preempted
 		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.GPUs",
 			Reason: fmt.Sprintf("%d is not a multiple of the job's replica size on the type (%d pipeline stages)", cur.GPUs, p)}
 	}
@@ -538,9 +545,6 @@ func validateQuotas(s *Snapshot, cl *cluster) error {
 	}
 	for i, q := range s.Quotas {
 		field := fmt.Sprintf("Quotas[%d]", i)
-		if _, ok := cl.capacity[q.Type]; q.Type != "" && !ok {
-			return &InputError{Type: q.Type, Field: field + ".Type", Reason: fmt.Sprintf("quota %q: unknown GPU type", q.Name)}
-		}
 		if q.Limit < 0 {
 			return &InputError{Field: field + ".Limit", Reason: fmt.Sprintf("quota %q: %d, want >= 0", q.Name, q.Limit)}
 		}

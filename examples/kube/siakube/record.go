@@ -192,8 +192,13 @@ func (r *Record) check() error {
 		}
 		sum += n.GPUs
 	}
-	if sum != a.GPUs || a.GPUs > MaxJobGPUs || r.Restarts < 0 || r.Peak < 0 {
-		return bad("assignment of %d GPUs lists %d", a.GPUs, sum)
+	switch {
+	case sum != a.GPUs || a.GPUs > MaxJobGPUs:
+		return bad("assignment of %d GPUs lists %d (at most %d)", a.GPUs, sum, MaxJobGPUs)
+	case r.Restarts < 0:
+		return bad("restarts %d, want >= 0", r.Restarts)
+	case r.Peak < 0:
+		return bad("peak %d, want >= 0", r.Peak)
 	}
 	if a.Running() != (r.Phase == PhaseStarting || r.Phase == PhaseRestoring || r.Phase == PhaseRunning) {
 		return bad("phase %s with %d GPUs assigned", r.Phase, a.GPUs)
