@@ -68,7 +68,7 @@ func TestHostileSnapshotRejected(t *testing.T) {
 		{"quota job with space", func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Jobs: []string{"j0 "}, Limit: 4}} }, "Quotas[0].Jobs"},
 		{"quota negative limit", func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Jobs: []string{"j0"}, Limit: -1}} }, "Quotas[0].Limit"},
 		{"quota limit MinInt", func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Limit: math.MinInt}} }, "Quotas[0].Limit"},
-		{"reserved MaxInt", func(s *Snapshot) { s.Reserved = map[string]int{"t4": math.MaxInt} }, "Reserved"},
+		{"reserved MinInt", func(s *Snapshot) { s.Reserved = map[string]int{"t4": math.MinInt} }, "Reserved"}, // above capacity: the whole type (TestReservedAboveCapacityWithholdsType)
 		{"reserved -1 of a type no node has", func(s *Snapshot) { s.Reserved = map[string]int{"T4": -1} }, "Reserved"},
 		{"reserved empty type", func(s *Snapshot) { s.Reserved = map[string]int{"": 0} }, "Reserved"},
 		{"Types with empty name", func(s *Snapshot) { s.Jobs[0].Types = []string{"a100", ""} }, "Jobs[0].Types[1]"},

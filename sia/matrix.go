@@ -412,8 +412,8 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, p
 		Sense:    ilp.Maximize,
 		P:        o.P,
 	}
-	for t, r := range snap.Reserved {
-		if _, ok := cl.capacity[t]; ok && r > 0 { // no effect on a type no node has
+	for t := range snap.Reserved {
+		if r := reservedGPUs(snap, cl, t); r > 0 { // no effect on a type no node has
 			m.Reserved[t] = r
 		}
 	}

@@ -370,7 +370,7 @@ func TestInvalidSnapshots(t *testing.T) {
 			s.Jobs[0].State.Restoring = true
 		}, "Jobs[0].State.Current.GPUs"},
 		"reserved type":     {func(s *Snapshot) { s.Reserved = map[string]int{"Z": -1} }, "Reserved"}, // Z: 1 has no effect
-		"reserved too much": {func(s *Snapshot) { s.Reserved = map[string]int{"A": 5} }, "Reserved"},
+		"reserved negative": {func(s *Snapshot) { s.Reserved = map[string]int{"A": -5} }, "Reserved"}, // too much: the whole type (TestReservedAboveCapacityWithholdsType)
 		"invalid model": {func(s *Snapshot) {
 			s.Jobs[0].Models = bootstrap.Static{"A": {InitBatch: 1, MaxBatch: 1}}
 		}, "Jobs[0].Models"},

@@ -82,7 +82,7 @@ func TestSnapshotRules(t *testing.T) {
 			s.Nodes = []Node{{ID: "x", Type: "X", GPUs: math.MaxInt/2 + 1}, {ID: "y", Type: "Y", GPUs: math.MaxInt/2 + 1}}
 		}, field: "Nodes[0].GPUs"},
 		"node of too many GPUs": {mut: func(s *Snapshot) { s.Nodes[1].GPUs = 1 << 40 }, field: "Nodes[1].GPUs"},
-		"reserved beyond type":  {mut: func(s *Snapshot) { s.Reserved = map[string]int{"A": math.MaxInt} }, field: "Reserved"},
+		"reserved MinInt":       {mut: func(s *Snapshot) { s.Reserved = map[string]int{"A": math.MinInt} }, field: "Reserved"}, // beyond the type: the whole type
 		"negative quota":        {mut: func(s *Snapshot) { s.Quotas = []Quota{{Name: "q", Jobs: []string{"j"}, Limit: math.MinInt}} }, field: "Quotas[0].Limit"},
 	}
 	s, err := New(nil)

@@ -319,10 +319,11 @@ type Snapshot struct {
 	Jobs []Job
 	// Reserved withholds a number of GPUs per type from this round (may be
 	// nil). It lowers the type's capacity for the allocation; it does not
-	// name GPUs, so placement may use any GPU of the type. An entry is 0 to
-	// the type's capacity; an entry (≥ 0) for a type no node of the
-	// snapshot has (its nodes all down or drained this round, or a name
-	// the cluster never had) has no effect: the type's capacity is 0.
+	// name GPUs, so placement may use any GPU of the type. An entry is at
+	// least 0; one above its type's capacity this round (some of its nodes
+	// down or drained) withholds the whole type, and one for a type no node
+	// of the snapshot has (its nodes all down or drained this round, or a
+	// name the cluster never had) has no effect: the type's capacity is 0.
 	// Type names are matched exactly.
 	Reserved map[string]int
 	// Quotas are extra capacity rows (per-queue quotas per type).

@@ -55,7 +55,7 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := validateReserved(s, cl); err != nil {
+	if err := validateReserved(s); err != nil {
 		return nil, err
 	}
 	if err := validateQuotas(s, cl); err != nil {
@@ -107,26 +107,26 @@ func validateNodes(ns []Node) (*gpuIndex, error) {
 	return nodes, nil
 }
 
-// validateReserved checks Snapshot.Reserved: a type name, 0 to the type's
-// capacity, or at least 0 for a type no node has this round (no effect; in
-// sorted order, so the first error is always the same).
-func validateReserved(s *Snapshot, cl *cluster) error {
+// validateReserved checks Snapshot.Reserved: a type name and at least 0 (in
+// sorted order, so the first error is always the same). An entry above its
+// type's capacity (some of its nodes down or drained this round, or none)
+// withholds the whole type: see reservedGPUs.
+func validateReserved(s *Snapshot) error {
 	for _, t := range slices.Sorted(maps.Keys(s.Reserved)) {
-		r := s.Reserved[t]
-		if _, ok := cl.capacity[t]; !ok {
-			switch {
-			case t == "":
-				return &InputError{Field: "Reserved", Reason: "empty GPU type"}
-			case r < 0:
-				return &InputError{Type: t, Field: "Reserved", Reason: fmt.Sprintf("%d, want >= 0", r)}
-			}
-			continue
-		}
-		if r < 0 || r > cl.capacity[t] {
-			return &InputError{Type: t, Field: "Reserved", Reason: fmt.Sprintf("%d, want 0..%d (the type's capacity)", r, cl.capacity[t])}
+		switch r := s.Reserved[t]; {
+		case t == "":
+			return &InputError{Field: "Reserved", Reason: "empty GPU type"}
+		case r < 0:
+			return &InputError{Type: t, Field: "Reserved", Reason: fmt.Sprintf("%d, want >= 0", r)}
 		}
 	}
 	return nil
+}
+
+// reservedGPUs is how many GPUs of type t Snapshot.Reserved withholds this
+// round: its entry, at most the type's capacity (0 for a type no node has).
+func reservedGPUs(s *Snapshot, cl *cluster, t string) int {
+	return min(s.Reserved[t], cl.capacity[t])
 }
 
 // validateJobs checks every job (validateJob) and that no two share an ID,
@@ -287,7 +287,7 @@ func validatePins(s *Snapshot, cl *cluster, pins []int) error {
 	for _, i := range pins {
 		j := &s.Jobs[i]
 		t := j.State.Current.Type
-		avail := cl.capacity[t] - s.Reserved[t]
+		avail := cl.capacity[t] - reservedGPUs(s, cl, t)
 		if used[t] > avail-j.State.Current.GPUs {
 			return &InfeasibleError{Job: j.ID, Type: t, Field: fmt.Sprintf("Jobs[%d].State.Current.GPUs", i),
 				Reason: fmt.Sprintf("%d pinned GPUs, but the pinned jobs before it already hold %d of the %d the type offers (capacity less Reserved)", j.State.Current.GPUs, used[t], avail)}
