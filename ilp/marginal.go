@@ -39,8 +39,12 @@ func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64) []int 
 	}
 	ch.h.init()
 	for len(ch.h) > 0 {
-		if sr.clk.tick(64) {
-			break // what is placed so far fits
+		// past the deadline the steps go on until greedyEnd, as the
+		// essential greedy incumbent's (see clock): a round whose dual
+		// ended late still gets the best steps of every type, not the
+		// few made before the deadline (what is placed so far fits)
+		if sr.clk.tick(64) && (sr.clk.greedyEnd.IsZero() || sr.clk.greedyOver()) {
+			break
 		}
 		k := ch.h.pop().k
 		if at, ok := ch.climb(k, left); ok {
