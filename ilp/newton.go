@@ -317,8 +317,12 @@ func (m *model) newtonRun(jobs []int32, capv []int, lam []float64, mu, muMin flo
 		}
 		dec := e.newtonDir(m, lam, dir)
 		atMu++
-		if mu <= muMin && atMu >= atMin {
-			break // the last digits are not worth more passes
+		// the last digits are not worth more passes (after atMin at the
+		// last temperature when the last was the best yet: a pass that
+		// overshot is followed by those that come back, up to
+		// newtonPassesAtMin)
+		if mu <= muMin && (atMu >= max(atMin, newtonPassesAtMin) || atMu >= atMin && e.f <= fbest) {
+			break
 		}
 		if dec < newtonDecrement*mu*float64(max(1, e.tied)) || atMu >= newtonPassesPerMu {
 			if mu <= muMin {
