@@ -28,7 +28,8 @@
 //     deadline that is short for the problem, the root's dual is minimised
 //     instead by Newton steps on an entropic smoothing of it, whose
 //     gradient and Hessian one pass over the jobs sums with the true dual
-//     value, the smoothing lowered as it converges: model.newtonDual;
+//     value, the smoothing lowered as it converges, its first steps on
+//     a sample of the jobs when they are thousands: model.newtonDual;
 //   - tightens it with knapsack dynamic programs that keep one type row exact
 //     while pricing the others, including, for every candidate of every
 //     job, the bound with that job forced onto it (forward and backward
@@ -53,7 +54,13 @@
 //     at a time in every order, also at slightly perturbed multipliers to
 //     break the many ties of rounded values: greedy, quickGreedy,
 //     marginalGreedy, improveByType, seqDP and rootHeuristics, from
-//     bbNode.bound (the first root's) and bbNode.heuristics;
+//     bbNode.bound (the first root's) and bbNode.heuristics; under a
+//     deadline that leaves no time for the knapsack programs,
+//     marginalGreedy (whose steps are priced by the quota multipliers)
+//     is the first incumbent, then again at multipliers polished by the
+//     cutting-plane method and at slightly perturbed ones, and exchange
+//     moves improve the best: firstGreedies, refineDual, exchange and
+//     refineTies;
 //   - otherwise (the program's state budget exceeded) branches depth first,
 //     re-optimising the multipliers at every node, fixing
 //     jobs with a single admissible choice by reduced cost, and branching on

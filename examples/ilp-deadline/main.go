@@ -12,6 +12,9 @@
 //
 //	go run ./examples/ilp-deadline -deadlines 5ms,20ms,100ms,1s -reps 3
 //
+// With -extra it also runs harder quota instances beside the corpus
+// (ilptest.HardExtra: overlapping and tight queue quotas).
+//
 // The contract: Solve returns within max(2 ms, 10% of D) after a deadline
 // D. Timing is wall-clock on a possibly shared machine; the program prints
 // the load average it ran under.
@@ -41,6 +44,7 @@ func main() {
 	target := flag.Float64("gap", 1e-3, "relative gap target")
 	verbose := flag.Bool("v", false, "one line per solve")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the solves to this file")
+	extra := flag.Bool("extra", false, "also run the harder quota instances beside the corpus (ilptest.HardExtra)")
 	late := flag.Bool("late", false, "print the solver's stack when a solve is still running at the contract's end (where the overshoot is)")
 	flag.Parse()
 	deadlines, err := measure.ParseDeadlines(*dls, time.Minute)
@@ -66,7 +70,11 @@ func main() {
 	}
 	var probs []*ilp.Problem
 	var names []string
-	for _, c := range ilptest.HardCorpus() {
+	corpus := ilptest.HardCorpus()
+	if *extra {
+		corpus = append(corpus, ilptest.HardExtra()...)
+	}
+	for _, c := range corpus {
 		if !strings.Contains(c.Name(), *only) {
 			continue
 		}

@@ -27,6 +27,12 @@ type HardConfig struct {
 	Power   float64
 	PinFrac float64 // fraction of running jobs pinned to their current configuration
 	Quotas  bool    // add queue quotas over sets of types and a large-configuration limit
+	// Queues, when positive (with Quotas), replaces the two queue quotas
+	// over disjoint thirds of the jobs by Queues quotas that overlap: each
+	// job is in each queue with probability one half, and each queue's
+	// limit is QueueShare (default 0.15) of its types' capacity.
+	Queues     int
+	QueueShare float64
 }
 
 // nodeShapes are the GPUs per node a type's nodes may have.
@@ -177,7 +183,7 @@ func Hard(c HardConfig) *ilp.Problem {
 		p.Jobs = append(p.Jobs, job)
 	}
 	if c.Quotas {
-		hardQuotas(p, rng, types)
+		hardQuotas(p, rng, types, c)
 	}
 	return p
 }
@@ -185,8 +191,14 @@ func Hard(c HardConfig) *ilp.Problem {
 // hardQuotas adds queue quotas (a third of the jobs each, over a random set
 // of the types, limited to a share of those types' capacity) and a limit on
 // configurations of at least 32 GPUs, all above what the pins need.
-func hardQuotas(p *ilp.Problem, rng *rand.Rand, types []string) {
+func hardQuotas(p *ilp.Problem, rng *rand.Rand, types []string, c HardConfig) {
+	if c.Queues > 0 {
+		overlappingQuotas(p, rng, types, c)
+	}
 	for q := range 2 {
+		if c.Queues > 0 {
+			break
+		}
 		quota := ilp.Quota{Name: fmt.Sprintf("queue%d", q)}
 		for _, k := range rng.Perm(len(types))[:1+rng.IntN(len(types))] {
 			quota.Types = append(quota.Types, types[k])
@@ -227,6 +239,54 @@ func hardQuotas(p *ilp.Problem, rng *rand.Rand, types []string) {
 	}
 }
 
+// overlappingQuotas adds c.Queues queue quotas, each over a random set of
+// the types and about half the jobs, limited to c.QueueShare of those
+// types' capacity (see HardConfig.Queues).
+func overlappingQuotas(p *ilp.Problem, rng *rand.Rand, types []string, c HardConfig) {
+	share := c.QueueShare
+	if share <= 0 {
+		share = 0.15
+	}
+	for q := range c.Queues {
+		quota := ilp.Quota{Name: fmt.Sprintf("queue%d", q)}
+		for _, k := range rng.Perm(len(types))[:1+rng.IntN(len(types))] {
+			quota.Types = append(quota.Types, types[k])
+		}
+		slices.Sort(quota.Types)
+		capSum := 0
+		for _, t := range quota.Types {
+			capSum += p.Capacity[t]
+		}
+		for i := range p.Jobs {
+			if rng.IntN(2) == 0 {
+				quota.Jobs = append(quota.Jobs, i)
+			}
+		}
+		quota.Limit = int(float64(capSum) * share)
+		p.Quotas = append(p.Quotas, quota)
+	}
+}
+
+// HardExtra are harder quota instances beside the corpus, of 3,000 to
+// 5,000 jobs: six or twelve overlapping queue quotas, tight ones (5 % of
+// their types' capacity), for p = ±0.5 and 8 types; the deadline
+// program runs them with -extra.
+func HardExtra() []HardConfig {
+	var cs []HardConfig
+	for k, x := range []struct {
+		jobs, gpus, types, queues int
+		share                     float64
+	}{
+		{3000, 8000, 6, 6, 0.15}, {5000, 16000, 8, 6, 0.15}, {5000, 16000, 8, 12, 0.05}, {4000, 12000, 8, 12, 0.08},
+	} {
+		for y, pw := range []float64{-0.5, 0.5} {
+			cs = append(cs, HardConfig{Jobs: x.jobs, GPUs: x.gpus, Types: x.types, Seed: uint64(9100 + 2*k + y),
+				Power: pw, PinFrac: 0.05, Quotas: true, Queues: x.queues, QueueShare: x.share})
+		}
+	}
+	return cs
+}
+
 // HardCorpus is the deadline benchmark's corpus: Hard instances from 1,000
 // jobs on 2,000 GPUs of 3 types to 5,000 jobs on 16,000 GPUs of 8 types, for
 // p = −0.5 (rounded, minimised) and p = +0.5 (maximised), with pins and,
@@ -250,6 +310,12 @@ func (c HardConfig) Name() string {
 	s := fmt.Sprintf("j%d-g%d-t%d-p%+.1f", c.Jobs, c.GPUs, c.Types, c.Power)
 	if c.Quotas {
 		s += "-q"
+	}
+	if c.Quotas && c.Queues > 0 {
+		s += fmt.Sprintf("%d", c.Queues)
+		if c.QueueShare > 0 {
+			s += fmt.Sprintf("s%g", c.QueueShare)
+		}
 	}
 	return s
 }
