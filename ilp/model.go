@@ -31,6 +31,7 @@ type model struct {
 	restP     float64
 	jobQuotas [][]int        // quotas covering each job
 	typeRow   map[string]int // type row of each type
+	lateIdx   *lateRows      // the late path's quota index, built on first use (see lateIndex)
 }
 
 // mjob is one free job of the model.

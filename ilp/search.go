@@ -1267,7 +1267,7 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 func (sr *search) warmStart() []int {
 	ws := sr.set.WarmStart
 	p := sr.m.p
-	if len(ws) != len(p.Jobs) || p.Check(ws) != nil {
+	if len(ws) != len(p.Jobs) || !feasible(p, ws, sr.m.lateIndex()) {
 		return nil
 	}
 	choice := make([]int, len(sr.m.jobs))
@@ -1303,13 +1303,14 @@ func (sr *search) solution() Solution {
 	if m.rest < len(m.p.Jobs) {
 		// every option is validated: admitLate finds no error
 		// the model's rows, and the capacity its pins and incumbent leave
-		rows := &lateRows{typeRow: m.typeRow, jobQuotas: m.jobQuotas, left: append([]int(nil), m.cap...)}
+		rows := *m.lateIndex()
+		rows.left = append([]int(nil), m.cap...)
 		for i := range m.jobs {
 			if c := sr.best[i]; c >= 0 {
 				apply(rows.left, &m.jobs[i], c, 1)
 			}
 		}
-		restGain, _ = admitLate(m.p, assign, m.rest, sr.set.WarmStart, len(m.p.Jobs), sr.clk, rows)
+		restGain, _ = admitLate(m.p, assign, m.rest, sr.set.WarmStart, len(m.p.Jobs), sr.clk, &rows)
 	}
 	obj := m.p.Objective(assign)
 	sol := Solution{Status: Feasible, Assignment: assign, Objective: obj, Nodes: sr.nodes}

@@ -1,0 +1,166 @@
+package ilp
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// randomQuotaProblem is a valid problem of up to 12 jobs on up to 4 types
+// under up to 8 quotas of every kind (listed or over every job; one type,
+// a set of types or every type; with and without MinGPUs), and a random
+// assignment of it (not always feasible).
+func randomQuotaProblem(rng *rand.Rand) (*Problem, []int) {
+	types := []string{"a", "b", "c", "d"}[:1+rng.IntN(4)]
+	p := &Problem{Sense: Maximize, Capacity: map[string]int{}, Reserved: map[string]int{}}
+	for _, t := range types {
+		p.Capacity[t] = rng.IntN(12)
+		p.Reserved[t] = rng.IntN(p.Capacity[t] + 1)
+	}
+	n := rng.IntN(13)
+	assign := make([]int, n)
+	for i := range n {
+		j := Job{ID: fmt.Sprint("j", i), Pin: -1}
+		for range rng.IntN(5) {
+			j.Options = append(j.Options, Option{Type: types[rng.IntN(len(types))], GPUs: 1 + rng.IntN(6), Value: rng.Float64()})
+		}
+		assign[i] = rng.IntN(len(j.Options)+1) - 1
+		p.Jobs = append(p.Jobs, j)
+	}
+	for range rng.IntN(9) {
+		q := Quota{MinGPUs: rng.IntN(3) * rng.IntN(5), Limit: rng.IntN(14)}
+		switch rng.IntN(3) {
+		case 0:
+			q.Type = types[rng.IntN(len(types))]
+		case 1:
+			for _, k := range rng.Perm(len(types))[:1+rng.IntN(len(types))] {
+				q.Types = append(q.Types, types[k])
+			}
+		}
+		if rng.IntN(2) == 0 {
+			q.AllJobs = true
+		} else {
+			q.Jobs = rng.Perm(n)[:rng.IntN(n+1)]
+		}
+		p.Quotas = append(p.Quotas, q)
+	}
+	return p, assign
+}
+
+// TestLateIndexTwin: the late path's quota index against the naive twin
+// (every quota tested with Quota.Counts for every job it covers): the rows
+// each option enters (fits and take), each row's usage by a whole
+// assignment, and feasible against Check, on 3,000 random problems.
+func TestLateIndexTwin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 77))
+	for it := range 3000 {
+		p, assign := randomQuotaProblem(rng)
+		require.NoError(t, p.Validate(), "it %d", it)
+		none := make([]int, len(p.Jobs))
+		for i := range none {
+			none[i] = -1
+		}
+		rows := newLateRows(p, none)
+		// the usage by the quotas' own lists, before the per-job lists
+		byQuota := rows.usage(p, len(assign), func(i int) int { return assign[i] })
+		feasibleByQuota := feasible(p, assign, rows)
+		require.True(t, rows.lists(p, nil))
+		for i := range rows.left {
+			rows.left[i] = 0
+		}
+		// the naive usage of each row
+		nt := len(rows.typeRow)
+		want := make([]int, nt+len(p.Quotas))
+		covers := func(qi, ji int) bool {
+			q := &p.Quotas[qi]
+			if q.AllJobs {
+				return true
+			}
+			for _, x := range q.Jobs {
+				if x == ji {
+					return true
+				}
+			}
+			return false
+		}
+		for i, k := range assign {
+			if k < 0 {
+				continue
+			}
+			o := p.Jobs[i].Options[k]
+			want[rows.typeRow[o.Type]] += o.GPUs
+			for qi := range p.Quotas {
+				if covers(qi, i) && p.Quotas[qi].Counts(o) {
+					want[nt+qi] += o.GPUs
+				}
+			}
+			// take enters exactly the rows the option counts toward
+			before := append([]int(nil), rows.left...)
+			rows.take(p, i, o)
+			for r := range before {
+				d := before[r] - rows.left[r]
+				enters := r == rows.typeRow[o.Type] || r >= nt && covers(r-nt, i) && p.Quotas[r-nt].Counts(o)
+				if enters {
+					assert.Equal(t, o.GPUs, d, "it %d: job %d option %d row %d", it, i, k, r)
+				} else {
+					assert.Zero(t, d, "it %d: job %d option %d row %d", it, i, k, r)
+				}
+			}
+			// fits: the option fits exactly when every row it enters has room
+			for r := range rows.left {
+				rows.left[r] = rng.IntN(8)
+			}
+			fit := o.GPUs <= rows.left[rows.typeRow[o.Type]]
+			for qi := range p.Quotas {
+				if covers(qi, i) && p.Quotas[qi].Counts(o) && o.GPUs > rows.left[nt+qi] {
+					fit = false
+				}
+			}
+			got, work := rows.fits(p, i, o)
+			assert.Equal(t, fit, got, "it %d: fits of job %d option %d", it, i, k)
+			assert.LessOrEqual(t, work, 1+len(p.Quotas))
+			copy(rows.left, before)
+			rows.take(p, i, o)
+		}
+		got := rows.usage(p, len(assign), func(i int) int { return assign[i] })
+		assert.Equal(t, want, got, "it %d: usage", it)
+		assert.Equal(t, want, byQuota, "it %d: usage by the quotas' lists", it)
+		assert.Equal(t, p.Check(assign) == nil, feasibleByQuota, "it %d: feasible by the quotas' lists", it)
+		assert.Equal(t, p.Check(assign) == nil, feasible(p, assign, rows), "it %d: feasible against Check (%v)", it, p.Check(assign))
+	}
+}
+
+// TestLateIndexCost: on 2,000 jobs under 4,000 quotas over every job, the
+// index and a whole assignment's usage do work linear in the input, not
+// jobs × quotas (that was 8·10^6 quota tests, 45 ms past a deadline): a
+// few allocations, and each option enters only its prefix of the quotas.
+func TestLateIndexCost(t *testing.T) {
+	p := &Problem{Sense: Maximize, Capacity: map[string]int{"a": 4000, "b": 4000}}
+	for i := range 2000 {
+		p.Jobs = append(p.Jobs, Job{ID: fmt.Sprint("j", i), Pin: -1, Options: []Option{{Type: "a", GPUs: 1 + i%4, Value: 1}, {Type: "b", GPUs: 2, Value: 1}}})
+	}
+	for k := range 4000 {
+		p.Quotas = append(p.Quotas, Quota{AllJobs: true, Type: []string{"a", "b"}[k%2], MinGPUs: k % 5, Limit: 3000 + k})
+	}
+	assign := make([]int, len(p.Jobs))
+	for i := range assign {
+		assign[i] = -1
+		if i%3 == 0 {
+			assign[i] = 1
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rows := newLateRows(p, assign)
+	require.True(t, feasible(p, assign, rows))
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.Mallocs-before.Mallocs, uint64(40))
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64*(len(p.Jobs)+len(p.Quotas))), "bytes: linear in jobs + quotas")
+	ok, work := rows.fits(p, 0, p.Jobs[0].Options[0]) // 1 GPU of a: the 800 quotas of a with MinGPUs <= 1
+	assert.True(t, ok)
+	assert.Equal(t, 1+800, work)
+}
