@@ -1213,6 +1213,7 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 	}
 	var order []entry
 	late := false
+	var pace0, pace1, pace2 greedyPace // the clock, by the work of each pass (lateclock.go)
 	for k, i := range free {
 		choice[k] = -1
 		j := &m.jobs[i]
@@ -1222,8 +1223,8 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 			continue
 		}
 		// past greedyEnd, only the jobs ordered so far are considered
-		if !late && len(order) >= greedyMinJobs && len(order)%64 == 0 {
-			late = sr.clk.greedyOver()
+		if !late {
+			late = pace0.over(sr.clk, j)
 		}
 		if late {
 			continue
@@ -1232,11 +1233,11 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 		order = append(order, entry{k, h})
 	}
 	slices.SortFunc(order, func(a, b entry) int { return cmp.Or(cmp.Compare(b.h, a.h), a.k-b.k) })
-	for x, e := range order {
-		if x >= greedyMinJobs && x%32 == 0 && sr.clk.greedyOver() {
+	for _, e := range order {
+		j := &m.jobs[free[e.k]]
+		if pace1.over(sr.clk, j) {
 			break // out of time (see clock.greedyOver)
 		}
-		j := &m.jobs[free[e.k]]
 		bo, brc := -1, math.Inf(1)
 		for oi := range j.opts {
 			o := &j.opts[oi]
@@ -1251,7 +1252,7 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 		}
 	}
 	for k, i := range free {
-		if k >= greedyMinJobs && k%32 == 0 && sr.clk.greedyOver() {
+		if pace2.over(sr.clk, &m.jobs[i]) {
 			break
 		}
 		choice[k] = sr.upgrade(left, &m.jobs[i], choice[k])
