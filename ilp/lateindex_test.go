@@ -212,3 +212,31 @@ func TestGreedyPacedByRows(t *testing.T) {
 		assert.LessOrEqual(t, admittedCount(greedy(late)), bound, "%s: jobs admitted past greedyEnd (a job costs %d units)", name, perJob)
 	}
 }
+
+// TestPinsOnQuotasTwin: the pins' usage of every quota (checkPins, by the
+// quota index) against the naive twin (every quota over the pinned jobs it
+// covers), on 3,000 random problems.
+func TestPinsOnQuotasTwin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 88))
+	for it := range 3000 {
+		p, assign := randomQuotaProblem(rng)
+		for i := range p.Jobs {
+			if rng.IntN(2) == 0 {
+				p.Jobs[i].Pin = assign[i]
+			}
+		}
+		want := make([]int, len(p.Quotas))
+		for qi := range p.Quotas {
+			q := &p.Quotas[qi]
+			for _, ji := range q.members(len(p.Jobs)) {
+				if j := &p.Jobs[ji]; j.Pin >= 0 && q.Counts(j.Options[j.Pin]) {
+					want[qi] += j.Options[j.Pin].GPUs
+				}
+			}
+		}
+		if len(p.Quotas) == 0 {
+			want = nil
+		}
+		assert.Equal(t, want, pinsOnQuotas(p), "it %d", it)
+	}
+}

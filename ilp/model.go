@@ -113,6 +113,9 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 	}
 	trace("build.jobs")
 	m.jobQuotas = b.jobQuotas
+	if m.lateIdx.listed == nil {
+		m.lateIdx.listed = listedOf(p, m.jobQuotas) // (set by subtractPins)
+	}
 	return m
 }
 
@@ -247,14 +250,15 @@ func (b *builder) subtractPins() {
 	m := b.m
 	m.pins = make([]int, len(b.p.Jobs))
 	for i, j := range b.p.Jobs {
-		m.pins[i] = -1
-		if j.Pin >= 0 {
-			m.pins[i] = j.Pin
-			o := j.Options[j.Pin]
-			for _, r := range b.rowsOf(i, o.GPUs, m.typeRow[o.Type]) {
-				m.cap[r] -= o.GPUs
-			}
-		}
+		m.pins[i] = j.Pin
+	}
+	// every row's usage by the pins, by the late path's quota index
+	// (lateindex.go; kept for the warm start's check and the late
+	// admission): linear in the pins and the quotas' entries, where each
+	// pin's rows cost pins × quotas over every job (28 ms past a deadline)
+	used := m.lateIndex().usage(b.p, len(m.pins), func(i int) int { return m.pins[i] })
+	for r := range m.cap {
+		m.cap[r] -= used[r]
 	}
 }
 

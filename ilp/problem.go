@@ -713,25 +713,11 @@ func (p *Problem) checkPins() error {
 			}
 		}
 	}
-	var pinned []int // the pinned jobs, for the quotas over every job
-	for i := range p.Jobs {
-		if p.Jobs[i].Pin >= 0 {
-			pinned = append(pinned, i)
-		}
-	}
+	// each quota's usage by the pins, in time linear in the pins and the
+	// quotas' entries (pinsOnQuotas: not pins × quotas over every job)
+	pinUse := pinsOnQuotas(p)
 	for qi, q := range p.Quotas {
-		u := 0
-		members := q.Jobs
-		if q.AllJobs {
-			members = pinned
-		}
-		for _, ji := range members {
-			j := &p.Jobs[ji]
-			if j.Pin >= 0 && q.Counts(j.Options[j.Pin]) {
-				u = addCount(u, j.Options[j.Pin].GPUs)
-			}
-		}
-		if u > q.Limit {
+		if u := pinUse[qi]; u > q.Limit {
 			return &InputError{
 				Field:  fmt.Sprintf("quotas[%d] %q", qi, q.Name),
 				Reason: fmt.Sprintf("pinned jobs need %s GPUs but the limit is %d (%s)", countStr(u), q.Limit, pinnedOn(p, &q, q.members(len(p.Jobs)))),

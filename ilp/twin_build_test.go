@@ -446,6 +446,8 @@ func diffModels(a, b *model) error {
 	}
 	ca, cb := *a, *b
 	ca.jobs, cb.jobs = nil, nil
+	// (the late path's quota index, a cache built from the problem alone)
+	ca.lateIdx, cb.lateIdx = nil, nil
 	if !reflect.DeepEqual(ca, cb) {
 		return fmt.Errorf("model: got %+v, want %+v", cb, ca)
 	}
