@@ -240,3 +240,25 @@ func TestPinsOnQuotasTwin(t *testing.T) {
 		assert.Equal(t, want, pinsOnQuotas(p), "it %d", it)
 	}
 }
+
+// TestReserveAssembly: a search that starts before its deadline ends
+// assemblyNanos per job before it (at most a quarter of the allowance),
+// leaving the time that building the Solution takes; a deadline already
+// past, or none, is kept.
+func TestReserveAssembly(t *testing.T) {
+	start := time.Now()
+	clk := newClock(context.Background(), start, time.Second)
+	dl := clk.deadline
+	clk.reserveAssembly(5000)
+	assert.Equal(t, dl.Add(-5000*assemblyNanos), clk.deadline, "5,000 jobs")
+	clk = newClock(context.Background(), start, time.Second)
+	clk.reserveAssembly(10_000_000)
+	assert.Equal(t, dl.Add(-Slack(time.Second)/4), clk.deadline, "capped at a quarter of the allowance")
+	clk = lateClock()
+	dl = clk.deadline
+	clk.reserveAssembly(5000)
+	assert.Equal(t, dl, clk.deadline, "a deadline already past")
+	clk = newClock(context.Background(), start, 0)
+	clk.reserveAssembly(5000)
+	assert.True(t, clk.deadline.IsZero(), "no deadline")
+}
