@@ -1,6 +1,7 @@
 package ilp_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sia-sched/sia/ilp"
+	"github.com/sia-sched/sia/ilp/ilptest"
 )
 
 // This file probes the work Solve does after its deadline in the steps
@@ -227,5 +229,47 @@ func TestLateDeadlineShapes(t *testing.T) {
 				assert.LessOrEqual(t, leastLate, max(ilp.Slack(tc.d)/2, 2*validation), "CPU of the late path past the deadline, against the validation's %v; steps %v", validation, leastSteps)
 			}
 		})
+	}
+}
+
+// TestScaledLate: a problem whose values are far from 1 is solved as a
+// scaled copy; when the deadline leaves no time for the copy (or has
+// passed) the answer is the fallback plan, never a search on the unscaled
+// values, whose tolerances are sized for values near 1. Before, an
+// expired deadline on values ×2^-100 or ×2^-40 returned Status Optimal
+// with an objective below the optimum (and that objective as the bound),
+// and the largest corpus round ×2^-100 spent 10-22 ms past a 14 or 16 ms
+// deadline copying its 203,000 options (validation ended 3-5 ms before it).
+func TestScaledLate(t *testing.T) {
+	if !ilp.ThreadCPUClock {
+		t.Skip("needs a per-thread CPU clock (Linux)")
+	}
+	base := ilptest.Generate(ilptest.Config{Scale: 1, Jobs: 40, Power: 0.5, Seed: 3, PinFrac: 0.1})
+	for _, f := range []float64{0x1p-100, 0x1p-40, 0x1p100} {
+		p := scaleValues(base, f)
+		exact, err := ilp.Solve(context.Background(), p, nil)
+		require.NoError(t, err)
+		require.Equal(t, ilp.Optimal, exact.Status)
+		_, _, sol, err := ilp.TraceSolve(p, 0, nil)
+		require.NoError(t, err)
+		require.NoError(t, p.Check(sol.Assignment))
+		assert.Equal(t, ilp.Feasible, sol.Status, "×%g, expired deadline", f)
+		assert.GreaterOrEqual(t, sol.Bound, exact.Objective, "×%g: the bound does not cut off the optimum", f)
+	}
+	if testing.Short() || raceEnabled {
+		return
+	}
+	corpus := ilptest.HardCorpus()
+	p := scaleValues(ilptest.Hard(corpus[len(corpus)-2]), 0x1p-100)
+	for _, d := range []time.Duration{14 * time.Millisecond, 16 * time.Millisecond} {
+		least := time.Duration(math.MaxInt64)
+		for range 3 {
+			over, _, sol, err := ilp.TraceSolve(p, d, nil)
+			require.NoError(t, err)
+			require.NoError(t, p.Check(sol.Assignment))
+			assert.LessOrEqual(t, sol.Bound, sol.Objective, "minimising: the bound is below")
+			least = min(least, over)
+		}
+		assert.LessOrEqual(t, least, ilp.Slack(d), "CPU past a deadline of %v", d)
 	}
 }

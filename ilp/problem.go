@@ -313,6 +313,7 @@ type scan struct {
 	// of them unless the clock stopped the validation (see validate).
 	checked int
 	scale   float64   // max(1, the largest |Value| or |Unallocated|)
+	top     float64   // the largest |Value| or |Unallocated| (of the values read)
 	dev     float64   // Σ_j gridDev(Unallocated) + max_o gridDev(Value) (Grid > 0)
 	best    []float64 // per job: max(0, max_o ±(Value − Unallocated)); jobs < checked
 }
@@ -462,6 +463,7 @@ func (v *validator) job(i int) error {
 		top = math.Max(top, t)
 	}
 	v.sc.scale = math.Max(v.sc.scale, top)
+	v.sc.top = math.Max(v.sc.top, top)
 	if v.valueSum += top; !(v.valueSum <= MaxValueSum) {
 		return invalid(jobField(i, j.ID), "values too large: the sum over jobs of the largest |value| exceeds MaxValueSum (%g), so objectives could overflow", MaxValueSum)
 	}
