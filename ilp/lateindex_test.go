@@ -262,3 +262,42 @@ func TestReserveAssembly(t *testing.T) {
 	clk.reserveAssembly(5000)
 	assert.True(t, clk.deadline.IsZero(), "no deadline")
 }
+
+// TestAdmitLateProperty: on 3,000 random problems with random warm starts
+// (feasible or not), with and without a clock past its end, the late
+// admission returns a feasible assignment that holds the pins, keeps every
+// profitable warm option of a feasible warm start, and reports the profit
+// it adds.
+func TestAdmitLateProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 99))
+	for it := range 3000 {
+		p, warm := randomQuotaProblem(rng)
+		for i := range p.Jobs {
+			if rng.IntN(4) == 0 && warm[i] >= 0 {
+				p.Jobs[i].Pin = warm[i]
+			}
+		}
+		if p.Validate() != nil {
+			continue // pins over a capacity or quota
+		}
+		feasibleWarm := p.Check(warm) == nil
+		for _, clk := range []*clock{nil, lateClock()} {
+			assign := make([]int, len(p.Jobs))
+			for i, j := range p.Jobs {
+				assign[i] = j.Pin
+			}
+			before := p.Objective(assign)
+			gain, err := admitLate(p, assign, 0, warm, len(p.Jobs), clk, nil)
+			require.NoError(t, err)
+			require.NoError(t, p.Check(assign), "it %d", it)
+			assert.InDelta(t, p.Objective(assign)-before, gain, 1e-9, "it %d: the profit added", it)
+			if feasibleWarm {
+				for i, j := range p.Jobs {
+					if k := warm[i]; k >= 0 && j.Options[k].Value > j.Unallocated {
+						assert.Equal(t, k, assign[i], "it %d: job %d keeps its warm option", it, i)
+					}
+				}
+			}
+		}
+	}
+}
