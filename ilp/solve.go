@@ -148,6 +148,10 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 //   - a search that starts before D stops early enough to build the
 //     Solution by D: about 200 ns per job (the objective reads every job's
 //     chosen option), at most a quarter of the allowance.
+//   - values far from 1 (largest |Value| outside [2^-16, 2^32)) are solved
+//     as a copy scaled by a power of two; when the time left before D
+//     cannot afford the copy (about 40 ns per option), or D has passed,
+//     Solve returns the fallback plan above instead.
 //
 // The allowance is work: on a loaded machine the process gets less than a
 // core and the wall-clock overshoot grows in proportion (the deadline
