@@ -63,7 +63,7 @@ func (p *Problem) validateBuild(clk *clock, warm []int) (scan, *model, error) {
 	if stop >= 0 {
 		b.buildJobs(stop, v.sc, clk)
 	}
-	m.jobQuotas, m.tq = b.jobQuotas, b.tq
+	b.finish()
 	return v.sc, m, nil
 }
 

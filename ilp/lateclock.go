@@ -1,5 +1,7 @@
 package ilp
 
+import "time"
+
 // greedyMinWork is the work, in units of an option tested against one of
 // its rows, that the late admission does before it looks at the clock:
 // with its first greedyMinJobs jobs, but no more than this (64 jobs of 16
@@ -7,30 +9,80 @@ package ilp
 // tested half a million rows after the deadline, whatever the clock.
 const greedyMinWork = 1 << 12
 
-// lateBudget counts the work of admitLate's greedy pass (see over).
+// lateBudget counts the work of admitLate's passes (see job and spend).
 type lateBudget struct {
 	jobs, work, since int
 }
 
-// over accounts for the next job, of cost units (its options times the
-// rows each may use), and reports whether the pass must stop before it:
-// the clock's greedyEnd has passed. It looks at the clock once the first
-// greedyMinJobs jobs or greedyMinWork units are done, then every 32 jobs
-// and every greedyMinWork units. A nil clock never stops.
-func (l *lateBudget) over(clk *clock, cost int) bool {
+// job accounts for the next job of the greedy pass and reports whether the
+// pass must stop before it: the clock's greedyEnd has passed. It looks at
+// the clock once the first greedyMinJobs jobs or greedyMinWork units are
+// done, then every 32 jobs. A nil clock never stops.
+func (l *lateBudget) job(clk *clock) bool {
 	if clk == nil {
 		return false
 	}
 	n := l.jobs
 	l.jobs++
-	l.work += cost
-	l.since += cost
-	if n < greedyMinJobs && l.work <= greedyMinWork {
-		return false
-	}
-	if n%32 != 0 && l.since < greedyMinWork {
+	if n < greedyMinJobs && l.work <= greedyMinWork || n%32 != 0 {
 		return false
 	}
 	l.since = 0
+	return clk.greedyOver()
+}
+
+// spend accounts for units of work (an option tested against a row, or
+// validated) and reports whether the pass must stop now: it looks at the
+// clock every greedyMinWork units, so that no job, however many options
+// and rows it has, runs long past greedyEnd. A nil clock never stops.
+func (l *lateBudget) spend(clk *clock, units int) bool {
+	if clk == nil {
+		return false
+	}
+	l.work += units
+	if l.since += units; l.since < greedyMinWork {
+		return false
+	}
+	l.since = 0
+	return clk.greedyOver()
+}
+
+// greedyAffords reports whether work of about n nanoseconds ends before
+// the clock's greedyEnd (always without a deadline).
+func (c *clock) greedyAffords(n int) bool {
+	return c.greedyEnd.IsZero() || time.Duration(n) < c.greedyEnd.Sub(now())
+}
+
+// greedyMinRows is the work, in options times the rows each enters, that
+// each pass of the search's greedy incumbents does before it looks at the
+// clock, with its first greedyMinJobs jobs (64 jobs of 40 options on 6
+// rows); then it looks every 32 jobs or this much work, whichever comes
+// first. Counting by jobs alone, a pass under 4,000 quotas over every job
+// entered 250,000 rows (1.5-3.5 ms) between two looks at the clock.
+const greedyMinRows = 1 << 14
+
+// greedyPace paces one pass of the search's greedy incumbents over its
+// jobs (see over).
+type greedyPace struct {
+	jobs, work, since int
+}
+
+// over accounts for the next job of the pass, j, and reports whether the
+// pass must stop before it: the clock's greedyEnd has passed (see
+// greedyMinRows).
+func (g *greedyPace) over(clk *clock, j *mjob) bool {
+	rows := 0
+	for gi := range j.groups {
+		rows = max(rows, len(j.groups[gi].rows))
+	}
+	cost := len(j.opts) * (1 + rows)
+	n := g.jobs
+	g.jobs++
+	g.work += cost
+	g.since += cost
+	if n < greedyMinJobs && g.work <= greedyMinRows || n%32 != 0 && g.since < greedyMinRows {
+		return false
+	}
+	g.since = 0
 	return clk.greedyOver()
 }

@@ -57,14 +57,15 @@ func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64) []int 
 	// jobs still without an option: least reduced cost that fits (past
 	// the greedy incumbents' time, see clock.greedyOver, the jobs seen so
 	// far)
+	var pace1, pace2 greedyPace // the clock, by the work of each pass (lateclock.go)
 	for k, i := range free {
-		if k >= greedyMinJobs && k%32 == 0 && sr.clk.greedyOver() {
+		j := &m.jobs[i]
+		if pace1.over(sr.clk, j) {
 			break
 		}
 		if choice[k] >= 0 {
 			continue
 		}
-		j := &m.jobs[i]
 		hb, _ := j.best(lam)
 		bo, brc := -1, 0.0
 		for oi := range j.opts {
@@ -80,7 +81,7 @@ func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64) []int 
 		}
 	}
 	for k, i := range free {
-		if k >= greedyMinJobs && k%32 == 0 && sr.clk.greedyOver() {
+		if pace2.over(sr.clk, &m.jobs[i]) {
 			break
 		}
 		choice[k] = sr.upgrade(left, &m.jobs[i], choice[k])

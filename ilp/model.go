@@ -32,6 +32,7 @@ type model struct {
 	jobQuotas [][]int        // quotas covering each job
 	typeRow   map[string]int // type row of each type
 	tq        *typeQuotas    // the quotas of each job that count each type (quotasOfType)
+	lateIdx   *lateRows      // the late path's quota index, built on first use (see lateIndex)
 }
 
 // mjob is one free job of the model.
@@ -96,8 +97,17 @@ func buildModel(p *Problem, sc scan, clk *clock) *model {
 	b.subtractPins()
 	trace("build.setup")
 	b.buildJobs(0, sc, clk)
-	m.jobQuotas, m.tq = b.jobQuotas, b.tq
+	b.finish()
 	return m
+}
+
+// finish hands the builder's quota lists to the model.
+func (b *builder) finish() {
+	m := b.m
+	m.jobQuotas, m.tq = b.jobQuotas, b.tq
+	if m.lateIdx.listed == nil {
+		m.lateIdx.listed = listedOf(b.p, m.jobQuotas) // (the index was built by subtractPins, before the lists)
+	}
 }
 
 // buildJobs builds the model's jobs from problem job from on (see
@@ -261,14 +271,15 @@ func (b *builder) subtractPins() {
 	m := b.m
 	m.pins = make([]int, len(b.p.Jobs))
 	for i, j := range b.p.Jobs {
-		m.pins[i] = -1
-		if j.Pin >= 0 {
-			m.pins[i] = j.Pin
-			o := j.Options[j.Pin]
-			for _, r := range b.rowsOf(i, o.GPUs, m.typeRow[o.Type]) {
-				m.cap[r] -= o.GPUs
-			}
-		}
+		m.pins[i] = j.Pin
+	}
+	// every row's usage by the pins, by the late path's quota index
+	// (lateindex.go; kept for the warm start's check and the late
+	// admission): linear in the pins and the quotas' entries, where each
+	// pin's rows cost pins × quotas over every job (28 ms past a deadline)
+	used := m.lateIndex().usage(b.p, len(m.pins), func(i int) int { return m.pins[i] })
+	for r := range m.cap {
+		m.cap[r] -= used[r]
 	}
 }
 

@@ -313,6 +313,7 @@ type scan struct {
 	// of them unless the clock stopped the validation (see validate).
 	checked int
 	scale   float64   // max(1, the largest |Value| or |Unallocated|)
+	top     float64   // the largest |Value| or |Unallocated| (of the values read)
 	dev     float64   // Σ_j gridDev(Unallocated) + max_o gridDev(Value) (Grid > 0)
 	best    []float64 // per job: max(0, max_o ±(Value − Unallocated)); jobs < checked
 	// rows holds the type row (the index in the sorted types) of every
@@ -478,6 +479,7 @@ func (v *validator) job(i int) error {
 		top = math.Max(top, t)
 	}
 	v.sc.scale = math.Max(v.sc.scale, top)
+	v.sc.top = math.Max(v.sc.top, top)
 	if v.valueSum += top; !(v.valueSum <= MaxValueSum) {
 		return invalid(jobField(i, j.ID), "values too large: the sum over jobs of the largest |value| exceeds MaxValueSum (%g), so objectives could overflow", MaxValueSum)
 	}
@@ -761,25 +763,11 @@ func (p *Problem) checkPins() error {
 			}
 		}
 	}
-	var pinned []int // the pinned jobs, for the quotas over every job
-	for i := range p.Jobs {
-		if p.Jobs[i].Pin >= 0 {
-			pinned = append(pinned, i)
-		}
-	}
+	// each quota's usage by the pins, in time linear in the pins and the
+	// quotas' entries (pinsOnQuotas: not pins × quotas over every job)
+	pinUse := pinsOnQuotas(p)
 	for qi, q := range p.Quotas {
-		u := 0
-		members := q.Jobs
-		if q.AllJobs {
-			members = pinned
-		}
-		for _, ji := range members {
-			j := &p.Jobs[ji]
-			if j.Pin >= 0 && q.Counts(j.Options[j.Pin]) {
-				u = addCount(u, j.Options[j.Pin].GPUs)
-			}
-		}
-		if u > q.Limit {
+		if u := pinUse[qi]; u > q.Limit {
 			return &InputError{
 				Field:  fmt.Sprintf("quotas[%d] %q", qi, q.Name),
 				Reason: fmt.Sprintf("pinned jobs need %s GPUs but the limit is %d (%s)", countStr(u), q.Limit, pinnedOn(p, &q, q.members(len(p.Jobs)))),

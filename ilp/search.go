@@ -1302,6 +1302,7 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 	}
 	var order []entry
 	late := false
+	var pace0, pace1, pace2 greedyPace // the clock, by the work of each pass (lateclock.go)
 	for k, i := range free {
 		choice[k] = -1
 		j := &m.jobs[i]
@@ -1311,8 +1312,8 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 			continue
 		}
 		// past greedyEnd, only the jobs ordered so far are considered
-		if !late && len(order) >= greedyMinJobs && len(order)%64 == 0 {
-			late = sr.clk.greedyOver()
+		if !late {
+			late = pace0.over(sr.clk, j)
 		}
 		if late {
 			continue
@@ -1321,11 +1322,11 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 		order = append(order, entry{k, h})
 	}
 	slices.SortFunc(order, func(a, b entry) int { return cmp.Or(cmp.Compare(b.h, a.h), a.k-b.k) })
-	for x, e := range order {
-		if x >= greedyMinJobs && x%32 == 0 && sr.clk.greedyOver() {
+	for _, e := range order {
+		j := &m.jobs[free[e.k]]
+		if pace1.over(sr.clk, j) {
 			break // out of time (see clock.greedyOver)
 		}
-		j := &m.jobs[free[e.k]]
 		bo, brc := -1, math.Inf(1)
 		for oi := range j.opts {
 			o := &j.opts[oi]
@@ -1340,7 +1341,7 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 		}
 	}
 	for k, i := range free {
-		if k >= greedyMinJobs && k%32 == 0 && sr.clk.greedyOver() {
+		if pace2.over(sr.clk, &m.jobs[i]) {
 			break
 		}
 		choice[k] = sr.upgrade(left, &m.jobs[i], choice[k])
@@ -1356,7 +1357,7 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 func (sr *search) warmStart() []int {
 	ws := sr.set.WarmStart
 	p := sr.m.p
-	if len(ws) != len(p.Jobs) || p.Check(ws) != nil {
+	if len(ws) != len(p.Jobs) || !feasible(p, ws, sr.m.lateIndex()) {
 		return nil
 	}
 	choice := make([]int, len(sr.m.jobs))
@@ -1392,13 +1393,14 @@ func (sr *search) solution() Solution {
 	if m.rest < len(m.p.Jobs) {
 		// every option is validated: admitLate finds no error
 		// the model's rows, and the capacity its pins and incumbent leave
-		rows := &lateRows{typeRow: m.typeRow, jobQuotas: m.jobQuotas, left: append([]int(nil), m.cap...)}
+		rows := *m.lateIndex()
+		rows.left = append([]int(nil), m.cap...)
 		for i := range m.jobs {
 			if c := sr.best[i]; c >= 0 {
 				apply(rows.left, &m.jobs[i], c, 1)
 			}
 		}
-		restGain, _ = admitLate(m.p, assign, m.rest, sr.set.WarmStart, len(m.p.Jobs), sr.clk, rows)
+		restGain, _ = admitLate(m.p, assign, m.rest, sr.set.WarmStart, len(m.p.Jobs), sr.clk, &rows)
 	}
 	obj := m.p.Objective(assign)
 	sol := Solution{Status: Feasible, Assignment: assign, Objective: obj, Nodes: sr.nodes}

@@ -474,6 +474,8 @@ func diffModels(a, b *model) error {
 		}
 	}
 	ca.tq, cb.tq = nil, nil
+	// (the late path's quota index, a cache built from the problem alone)
+	ca.lateIdx, cb.lateIdx = nil, nil
 	if !reflect.DeepEqual(ca, cb) {
 		return fmt.Errorf("model: got %+v, want %+v", cb, ca)
 	}

@@ -6,9 +6,13 @@
 // valid bound in either sense, measure.RelGap: the program stops on a
 // negative one; +Inf for a fallback plan without a bound), the share of instances within
 // the gap target, the solves proven optimal (they return before the
-// deadline: overshoot 0), the peak heap during the solves, and the median
+// deadline: overshoot 0), the peak heap during the solves, the median
 // share of a core the solving thread got (its CPU time over the wall
-// time: on a shared machine, the overshoot grows as it falls).
+// time: on a shared machine, the overshoot grows as it falls), the
+// solving thread's CPU time past the deadline, and the solves during which
+// a garbage collection ran (each solve starts after one, runtime.GC: a
+// wall-clock overshoot well above the CPU time past D without one is the
+// machine's descheduling, not the runtime's).
 //
 //	go run ./examples/ilp-deadline -deadlines 5ms,20ms,100ms,1s -reps 3
 //
@@ -27,6 +31,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -94,8 +99,8 @@ func main() {
 		fmt.Printf("load average: %s", load)
 	}
 	fmt.Printf("corpus: %d instances, %d solves per deadline, GOMAXPROCS %d\n\n", len(probs), len(probs)**reps, runtime.GOMAXPROCS(0))
-	fmt.Println("| deadline | overshoot p50 | p99 | max | contract | gap median | gap max | within target | optimal | unbounded | peak heap | CPU share | CPU after D p50 | max |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| deadline | overshoot p50 | p99 | max | contract | gap median | gap max | within target | optimal | unbounded | peak heap | CPU share | CPU after D p50 | max | GC |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	stopProfile, err := measure.StartCPUProfile(*cpuprofile)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "deadline:", err)
@@ -113,10 +118,12 @@ func main() {
 		var peak uint64
 		var shares []float64
 		var cpuOver []time.Duration
+		gcSolves := 0 // solves during which a garbage collection ran
 		for pi, p := range probs {
 			worst := 0.0
 			for r := 0; r < *reps; r++ {
 				runtime.GC()
+				gc0 := gcCycles()
 				base := measure.HeapBytes()
 				stop := make(chan struct{})
 				var pk atomic.Uint64
@@ -154,6 +161,11 @@ func main() {
 					fmt.Fprintln(os.Stderr, "deadline: infeasible plan:", names[pi], err)
 					os.Exit(1)
 				}
+				// (read after the check: a cycle started in the solve's last
+				// milliseconds has completed by then)
+				if gcCycles() != gc0 {
+					gcSolves++
+				}
 				o := max(end.Sub(dl), 0)
 				if sol.Status == ilp.Optimal {
 					optimal++
@@ -190,11 +202,19 @@ func main() {
 		}
 		slices.Sort(shares)
 		slices.Sort(cpuOver)
-		fmt.Printf("| %v | %v | %v | %v | %s | %.2e | %.2e | %d/%d | %d/%d | %d/%d | %.1f MB | %.0f%% | %v | %v |\n", d,
+		fmt.Printf("| %v | %v | %v | %v | %s | %.2e | %.2e | %d/%d | %d/%d | %d/%d | %.1f MB | %.0f%% | %v | %v | %d/%d |\n", d,
 			measure.Quantile(over, 0.5), measure.Quantile(over, 0.99), over[len(over)-1].Round(10*time.Microsecond), ok,
 			gaps[len(gaps)/2], gaps[len(gaps)-1], within, len(gaps), optimal, len(over), fallbacks, len(over), float64(peak)/(1<<20), 100*shares[len(shares)/2],
-			measure.Quantile(cpuOver, 0.5), cpuOver[len(cpuOver)-1].Round(10*time.Microsecond))
+			measure.Quantile(cpuOver, 0.5), cpuOver[len(cpuOver)-1].Round(10*time.Microsecond), gcSolves, len(over))
 	}
+}
+
+// gcCycles returns the number of garbage-collection cycles completed so
+// far.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // printLate prints the stack of the main goroutine (the solver's): it is
