@@ -222,6 +222,9 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 		trace("scale")
 	}
 	if m == nil {
+		if !setupAffordable(cl, p) {
+			return fallback(p, s.WarmStart, sc, clk)
+		}
 		m = buildModel(p, sc, cl)
 	}
 	m.capToDemand(cl)
