@@ -199,15 +199,7 @@ func hardQuotas(p *ilp.Problem, rng *rand.Rand, types []string, c HardConfig) {
 		if c.Queues > 0 {
 			break
 		}
-		quota := ilp.Quota{Name: fmt.Sprintf("queue%d", q)}
-		for _, k := range rng.Perm(len(types))[:1+rng.IntN(len(types))] {
-			quota.Types = append(quota.Types, types[k])
-		}
-		slices.Sort(quota.Types)
-		capSum := 0
-		for _, t := range quota.Types {
-			capSum += p.Capacity[t]
-		}
+		quota, capSum := queueOverTypes(p, rng, types, fmt.Sprintf("queue%d", q))
 		for i := range p.Jobs {
 			if i%3 == q {
 				quota.Jobs = append(quota.Jobs, i)
@@ -239,6 +231,21 @@ func hardQuotas(p *ilp.Problem, rng *rand.Rand, types []string, c HardConfig) {
 	}
 }
 
+// queueOverTypes returns a quota named name over a random non-empty set
+// of the types (sorted), and the sum of their capacities.
+func queueOverTypes(p *ilp.Problem, rng *rand.Rand, types []string, name string) (ilp.Quota, int) {
+	quota := ilp.Quota{Name: name}
+	for _, k := range rng.Perm(len(types))[:1+rng.IntN(len(types))] {
+		quota.Types = append(quota.Types, types[k])
+	}
+	slices.Sort(quota.Types)
+	capSum := 0
+	for _, t := range quota.Types {
+		capSum += p.Capacity[t]
+	}
+	return quota, capSum
+}
+
 // overlappingQuotas adds c.Queues queue quotas, each over a random set of
 // the types and about half the jobs, limited to c.QueueShare of those
 // types' capacity (see HardConfig.Queues).
@@ -248,15 +255,7 @@ func overlappingQuotas(p *ilp.Problem, rng *rand.Rand, types []string, c HardCon
 		share = 0.15
 	}
 	for q := range c.Queues {
-		quota := ilp.Quota{Name: fmt.Sprintf("queue%d", q)}
-		for _, k := range rng.Perm(len(types))[:1+rng.IntN(len(types))] {
-			quota.Types = append(quota.Types, types[k])
-		}
-		slices.Sort(quota.Types)
-		capSum := 0
-		for _, t := range quota.Types {
-			capSum += p.Capacity[t]
-		}
+		quota, capSum := queueOverTypes(p, rng, types, fmt.Sprintf("queue%d", q))
 		for i := range p.Jobs {
 			if rng.IntN(2) == 0 {
 				quota.Jobs = append(quota.Jobs, i)
