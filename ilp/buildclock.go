@@ -93,12 +93,15 @@ const setupNanos = 400
 // thousands of quotas started it anyway, and the solve ended 4-7 ms past
 // a 1 ms deadline (allowed 2 ms).
 func setupAffordable(clk *clock, p *Problem) bool {
-	if clk == nil {
-		return true
-	}
+	return clk == nil || setupCost(p) < clk.buildEnd.Sub(now())
+}
+
+// setupCost is the build's setup time expected for p (setupNanos per job
+// and quota entry).
+func setupCost(p *Problem) time.Duration {
 	work := len(p.Jobs)
 	for qi := range p.Quotas {
 		work += len(p.Quotas[qi].Jobs) + 1
 	}
-	return time.Duration(setupNanos)*time.Duration(work) < clk.buildEnd.Sub(now())
+	return time.Duration(setupNanos) * time.Duration(work)
 }

@@ -5,9 +5,9 @@ import "time"
 // greedyMinWork is the work, in units of an option tested against one of
 // its rows, that the late admission does before it looks at the clock:
 // with its first greedyMinJobs jobs, but no more than this (64 jobs of 16
-// options and 3 quotas). Without it, 64 jobs under 4,000 quotas each
+// options and 1 quota). Without it, 64 jobs under 4,000 quotas each
 // tested half a million rows after the deadline, whatever the clock.
-const greedyMinWork = 1 << 12
+const greedyMinWork = 1 << 11
 
 // lateBudget counts the work of admitLate's passes (see job and spend).
 type lateBudget struct {
