@@ -117,6 +117,11 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 		return Plan{}, err
 	}
 	cl.clk = clk
+	if takeLean(ctx, clk, &snap, cl, o) {
+		if lean, ok, err := s.leanRound(ctx, &snap, cl, clk); ok {
+			return lean, err
+		}
+	}
 	// With a deadline, the matrix and the solver stop early enough to leave
 	// placement and the plan their time.
 	work := ctx

@@ -1,0 +1,221 @@
+package sia
+
+import (
+	"context"
+	"time"
+)
+
+// The lean round (see Scheduler.Round, "Deadline"): when the time left to
+// D + S after validation is less than the standard path's floor (its work
+// whatever the deadline, standardFloor), the round does only what a round
+// out of time must do. Every running job keeps its allocation and GPUs
+// exactly, as the standard path's out-of-time round decides for it (its
+// bare kept row, worth N_min, no batch size; no solver, no placement), the
+// queued jobs the standard floor would value first (cluster.cheapFirst)
+// get their cheap rows and start on the GPUs the kept jobs leave free
+// (the fill step: each placed with its evaluated shape, quotas and
+// reservations counted by the GPUs held), and the others wait. A snapshot
+// with a running job that would not simply keep on the standard path (a
+// row bareRow does not cover, a current entry dominated by waiting or not
+// offered, kept GPUs beyond a type's capacity less Reserved or a quota's
+// Limit) takes the standard path.
+
+// leanCostPerJob is the lean round's cost per job after validation, with
+// a safety factor of about two (its bare kept rows, the decisions and the
+// reasons of the waiting jobs): see the measured figures in Round's doc.
+const leanCostPerJob = 600 * time.Nanosecond
+
+// standardFloor is the standard path's floor after validation, sized by
+// planBudget's constants: the running jobs' bare rows, the cheap rows of
+// the queued jobs valued whatever the deadline, and placement's reserve
+// for the jobs and the starts those rows may make (the greedy allocation
+// and the decisions are in placeCostPerJob).
+func standardFloor(snap *Snapshot, cl *cluster, o *Options, left time.Duration) time.Duration {
+	running, queued, free := roundShape(snap, cl)
+	w := workers(o, len(snap.Jobs))
+	types := time.Duration(max(len(cl.types), 1))
+	rows := lateCheapRows(free, len(cl.types), left, w)
+	starts := min(queued, free, rows*w)
+	return time.Duration(running)*bareCostPerJob/time.Duration(w) + time.Duration(rows)*types*cheapRowCostPerType +
+		placeReserve(len(snap.Jobs), starts, free)
+}
+
+// takeLean reports whether a round on clock clk (under ctx) takes the lean
+// path: it has a deadline, and the time left to D + S is less than the
+// standard path's floor (none is left once ctx is cancelled but S).
+func takeLean(ctx context.Context, clk *roundClock, snap *Snapshot, cl *cluster, o *Options) bool {
+	if clk == nil || clk.deadline.IsZero() {
+		return false
+	}
+	left := clk.deadline.Sub(clk.now())
+	if ctx.Err() != nil {
+		left = min(left, 0)
+	}
+	return left+clk.slack < standardFloor(snap, cl, o, max(left, 0))
+}
+
+// leanRound runs the lean round on a validated snapshot (cl, clk: its
+// cluster view and clock). ok is false, with nothing done but reading the
+// snapshot, when a running job would not simply keep its allocation on the
+// standard path: the round then takes that path.
+func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, clk *roundClock) (plan Plan, ok bool, err error) {
+	o := &s.opts
+	t1 := time.Now()
+	m, lambda, ok := leanKept(snap, o, cl)
+	if !ok {
+		return Plan{}, false, nil
+	}
+	if err := leanCheap(snap, o, cl, clk, m, lambda); err != nil {
+		s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Duration: time.Since(t1), Err: err})
+		return Plan{}, true, err
+	}
+	t2 := time.Now()
+	nopts := m.Offered()
+	s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Offered: nopts, Duration: t2.Sub(t1)})
+	sol := leanSolution(snap, m)
+	s.observe(Event{Stage: StageSolve, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status})
+	lay := leanLayout(snap, m)
+	if filled := fillIdle(snap, m, sol, &lay, -1); len(filled) > 0 {
+		lay.fill = fillOutcome{Filled: filled, Objective: planObjective(m, sol, &lay), Bound: sol.Bound}
+	}
+	s.observe(Event{Stage: StagePlace, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status, Duration: time.Since(t2)})
+	assemble(&plan, snap, m, sol, lay, o)
+	return plan, true, nil
+}
+
+// leanKept builds the lean round's matrix with every running job's bare
+// kept row (bareRow) and every queued job's row empty, and reports whether
+// every running job keeps its allocation as on the standard path: its row
+// is bareRow's, its entry offered (or pinned), and the kept GPUs fit every
+// type's capacity less Reserved and every quota's Limit (the greedy
+// allocation then keeps them all).
+func leanKept(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, float64, bool) {
+	m, k, lambda := matrixHeader(snap, o, cl)
+	m.Partial = true
+	running, _, _ := roundShape(snap, cl)
+	backing := make([]matrixEntry, 0, running)
+	for i := range snap.Jobs {
+		j := &snap.Jobs[i]
+		if !j.State.Current.Running() {
+			m.Rows[i] = matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: true}
+			continue
+		}
+		var ok bool
+		if backing, ok = bareRow(backing, snap, o, &k, cl, m, lambda, i); !ok {
+			return nil, 0, false
+		}
+		row := &m.Rows[i]
+		if row.Current < 0 {
+			return nil, 0, false
+		}
+		if e := &row.Entries[row.Current]; row.Pin < 0 && (e.Dropped || e.Dominated) {
+			return nil, 0, false
+		}
+	}
+	return m, lambda, keptFit(snap, cl)
+}
+
+// keptFit reports whether the running jobs' GPUs fit every type's capacity
+// less Reserved and every quota's Limit.
+func keptFit(snap *Snapshot, cl *cluster) bool {
+	for _, free := range freeByType(snap, cl) {
+		if free < 0 {
+			return false
+		}
+	}
+	if len(snap.Quotas) == 0 {
+		return true
+	}
+	at := make(map[string]int, len(snap.Jobs))
+	for i := range snap.Jobs {
+		if snap.Jobs[i].State.Current.Running() {
+			at[snap.Jobs[i].ID] = i
+		}
+	}
+	for _, q := range snap.Quotas {
+		used := 0
+		for _, id := range q.Jobs {
+			if i, ok := at[id]; ok {
+				if cur := &snap.Jobs[i].State.Current; q.Type == "" || cur.Type == q.Type {
+					used += cur.GPUs
+				}
+			}
+		}
+		if used > q.Limit {
+			return false
+		}
+	}
+	return true
+}
+
+// leanCheap builds the cheap rows (rowCheap) of the queued jobs the
+// standard floor values first (cluster.cheapFirst: the smallest that may
+// start on the free GPUs): until as many as the standard floor's are not
+// empty whatever the deadline (lateCheapRows per matrix worker), then
+// more while the deadline lasts, at most one per free GPU.
+func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *goodputMatrix, lambda float64) error {
+	_, queued, free := roundShape(snap, cl)
+	if queued == 0 || free == 0 {
+		return nil
+	}
+	cl.free = freeByType(snap, cl)
+	left := max(clk.deadline.Sub(clk.now()), 0)
+	floor := lateCheapRows(free, len(cl.types), left, 1)
+	k := o.knobs()
+	ev := newEvaluator()
+	cands := cl.cheapFirst(snap, o, 0, len(snap.Jobs), max(cheapExamine*floor, free))
+	backing := make([]matrixEntry, 0, min(len(cands), floor)*len(cl.types))
+	admitted := 0
+	for n, i := range cands {
+		if admitted >= free || n >= cheapExamine*floor && admitted >= floor || admitted >= floor && clk.past(clk.deadline) {
+			break
+		}
+		var err error
+		if backing, err = buildRow(backing, snap, o, &k, cl, ev, m, lambda, i, rowCheap); err != nil {
+			return err
+		}
+		if len(m.Rows[i].Entries) > 0 {
+			admitted++
+		}
+	}
+	return nil
+}
+
+// leanSolution is the lean round's allocation: every running job on its
+// current entry, the queued jobs waiting; not proven (StatusFeasible), its
+// bound unknown (the matrix is partial), its objective the kept entries'
+// values (N_min each, as kept rows without a prediction) and λ for the
+// others.
+func leanSolution(snap *Snapshot, m *goodputMatrix) solution {
+	sol := solution{Choice: make([]int, len(snap.Jobs)), Status: StatusFeasible, Bound: unknownBound(m.Sense)}
+	for i := range m.Rows {
+		row := &m.Rows[i]
+		sol.Choice[i] = -1
+		if snap.Jobs[i].State.Current.Running() {
+			sol.Choice[i] = row.Current
+			sol.Objective += row.Entries[row.Current].Value
+			continue
+		}
+		sol.Objective += row.Unallocated
+	}
+	return sol
+}
+
+// leanLayout is the lean round's layout: every running job on exactly its
+// current GPUs (validation proved them on the snapshot's nodes and held
+// once), copied into one array.
+func leanLayout(snap *Snapshot, m *goodputMatrix) layout {
+	n := 0
+	for i := range snap.Jobs {
+		n += len(snap.Jobs[i].State.Current.Placement)
+	}
+	gpus := make([]GPU, n)
+	lay := layout{GPUs: make([][]GPU, len(snap.Jobs))}
+	for i := range snap.Jobs {
+		if cur := snap.Jobs[i].State.Current; cur.Running() {
+			k := copy(gpus, cur.Placement)
+			lay.GPUs[i], gpus = gpus[:k:k], gpus[k:]
+		}
+	}
+	return lay
+}
