@@ -471,8 +471,22 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 	return f
 }
 
-// heldOnIdle records the GPU indices held on the nodes with idle GPUs.
+// heldOnIdle records the GPU indices held on the nodes with idle GPUs, in
+// one array (each node's slice holds exactly its held GPUs).
 func (f *filler) heldOnIdle(lay *layout) {
+	n := 0
+	for k := range f.idle {
+		if f.idle[k] > 0 {
+			n += f.snap.Nodes[k].GPUs - f.idle[k]
+		}
+	}
+	buf := make([]int, n)
+	for k := range f.idle {
+		if f.idle[k] > 0 {
+			h := f.snap.Nodes[k].GPUs - f.idle[k]
+			f.held[k], buf = buf[:0:h], buf[h:]
+		}
+	}
 	for _, gs := range lay.GPUs {
 		last, k := "", -1
 		for _, g := range gs {

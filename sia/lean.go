@@ -3,6 +3,8 @@ package sia
 import (
 	"context"
 	"time"
+
+	"github.com/sia-sched/sia/ilp"
 )
 
 // The lean round (see Scheduler.Round, "Deadline"): when the time left to
@@ -80,20 +82,25 @@ func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, 
 	}
 	s.observe(Event{Stage: StagePlace, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status, Duration: time.Since(t2)})
 	assemble(&plan, snap, m, sol, lay, o)
+	plan.lean = true
 	return plan, true, nil
 }
 
-// leanKept builds the lean round's matrix with every running job's bare
-// kept row (bareRow) and every queued job's row empty, and reports whether
-// every running job keeps its allocation as on the standard path: its row
-// is bareRow's, its entry offered (or pinned), and the kept GPUs fit every
-// type's capacity less Reserved and every quota's Limit (the greedy
-// allocation then keeps them all).
+// leanKept builds the lean round's matrix with every running job's kept
+// row as the standard path's out-of-time round builds it (rowBare: bareRow
+// in the common case, the paper's steps for the others, such as rigid
+// jobs) and every queued job's row empty, and reports whether every
+// running job keeps its allocation as on the standard path's greedy
+// allocation: its current entry is offered (or pinned), on one pool, and
+// the kept entries fit every pool's capacity, reservation and quota as
+// the allocation problem counts them (keptFit). A row the steps cannot
+// build (an error) leaves the standard path to report it.
 func leanKept(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, float64, bool) {
 	m, k, lambda := matrixHeader(snap, o, cl)
 	m.Partial = true
 	running, _, _ := roundShape(snap, cl)
 	backing := make([]matrixEntry, 0, running)
+	var ev *evaluator // for the rows bareRow does not cover
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
 		if !j.State.Current.Running() {
@@ -102,46 +109,65 @@ func leanKept(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, float64,
 		}
 		var ok bool
 		if backing, ok = bareRow(backing, snap, o, &k, cl, m, lambda, i); !ok {
-			return nil, 0, false
+			if ev == nil {
+				ev = newEvaluator()
+			}
+			var err error
+			if backing, err = rowSteps(backing, snap, o, &k, cl, ev, m, lambda, i, rowBare); err != nil {
+				return nil, 0, false
+			}
 		}
 		row := &m.Rows[i]
-		if row.Current < 0 {
+		if row.Current < 0 || row.spill != nil {
 			return nil, 0, false
 		}
-		if e := &row.Entries[row.Current]; row.Pin < 0 && (e.Dropped || e.Dominated) {
+		if e := &row.Entries[row.Current]; e.Config.Spanning() || row.Pin < 0 && (e.Dropped || e.Dominated) {
 			return nil, 0, false
 		}
 	}
-	return m, lambda, keptFit(snap, cl)
+	return m, lambda, keptFit(snap, m)
 }
 
-// keptFit reports whether the running jobs' GPUs fit every type's capacity
-// less Reserved and every quota's Limit.
-func keptFit(snap *Snapshot, cl *cluster) bool {
-	for _, free := range freeByType(snap, cl) {
-		if free < 0 {
+// keptFit reports whether the running jobs' current entries of m, each
+// counting its charge against its pool (as the allocation problem counts
+// them), fit every pool's capacity less its reservation, every reservation
+// over a type of several pools, and every quota's Limit: the greedy
+// allocation of the standard path then keeps them all.
+func keptFit(snap *Snapshot, m *goodputMatrix) bool {
+	use := make(map[string]int, len(m.Capacity))
+	opts := make([]ilp.Option, len(m.Rows)) // the kept options (GPUs 0: none)
+	for i := range m.Rows {
+		if row := &m.Rows[i]; snap.Jobs[i].State.Current.Running() {
+			e := &row.Entries[row.Current]
+			opts[i] = ilp.Option{Type: m.poolName(e.Config), GPUs: e.charge()}
+			use[opts[i].Type] += opts[i].GPUs
+		}
+	}
+	for pool, n := range use {
+		if n > m.Capacity[pool] {
 			return false
 		}
 	}
-	if len(snap.Quotas) == 0 {
-		return true
-	}
-	at := make(map[string]int, len(snap.Jobs))
-	for i := range snap.Jobs {
-		if snap.Jobs[i].State.Current.Running() {
-			at[snap.Jobs[i].ID] = i
+	for t, r := range m.Reserved {
+		ps := m.Pools[t]
+		total, held := 0, 0
+		for _, pl := range ps {
+			total += m.Capacity[pl]
+			held += use[pl]
+		}
+		if held > total-r {
+			return false
 		}
 	}
-	for _, q := range snap.Quotas {
-		used := 0
-		for _, id := range q.Jobs {
-			if i, ok := at[id]; ok {
-				if cur := &snap.Jobs[i].State.Current; q.Type == "" || cur.Type == q.Type {
-					used += cur.GPUs
-				}
+	for q := range m.Quotas {
+		qt := &m.Quotas[q]
+		sum := 0
+		for _, i := range qt.Jobs {
+			if o := opts[i]; o.GPUs > 0 && qt.Counts(o) {
+				sum += o.GPUs
 			}
 		}
-		if used > q.Limit {
+		if sum > qt.Limit {
 			return false
 		}
 	}

@@ -131,6 +131,8 @@ type Plan struct {
 	entries []int
 	// filled lists the jobs the fill step started (fill.go).
 	filled []string
+	// lean says the lean round made the plan (lean.go; for tests).
+	lean bool
 }
 
 // entry returns the matrix entry decision i (of Decisions) was placed

@@ -18,6 +18,9 @@ type Scheduler struct {
 	// place keeps the placement step's state for the next round (plan.go;
 	// shared by the schedulers withMatrixEdit derives).
 	place *placeCache
+	// noLean keeps every round on the standard path (tests compare the
+	// lean round with it).
+	noLean bool
 }
 
 // New returns a Scheduler with the given options (nil = all defaults), or an
@@ -117,7 +120,7 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 		return Plan{}, err
 	}
 	cl.clk = clk
-	if takeLean(ctx, clk, &snap, cl, o) {
+	if !s.noLean && takeLean(ctx, clk, &snap, cl, o) {
 		if lean, ok, err := s.leanRound(ctx, &snap, cl, clk); ok {
 			return lean, err
 		}
