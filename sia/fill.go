@@ -108,6 +108,7 @@ type filler struct {
 	typeUse map[string]int // GPUs held per type (types with a reservation)
 	quotaOf [][]int        // per row: the quotas covering it
 	qUse    []int          // per quota of m.Quotas: GPUs held it counts
+	parts   []fillPart     // placePart's scratch
 }
 
 // fillCandidate is an entry of a waiting job that fill may start it on.
@@ -183,7 +184,10 @@ func (f *filler) start(cands []fillCandidate, choice []int, lay *layout) (filled
 		}
 		row := &f.m.Rows[c.row]
 		e := &row.Entries[c.entry]
-		uses := usesOf(e, true)
+		var uses []ilp.Option // the pools the entry takes, which only quotas need
+		if len(f.quotaOf[c.row]) > 0 {
+			uses = usesOf(e, true)
+		}
 		if !f.limitsHold(c.row, e, uses) {
 			continue
 		}
@@ -399,13 +403,23 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 	f := &filler{snap: snap, m: m, nodeIdx: make(map[string]int, len(snap.Nodes)), idle: make([]int, len(snap.Nodes)),
 		held: make([][]int, len(snap.Nodes)), free: map[int][]bool{}, pools: map[fillPoolKey][]int{}, poolOf: make([]string, len(snap.Nodes)),
 		largest: map[string]int{}, typeUse: map[string]int{}}
+	var names map[fillPoolKey]string // a pool's name, built once per pool
 	for k, n := range snap.Nodes {
 		f.nodeIdx[n.ID] = k
 		f.idle[k] = n.GPUs
 		f.largest[n.Type] = max(f.largest[n.Type], n.GPUs)
 		f.poolOf[k] = n.Type
 		if ps := m.Pools[n.Type]; len(ps) > 1 || len(ps) == 1 && ps[0] != n.Type {
-			f.poolOf[k] = configset.PoolName(n.Type, n.GPUs)
+			key := fillPoolKey{n.Type, n.GPUs}
+			name, ok := names[key]
+			if !ok {
+				if names == nil {
+					names = map[fillPoolKey]string{}
+				}
+				name = configset.PoolName(n.Type, n.GPUs)
+				names[key] = name
+			}
+			f.poolOf[k] = name
 		}
 	}
 	f.quotaRows()
@@ -451,6 +465,7 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 	}
 	f.heldOnIdle(lay)
 	total := 0
+	count := map[fillPoolKey]int{} // nodes with idle GPUs per pool: one array for the lists
 	for k, n := range snap.Nodes {
 		if m.Reserved[n.Type] > 0 {
 			f.typeUse[n.Type] += n.GPUs - f.idle[k]
@@ -459,8 +474,18 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 			continue
 		}
 		total += f.idle[k]
-		f.pools[fillPoolKey{n.Type, n.GPUs}] = append(f.pools[fillPoolKey{n.Type, n.GPUs}], k)
-		f.pools[fillPoolKey{n.Type, 0}] = append(f.pools[fillPoolKey{n.Type, 0}], k)
+		count[fillPoolKey{n.Type, n.GPUs}]++
+		count[fillPoolKey{n.Type, 0}]++
+	}
+	buf := make([]int, 0, 2*len(snap.Nodes))
+	for key, c := range count {
+		f.pools[key], buf = buf[len(buf):len(buf):len(buf)+c], buf[:len(buf)+c]
+	}
+	for k, n := range snap.Nodes {
+		if f.idle[k] > 0 {
+			f.pools[fillPoolKey{n.Type, n.GPUs}] = append(f.pools[fillPoolKey{n.Type, n.GPUs}], k)
+			f.pools[fillPoolKey{n.Type, 0}] = append(f.pools[fillPoolKey{n.Type, 0}], k)
+		}
 	}
 	if total == 0 {
 		return nil
@@ -670,7 +695,9 @@ func (f *filler) placePart(typ string, size, n, g, r int) ([]fillPart, bool) {
 		return nil, false // no node of the pool holds the largest part
 	}
 	nodes := f.pools[key]
-	out := make([]fillPart, 0, len(parts))
+	// The parts chosen go to f.parts, reused by the next call: place
+	// consumes or copies them first.
+	out := f.parts[:0]
 	for _, need := range parts { // largest first
 		at := f.bestFit(nodes, need)
 		for at < len(nodes) && slices.ContainsFunc(out, func(p fillPart) bool { return p.node == nodes[at] }) {
@@ -681,6 +708,7 @@ func (f *filler) placePart(typ string, size, n, g, r int) ([]fillPart, bool) {
 		}
 		out = append(out, fillPart{node: nodes[at], gpus: need})
 	}
+	f.parts = out[:0]
 	return out, true
 }
 
