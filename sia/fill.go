@@ -109,7 +109,14 @@ type filler struct {
 	quotaOf [][]int        // per row: the quotas covering it
 	qUse    []int          // per quota of m.Quotas: GPUs held it counts
 	parts   []fillPart     // placePart's scratch
+	// freeBuf and gpuBuf are the arrays freeOn's and place's slices are
+	// cut from (fillChunk elements at a time).
+	freeBuf []bool
+	gpuBuf  []GPU
 }
+
+// fillChunk is the number of elements the filler's arrays grow by.
+const fillChunk = 256
 
 // fillCandidate is an entry of a waiting job that fill may start it on.
 type fillCandidate struct {
@@ -175,7 +182,7 @@ func fillIdle(snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, budge
 // GPUs in lay and its entry in choice; it returns the jobs started and
 // those kept on their current GPUs.
 func (f *filler) start(cands []fillCandidate, choice []int, lay *layout) (filled []string, kept map[string]bool) {
-	done := map[int]bool{}
+	done := make([]bool, len(f.m.Rows))
 	kept = map[string]bool{}
 	var grow []int
 	for _, c := range cands {
@@ -465,7 +472,7 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 	}
 	f.heldOnIdle(lay)
 	total := 0
-	count := map[fillPoolKey]int{} // nodes with idle GPUs per pool: one array for the lists
+	count := make(map[fillPoolKey]int, 2*len(m.Types)) // nodes with idle GPUs per pool: one array for the lists
 	for k, n := range snap.Nodes {
 		if m.Reserved[n.Type] > 0 {
 			f.typeUse[n.Type] += n.GPUs - f.idle[k]
@@ -675,7 +682,11 @@ func (f *filler) place(c configset.Config) ([]GPU, bool) {
 		plan = got
 	}
 	slices.SortFunc(plan, func(a, b fillPart) int { return cmp.Compare(a.node, b.node) })
-	gs := make([]GPU, 0, c.GPUs)
+	if len(f.gpuBuf) < c.GPUs {
+		f.gpuBuf = make([]GPU, max(c.GPUs, fillChunk))
+	}
+	gs := f.gpuBuf[:0:c.GPUs]
+	f.gpuBuf = f.gpuBuf[c.GPUs:]
 	for _, p := range plan {
 		gs = f.takeGPUs(gs, p)
 	}
@@ -799,7 +810,11 @@ func (f *filler) takeGPUs(gs []GPU, p fillPart) []GPU {
 func (f *filler) freeOn(k int) []bool {
 	free, ok := f.free[k]
 	if !ok {
-		free = make([]bool, f.snap.Nodes[k].GPUs)
+		n := f.snap.Nodes[k].GPUs
+		if len(f.freeBuf) < n {
+			f.freeBuf = make([]bool, max(n, fillChunk))
+		}
+		free, f.freeBuf = f.freeBuf[:n:n], f.freeBuf[n:]
 		for x := range free {
 			free[x] = true
 		}

@@ -63,11 +63,11 @@ func takeLean(ctx context.Context, clk *roundClock, snap *Snapshot, cl *cluster,
 func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, clk *roundClock) (plan Plan, ok bool, err error) {
 	o := &s.opts
 	t1 := time.Now()
-	m, lambda, ok := leanKept(snap, o, cl)
+	m, lambda, ev, ok := leanKept(snap, o, cl)
 	if !ok {
 		return Plan{}, false, nil
 	}
-	if err := leanCheap(snap, o, cl, clk, m, lambda); err != nil {
+	if err := leanCheap(snap, o, cl, clk, m, lambda, ev); err != nil {
 		s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Duration: time.Since(t1), Err: err})
 		return Plan{}, true, err
 	}
@@ -95,7 +95,8 @@ func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, 
 // the kept entries fit every pool's capacity, reservation and quota as
 // the allocation problem counts them (keptFit). A row the steps cannot
 // build (an error) leaves the standard path to report it.
-func leanKept(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, float64, bool) {
+// It returns the evaluator it used (nil: none).
+func leanKept(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, float64, *evaluator, bool) {
 	m, k, lambda := matrixHeader(snap, o, cl)
 	m.Partial = true
 	running, _, _ := roundShape(snap, cl)
@@ -114,18 +115,18 @@ func leanKept(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, float64,
 			}
 			var err error
 			if backing, err = rowSteps(backing, snap, o, &k, cl, ev, m, lambda, i, rowBare); err != nil {
-				return nil, 0, false
+				return nil, 0, nil, false
 			}
 		}
 		row := &m.Rows[i]
 		if row.Current < 0 || row.spill != nil {
-			return nil, 0, false
+			return nil, 0, nil, false
 		}
 		if e := &row.Entries[row.Current]; e.Config.Spanning() || row.Pin < 0 && (e.Dropped || e.Dominated) {
-			return nil, 0, false
+			return nil, 0, nil, false
 		}
 	}
-	return m, lambda, keptFit(snap, m)
+	return m, lambda, ev, keptFit(snap, m)
 }
 
 // keptFit reports whether the running jobs' current entries of m, each
@@ -179,7 +180,8 @@ func keptFit(snap *Snapshot, m *goodputMatrix) bool {
 // start on the free GPUs): until as many as the standard floor's are not
 // empty whatever the deadline (lateCheapRows per matrix worker), then
 // more while the deadline lasts, at most one per free GPU.
-func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *goodputMatrix, lambda float64) error {
+// ev is the evaluator to use (nil: a new one).
+func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *goodputMatrix, lambda float64, ev *evaluator) error {
 	_, queued, free := roundShape(snap, cl)
 	if queued == 0 || free == 0 {
 		return nil
@@ -188,7 +190,9 @@ func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *good
 	left := max(clk.deadline.Sub(clk.now()), 0)
 	floor := lateCheapRows(free, len(cl.types), left, 1)
 	k := o.knobs()
-	ev := newEvaluator()
+	if ev == nil {
+		ev = newEvaluator()
+	}
 	cands := cl.cheapFirst(snap, o, 0, len(snap.Jobs), max(cheapExamine*floor, free))
 	backing := make([]matrixEntry, 0, min(len(cands), floor)*len(cl.types))
 	admitted := 0
