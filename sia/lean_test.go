@@ -203,7 +203,6 @@ func leanQuota(rng *rand.Rand, snap *Snapshot) []Quota {
 	return []Quota{q}
 }
 
-
 // TestLeanPathChoice: the lean path is taken when the time left to D + S
 // is less than the standard floor, and not when time suffices or the
 // snapshot is small enough for the standard floor to fit in S; a running

@@ -59,7 +59,35 @@ func (s *Scheduler) Options() Options { return s.opts }
 // GPUs and 6.3–7.1 ms for 4,166 jobs on 8,192 GPUs in BenchmarkRoundFloor,
 // 7–10 ms for 5,000 jobs on 8,000–16,000 GPUs of six to eight types in
 // examples/round-deadline). A deadline closer than the floor is overshot
-// by at most the floor. The solver (ilp.Solve) keeps the contract on its
+// by at most the floor.
+//
+// When the time left to D + S after validation is less than that floor
+// (its estimate from the measured costs: the running jobs' bare rows, the
+// queued jobs' cheap rows built whatever the deadline and placement's
+// reserve), the round takes a lean path that does only what a round out
+// of time must do: every running job keeps its allocation and GPUs exactly
+// (a Keep decision kept without a prediction, as the standard path's
+// round out of time gives it: its row is one entry worth N_min, with no
+// batch size; pinned jobs stay pinned), with no solver and no placement;
+// the queued jobs the standard path values first (the smallest that fit
+// the free GPUs) get their cheap rows and start on the GPUs the kept jobs
+// leave free by the fill step (each on its smallest valid configuration of
+// a type it may use, placed with exactly that shape, quotas and
+// reservations counted with the kept jobs' GPUs), as many as the time
+// left affords and at least the standard floor's; every other job waits
+// with its reason (ReasonDeadline, or the reason known without its row).
+// Its plan reads as a standard plan out of time: StatusFeasible, Bound
+// ±Inf (the matrix is partial), Objective the kept jobs' values (N_min
+// each, raised to p) and the started jobs' plus λ for the others. A
+// snapshot with a running job that would not simply keep on the standard
+// path (its current entry no longer offered — a type it may no longer
+// use, a shape outside its bounds — dominated by waiting, spanning node
+// sizes, or its GPUs beyond a type's capacity less Reserved or a quota's
+// Limit) takes the standard path. On the 5,000-job, 8,000-GPU fleet of
+// examples/round-deadline the lean path after validation takes about
+// 2.5 ms of CPU with warm caches (validation 1.6 ms more; least of 40
+// rounds), against 5–6 ms for the standard path's matrix, greedy
+// allocation, placement and plan. The solver (ilp.Solve) keeps the contract on its
 // own, its validation and model included. On a machine whose cores are
 // shared the tail is longer by what the round is not scheduled. Memory is
 // linear in the snapshot (jobs × configurations, nodes × GPUs).
