@@ -242,6 +242,14 @@ func TestLeanPathChoice(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, p.lean, "a round with time")
 
+	// Waiting worth more than any allocation: every kept entry is
+	// dominated, the standard path decides.
+	ws, err := New(&Options{Lambda: 1e-9}) // p < 0: minimised, waiting worth 1e-9
+	require.NoError(t, err)
+	wp := roundOutOfTime(t, ws, snap)
+	assert.False(t, wp.lean, "kept entries dominated by waiting")
+	checkPlan(t, &snap, &wp)
+
 	// A running job whose type its Types now exclude, and one whose quota
 	// is now exceeded: the standard path, which moves or preempts them.
 	for _, edit := range []string{"types", "quota"} {
