@@ -138,13 +138,19 @@ func leanKept(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, float64,
 // over a type of several pools, and every quota's Limit: the greedy
 // allocation of the standard path then keeps them all.
 func keptFit(snap *Snapshot, m *goodputMatrix) bool {
+	// kept is running job i's option as the allocation problem has it.
+	kept := func(i int) (ilp.Option, bool) {
+		if !snap.Jobs[i].State.Current.Running() {
+			return ilp.Option{}, false
+		}
+		row := &m.Rows[i]
+		e := &row.Entries[row.Current]
+		return ilp.Option{Type: m.poolName(e.Config), GPUs: e.charge()}, true
+	}
 	use := make(map[string]int, len(m.Capacity))
-	opts := make([]ilp.Option, len(m.Rows)) // the kept options (GPUs 0: none)
 	for i := range m.Rows {
-		if row := &m.Rows[i]; snap.Jobs[i].State.Current.Running() {
-			e := &row.Entries[row.Current]
-			opts[i] = ilp.Option{Type: m.poolName(e.Config), GPUs: e.charge()}
-			use[opts[i].Type] += opts[i].GPUs
+		if o, ok := kept(i); ok {
+			use[o.Type] += o.GPUs
 		}
 	}
 	for pool, n := range use {
@@ -167,7 +173,7 @@ func keptFit(snap *Snapshot, m *goodputMatrix) bool {
 		qt := &m.Quotas[q]
 		sum := 0
 		for _, i := range qt.Jobs {
-			if o := opts[i]; o.GPUs > 0 && qt.Counts(o) {
+			if o, ok := kept(i); ok && qt.Counts(o) {
 				sum += o.GPUs
 			}
 		}
