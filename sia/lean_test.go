@@ -242,6 +242,17 @@ func TestLeanPathChoice(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, p.lean, "a round with time")
 
+	// A goodput edit sees every configuration offered: the standard path.
+	edits := 0
+	es := s.WithGoodputEdit(func(_ *Job, _ Allocation, _ bool, g float64) float64 { edits++; return g })
+	es.now = func() time.Time { return time.Now().Add(time.Hour) }
+	dctx, dcancel := context.WithTimeout(context.Background(), 0)
+	ep, err := es.Round(dctx, snap)
+	dcancel()
+	require.NoError(t, err)
+	assert.False(t, ep.lean, "a round with a goodput edit")
+	assert.Positive(t, edits)
+
 	// Waiting worth more than any allocation: every kept entry is
 	// dominated, the standard path decides.
 	ws, err := New(&Options{Lambda: 1e-9}) // p < 0: minimised, waiting worth 1e-9
