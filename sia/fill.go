@@ -407,12 +407,18 @@ func fillRows(snap *Snapshot, m *goodputMatrix, lay *layout, budget time.Duratio
 // held per reserved type and per quota; nil when no GPU is idle. It reads
 // each GPU held once, looking its node up once per run of GPUs on one node.
 func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
-	f := &filler{snap: snap, m: m, nodeIdx: make(map[string]int, len(snap.Nodes)), idle: make([]int, len(snap.Nodes)),
+	f := &filler{snap: snap, m: m, nodeIdx: lay.nodeAt, idle: make([]int, len(snap.Nodes)),
 		held: make([][]int, len(snap.Nodes)), free: map[int][]bool{}, pools: map[fillPoolKey][]int{}, poolOf: make([]string, len(snap.Nodes)),
 		largest: map[string]int{}, typeUse: map[string]int{}}
 	var names map[fillPoolKey]string // a pool's name, built once per pool
+	build := f.nodeIdx == nil // else validation's
+	if build {
+		f.nodeIdx = make(map[string]int, len(snap.Nodes))
+	}
 	for k, n := range snap.Nodes {
-		f.nodeIdx[n.ID] = k
+		if build {
+			f.nodeIdx[n.ID] = k
+		}
 		f.idle[k] = n.GPUs
 		f.largest[n.Type] = max(f.largest[n.Type], n.GPUs)
 		f.poolOf[k] = n.Type
