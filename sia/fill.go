@@ -411,7 +411,7 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 		held: make([][]int, len(snap.Nodes)), free: map[int][]bool{}, pools: map[fillPoolKey][]int{}, poolOf: make([]string, len(snap.Nodes)),
 		largest: map[string]int{}, typeUse: map[string]int{}}
 	var names map[fillPoolKey]string // a pool's name, built once per pool
-	build := f.nodeIdx == nil // else validation's
+	build := f.nodeIdx == nil        // else validation's
 	if build {
 		f.nodeIdx = make(map[string]int, len(snap.Nodes))
 	}
