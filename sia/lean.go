@@ -191,7 +191,8 @@ func keptFit(snap *Snapshot, m *goodputMatrix) bool {
 // empty whatever the deadline (lateCheapRows per matrix worker, among the
 // first cheapExamine times as many), then
 // more until the rest of the round must start to end by D (leanRestPerJob
-// per job), at most one per free GPU.
+// per job), and none once the rows built need all the free GPUs (their
+// smallest configurations' GPUs).
 // ev is the evaluator to use (nil: a new one).
 func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *goodputMatrix, lambda float64, ev *evaluator) error {
 	_, queued, free := roundShape(snap, cl)
@@ -209,17 +210,22 @@ func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *good
 	cands := cl.cheapFirst(snap, o, 0, len(snap.Jobs), max(cheapExamine*floor, free))
 	backing := make([]matrixEntry, 0, min(len(cands), floor)*len(cl.types))
 	end := clk.deadline.Add(-time.Duration(len(snap.Jobs)) * leanRestPerJob)
-	admitted := 0
+	admitted, need := 0, 0 // need: the admitted rows' smallest GPU counts
 	for n, i := range cands {
-		if admitted >= free || (admitted >= floor || n >= cheapExamine*floor) && clk.past(end) {
-			break
+		if need >= free || (admitted >= floor || n >= cheapExamine*floor) && clk.past(end) {
+			break // no more can start, or no time for more
 		}
 		var err error
 		if backing, err = buildRow(backing, snap, o, &k, cl, ev, m, lambda, i, rowCheap); err != nil {
 			return err
 		}
-		if len(m.Rows[i].Entries) > 0 {
+		if es := m.Rows[i].Entries; len(es) > 0 {
 			admitted++
+			least := es[0].Config.GPUs
+			for e := range es {
+				least = min(least, es[e].Config.GPUs)
+			}
+			need += least
 		}
 	}
 	return nil
