@@ -420,6 +420,10 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 			f.nodeIdx[n.ID] = k
 		}
 		f.idle[k] = n.GPUs
+		if k > 0 && sameShape(&snap.Nodes[k-1], &n) {
+			f.poolOf[k] = f.poolOf[k-1] // a run of nodes of one shape: looked up once
+			continue
+		}
 		f.largest[n.Type] = max(f.largest[n.Type], n.GPUs)
 		f.poolOf[k] = n.Type
 		if ps := m.Pools[n.Type]; len(ps) > 1 || len(ps) == 1 && ps[0] != n.Type {
@@ -478,26 +482,62 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 	}
 	f.heldOnIdle(lay)
 	total := 0
-	count := make(map[fillPoolKey]int, 2*len(m.Types)) // nodes with idle GPUs per pool: one array for the lists
-	for k, n := range snap.Nodes {
-		if m.Reserved[n.Type] > 0 {
+	// Nodes with idle GPUs per pool (by type and size, and by type), one
+	// array for the lists; a run of nodes of one shape is counted, and its
+	// reservation looked up, once.
+	count := make(map[fillPoolKey]int, 2*len(m.Types))
+	reserved, run := false, 0
+	flush := func(n *Node) {
+		if run > 0 {
+			count[fillPoolKey{n.Type, n.GPUs}] += run
+			count[fillPoolKey{n.Type, 0}] += run
+		}
+		run = 0
+	}
+	for k := range snap.Nodes {
+		n := &snap.Nodes[k]
+		if k == 0 || !sameShape(&snap.Nodes[k-1], n) {
+			if k > 0 {
+				flush(&snap.Nodes[k-1])
+			}
+			reserved = m.Reserved[n.Type] > 0
+		}
+		if reserved {
 			f.typeUse[n.Type] += n.GPUs - f.idle[k]
 		}
-		if f.idle[k] <= 0 {
-			continue
+		if f.idle[k] > 0 {
+			total += f.idle[k]
+			run++
 		}
-		total += f.idle[k]
-		count[fillPoolKey{n.Type, n.GPUs}]++
-		count[fillPoolKey{n.Type, 0}]++
+	}
+	if len(snap.Nodes) > 0 {
+		flush(&snap.Nodes[len(snap.Nodes)-1])
 	}
 	buf := make([]int, 0, 2*len(snap.Nodes))
 	for key, c := range count {
 		f.pools[key], buf = buf[len(buf):len(buf):len(buf)+c], buf[:len(buf)+c]
 	}
-	for k, n := range snap.Nodes {
+	var bySize, byType []int // the lists of the current run's pools
+	for k := range snap.Nodes {
+		n := &snap.Nodes[k]
+		if k == 0 || !sameShape(&snap.Nodes[k-1], n) {
+			if k > 0 {
+				prev := &snap.Nodes[k-1]
+				f.pools[fillPoolKey{prev.Type, prev.GPUs}], f.pools[fillPoolKey{prev.Type, 0}] = bySize, byType
+			}
+			bySize, byType = f.pools[fillPoolKey{n.Type, n.GPUs}], f.pools[fillPoolKey{n.Type, 0}]
+		}
 		if f.idle[k] > 0 {
-			f.pools[fillPoolKey{n.Type, n.GPUs}] = append(f.pools[fillPoolKey{n.Type, n.GPUs}], k)
-			f.pools[fillPoolKey{n.Type, 0}] = append(f.pools[fillPoolKey{n.Type, 0}], k)
+			bySize, byType = append(bySize, k), append(byType, k)
+		}
+	}
+	if len(snap.Nodes) > 0 {
+		prev := &snap.Nodes[len(snap.Nodes)-1]
+		f.pools[fillPoolKey{prev.Type, prev.GPUs}], f.pools[fillPoolKey{prev.Type, 0}] = bySize, byType
+	}
+	for key, ns := range f.pools {
+		if len(ns) == 0 {
+			delete(f.pools, key) // a pool with no idle node has no list
 		}
 	}
 	if total == 0 {
@@ -508,6 +548,9 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 	}
 	return f
 }
+
+// sameShape reports whether nodes a and b have one type and size.
+func sameShape(a, b *Node) bool { return a.GPUs == b.GPUs && a.Type == b.Type }
 
 // heldOnIdle records the GPU indices held on the nodes with idle GPUs, in
 // one array (each node's slice holds exactly its held GPUs).
