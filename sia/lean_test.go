@@ -2,6 +2,7 @@ package sia
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -12,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+var leanSeeds = flag.Int("lean.seeds", 40, "scenarios of TestLeanRoundMatchesStandard")
 
 // TestLeanRoundMatchesStandard plays random multi-round scenarios (every
 // kind of job, pins, odd node sizes, reservations, quotas) and, at every
@@ -25,7 +28,7 @@ import (
 // objectives are equal. Snapshots whose running jobs would not simply keep
 // take the standard path (both occur).
 func TestLeanRoundMatchesStandard(t *testing.T) {
-	seeds := 40
+	seeds := *leanSeeds
 	if testing.Short() {
 		seeds = 10
 	}
@@ -48,7 +51,19 @@ func TestLeanRoundMatchesStandard(t *testing.T) {
 			g.step()
 			g.snap.Reserved, g.snap.Quotas = nil, nil
 			if seed%4 == 1 {
-				g.snap.Reserved = map[string]int{"t4": 1 + rng.IntN(3)}
+				// At most what the pinned jobs leave (else infeasible).
+				room := 0
+				for _, n := range g.snap.Nodes {
+					if n.Type == "t4" {
+						room += n.GPUs
+					}
+				}
+				for i := range g.snap.Jobs {
+					if j := &g.snap.Jobs[i]; pinned(j, g.snap.Now) && j.State.Current.Type == "t4" {
+						room -= j.State.Current.GPUs
+					}
+				}
+				g.snap.Reserved = map[string]int{"t4": min(1+rng.IntN(3), room)}
 			}
 			if seed%3 == 2 {
 				g.snap.Quotas = leanQuota(rng, &g.snap)
