@@ -543,8 +543,22 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 	if total == 0 {
 		return nil
 	}
-	for _, ns := range f.pools { // by idle GPUs, then node order: best fit
-		slices.SortFunc(ns, func(a, b int) int { return cmp.Or(cmp.Compare(f.idle[a], f.idle[b]), cmp.Compare(a, b)) })
+	// By idle GPUs, then node order (best fit), sorted as keys of both
+	// packed in one integer (no comparison function).
+	var keys []uint64
+	for _, ns := range f.pools {
+		if len(snap.Nodes) > math.MaxUint32 || slices.ContainsFunc(ns, func(k int) bool { return f.idle[k] > math.MaxInt32 }) {
+			slices.SortFunc(ns, func(a, b int) int { return cmp.Or(cmp.Compare(f.idle[a], f.idle[b]), cmp.Compare(a, b)) })
+			continue // beyond the packed keys
+		}
+		keys = keys[:0]
+		for _, k := range ns {
+			keys = append(keys, uint64(f.idle[k])<<32|uint64(uint32(k)))
+		}
+		slices.Sort(keys)
+		for x, key := range keys {
+			ns[x] = int(uint32(key))
+		}
 	}
 	return f
 }
