@@ -41,8 +41,12 @@ func standardFloor(snap *Snapshot, cl *cluster, o *Options, left time.Duration) 
 	types := time.Duration(max(len(cl.types), 1))
 	rows := lateCheapRows(free, len(cl.types), left, w)
 	starts := min(queued, free, rows*w)
+	// The free GPUs the floor's starts may take are not charged: on
+	// nodes of thousands of GPUs they would make every round lean, and
+	// the standard path's placement past its share of S places its few
+	// starts on free GPUs only.
 	return time.Duration(running)*bareCostPerJob/time.Duration(w) + time.Duration(rows)*types*cheapRowCostPerType +
-		placeReserve(len(snap.Jobs), starts, free)
+		placeReserve(len(snap.Jobs), starts, 0)
 }
 
 // takeLean reports whether a round on clock clk (under ctx) takes the lean
@@ -210,9 +214,12 @@ func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *good
 	cands := cl.cheapFirst(snap, o, 0, len(snap.Jobs), max(cheapExamine*floor, free))
 	backing := make([]matrixEntry, 0, min(len(cands), floor)*len(cl.types))
 	end := clk.deadline.Add(-time.Duration(len(snap.Jobs)) * leanRestPerJob)
-	admitted, need := 0, 0 // need: the admitted rows' smallest GPU counts
+	// need: the admitted rows' smallest GPU counts; starts: the time the
+	// fill may take to start them (placement's per-start and per-GPU
+	// costs), which the rows beyond the floor's must leave before end.
+	admitted, need, starts := 0, 0, time.Duration(0)
 	for n, i := range cands {
-		if need >= free || (admitted >= floor || n >= cheapExamine*floor) && clk.past(end) {
+		if need >= free || (admitted >= floor || n >= cheapExamine*floor) && clk.past(end.Add(-starts)) {
 			break // no more can start, or no time for more
 		}
 		var err error
@@ -226,6 +233,7 @@ func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *good
 				least = min(least, es[e].Config.GPUs)
 			}
 			need += least
+			starts += placeCostPerStart + time.Duration(least)*placeCostPerGPU
 		}
 	}
 	return nil
