@@ -85,11 +85,13 @@ func (s *Scheduler) Options() Options { return s.opts }
 // sizes, or its GPUs beyond a type's capacity less Reserved or a quota's
 // Limit) takes the standard path, as does every round of a scheduler
 // with a goodput edit (WithGoodputEdit), whose values the lean path does
-// not compute. On the 5,000-job, 8,000-GPU fleet of
-// examples/round-deadline the lean path after validation takes about
-// 2.5 ms of CPU with warm caches (validation 1.6 ms more; least of 40
-// rounds), against 5–6 ms for the standard path's matrix, greedy
-// allocation, placement and plan. The solver (ilp.Solve) keeps the contract on its
+// not compute. Measured on the 5,000-job fleets of examples/round-deadline
+// (BenchmarkFleetFloor, thread CPU of a round out of time, mean of 30,
+// load 3): the lean round takes 6.1–7.1 ms with validation (about 2 ms of
+// it), the standard path 8.3–9.2 ms; with a 5 ms deadline (load 0.3) the
+// lean rounds ended 0.95–2.85 ms past D (0–2.35 ms of CPU), the standard
+// path's 2.31–5.66 ms (2.03–4.41 ms of CPU), so that the contract is at
+// its edge there: validation, the kept rows and the plan remain. The solver (ilp.Solve) keeps the contract on its
 // own, its validation and model included. On a machine whose cores are
 // shared the tail is longer by what the round is not scheduled. Memory is
 // linear in the snapshot (jobs × configurations, nodes × GPUs).
