@@ -91,7 +91,8 @@ func (s *Scheduler) Options() Options { return s.opts }
 // it), the standard path 8.3–9.2 ms; with a 5 ms deadline (load 0.3) the
 // lean rounds ended 0.95–2.85 ms past D (0–2.35 ms of CPU), the standard
 // path's 2.31–5.66 ms (2.03–4.41 ms of CPU), so that the contract is at
-// its edge there: validation, the kept rows and the plan remain. The solver (ilp.Solve) keeps the contract on its
+// its edge there: validation, the kept rows and the plan remain.
+// The solver (ilp.Solve) keeps the contract on its
 // own, its validation and model included. On a machine whose cores are
 // shared the tail is longer by what the round is not scheduled. Memory is
 // linear in the snapshot (jobs × configurations, nodes × GPUs).
