@@ -23,53 +23,62 @@ func fleetSnapshot(tb testing.TB, c placeFleet) Snapshot {
 func BenchmarkFleetFloor(b *testing.B) {
 	for _, c := range []placeFleet{{5000, 8000, 6, 4}, {5000, 16000, 8, 5}} {
 		snap := fleetSnapshot(b, c)
-		b.Run(fmt.Sprintf("gpus=%d", c.GPUs), func(b *testing.B) {
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			s, err := New(nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var st [5]time.Duration
-			var last time.Duration
-			var t0 time.Duration
-			k := 0
-			s.opts.Observer = func(e Event) {
-				now, _ := threadCPU()
-				switch e.Stage {
-				case StageMatrix:
-					k = 1
-				case StageSolve:
-					k = 2
-				case StagePlace:
-					k = 3
-				}
-				st[k] += now - last
-				last = now
-			}
-			// The matrix event ends validation and the matrix.
-			s.now = func() time.Time { return time.Now().Add(time.Hour) }
-			b.ReportAllocs()
-			b.ResetTimer()
-			var total time.Duration
-			for i := 0; i < b.N; i++ {
-				ctx, cancel := context.WithTimeout(context.Background(), 0)
-				t0, _ = threadCPU()
-				last = t0
-				if _, err := s.Round(ctx, snap); err != nil {
+		for _, path := range []string{"lean", "standard"} {
+			b.Run(fmt.Sprintf("gpus=%d/%s", c.GPUs, path), func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				s, err := New(nil)
+				if err != nil {
 					b.Fatal(err)
 				}
-				t1, _ := threadCPU()
-				cancel()
-				st[4] += t1 - last
-				total += t1 - t0
-			}
-			per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
-			b.ReportMetric(per(st[1]), "valmatrix-cpu-µs")
-			b.ReportMetric(per(st[2]), "solve-cpu-µs")
-			b.ReportMetric(per(st[3]), "place-cpu-µs")
-			b.ReportMetric(per(st[4]), "rest-cpu-µs")
-			b.ReportMetric(per(total), "cpu-µs/op")
-		})
+				s.noLean = path == "standard"
+				var lean bool
+				var st [5]time.Duration
+				var last time.Duration
+				var t0 time.Duration
+				k := 0
+				s.opts.Observer = func(e Event) {
+					now, _ := threadCPU()
+					switch e.Stage {
+					case StageMatrix:
+						k = 1
+					case StageSolve:
+						k = 2
+					case StagePlace:
+						k = 3
+					}
+					st[k] += now - last
+					last = now
+				}
+				// The matrix event ends validation and the matrix.
+				s.now = func() time.Time { return time.Now().Add(time.Hour) }
+				b.ReportAllocs()
+				b.ResetTimer()
+				var total time.Duration
+				for i := 0; i < b.N; i++ {
+					ctx, cancel := context.WithTimeout(context.Background(), 0)
+					t0, _ = threadCPU()
+					last = t0
+					p, err := s.Round(ctx, snap)
+					if err != nil {
+						b.Fatal(err)
+					}
+					lean = p.lean
+					t1, _ := threadCPU()
+					cancel()
+					st[4] += t1 - last
+					total += t1 - t0
+				}
+				per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
+				b.ReportMetric(per(st[1]), "valmatrix-cpu-µs")
+				b.ReportMetric(per(st[2]), "solve-cpu-µs")
+				b.ReportMetric(per(st[3]), "place-cpu-µs")
+				b.ReportMetric(per(st[4]), "rest-cpu-µs")
+				b.ReportMetric(per(total), "cpu-µs/op")
+				if lean != (path == "lean") {
+					b.Fatalf("lean path taken: %v, want %v", lean, path == "lean")
+				}
+			})
+		}
 	}
 }

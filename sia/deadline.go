@@ -73,6 +73,7 @@ type roundClock struct {
 	deadline time.Time // zero: none
 	keepEnd  time.Time
 	placeEnd time.Time
+	slack    time.Duration // S: the contract's allowance past the deadline
 }
 
 // newRoundClock returns the clock of a round called at start under ctx
@@ -89,6 +90,7 @@ func newRoundClock(ctx context.Context, start time.Time, now func() time.Time) *
 	if at.Before(start) {
 		at = start // a deadline already past at the call counts from the call
 	}
+	c.slack = slack
 	c.keepEnd = at.Add(slack / 4)
 	c.placeEnd = at.Add(slack / 2)
 	return c

@@ -109,7 +109,15 @@ type filler struct {
 	typeUse map[string]int // GPUs held per type (types with a reservation)
 	quotaOf [][]int        // per row: the quotas covering it
 	qUse    []int          // per quota of m.Quotas: GPUs held it counts
+	parts   []fillPart     // placePart's scratch
+	// freeBuf and gpuBuf are the arrays freeOn's and place's slices are
+	// cut from (fillChunk elements at a time).
+	freeBuf []bool
+	gpuBuf  []GPU
 }
+
+// fillChunk is the number of elements the filler's arrays grow by.
+const fillChunk = 256
 
 // fillCandidate is an entry of a waiting job that fill may start it on.
 type fillCandidate struct {
@@ -175,7 +183,7 @@ func fillIdle(snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, budge
 // GPUs in lay and its entry in choice; it returns the jobs started and
 // those kept on their current GPUs.
 func (f *filler) start(cands []fillCandidate, choice []int, lay *layout) (filled []string, kept map[string]bool) {
-	done := map[int]bool{}
+	done := make([]bool, len(f.m.Rows))
 	kept = map[string]bool{}
 	var grow []int
 	for _, c := range cands {
@@ -184,7 +192,10 @@ func (f *filler) start(cands []fillCandidate, choice []int, lay *layout) (filled
 		}
 		row := &f.m.Rows[c.row]
 		e := &row.Entries[c.entry]
-		uses := usesOf(e, true)
+		var uses []ilp.Option // the pools the entry takes, which only quotas need
+		if len(f.quotaOf[c.row]) > 0 {
+			uses = usesOf(e, true)
+		}
 		if !f.limitsHold(c.row, e, uses) {
 			continue
 		}
@@ -397,16 +408,36 @@ func fillRows(snap *Snapshot, m *goodputMatrix, lay *layout, budget time.Duratio
 // held per reserved type and per quota; nil when no GPU is idle. It reads
 // each GPU held once, looking its node up once per run of GPUs on one node.
 func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
-	f := &filler{snap: snap, m: m, nodeIdx: make(map[string]int, len(snap.Nodes)), idle: make([]int, len(snap.Nodes)),
+	f := &filler{snap: snap, m: m, nodeIdx: lay.nodeAt, idle: make([]int, len(snap.Nodes)),
 		held: make([][]int, len(snap.Nodes)), free: map[int][]bool{}, pools: map[fillPoolKey][]int{}, poolOf: make([]string, len(snap.Nodes)),
 		largest: map[string]int{}, typeUse: map[string]int{}}
+	var names map[fillPoolKey]string // a pool's name, built once per pool
+	build := f.nodeIdx == nil        // else validation's
+	if build {
+		f.nodeIdx = make(map[string]int, len(snap.Nodes))
+	}
 	for k, n := range snap.Nodes {
-		f.nodeIdx[n.ID] = k
+		if build {
+			f.nodeIdx[n.ID] = k
+		}
 		f.idle[k] = n.GPUs
+		if k > 0 && sameShape(&snap.Nodes[k-1], &n) {
+			f.poolOf[k] = f.poolOf[k-1] // a run of nodes of one shape: looked up once
+			continue
+		}
 		f.largest[n.Type] = max(f.largest[n.Type], n.GPUs)
 		f.poolOf[k] = n.Type
 		if ps := m.Pools[n.Type]; len(ps) > 1 || len(ps) == 1 && ps[0] != n.Type {
-			f.poolOf[k] = configset.PoolName(n.Type, n.GPUs)
+			key := fillPoolKey{n.Type, n.GPUs}
+			name, ok := names[key]
+			if !ok {
+				if names == nil {
+					names = map[fillPoolKey]string{}
+				}
+				name = configset.PoolName(n.Type, n.GPUs)
+				names[key] = name
+			}
+			f.poolOf[k] = name
 		}
 	}
 	f.quotaRows()
@@ -452,28 +483,106 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 	}
 	f.heldOnIdle(lay)
 	total := 0
-	for k, n := range snap.Nodes {
-		if m.Reserved[n.Type] > 0 {
+	// Nodes with idle GPUs per pool (by type and size, and by type), one
+	// array for the lists; a run of nodes of one shape is counted, and its
+	// reservation looked up, once.
+	count := make(map[fillPoolKey]int, 2*len(m.Types))
+	reserved, run := false, 0
+	flush := func(n *Node) {
+		if run > 0 {
+			count[fillPoolKey{n.Type, n.GPUs}] += run
+			count[fillPoolKey{n.Type, 0}] += run
+		}
+		run = 0
+	}
+	for k := range snap.Nodes {
+		n := &snap.Nodes[k]
+		if k == 0 || !sameShape(&snap.Nodes[k-1], n) {
+			if k > 0 {
+				flush(&snap.Nodes[k-1])
+			}
+			reserved = m.Reserved[n.Type] > 0
+		}
+		if reserved {
 			f.typeUse[n.Type] += n.GPUs - f.idle[k]
 		}
-		if f.idle[k] <= 0 {
-			continue
+		if f.idle[k] > 0 {
+			total += f.idle[k]
+			run++
 		}
-		total += f.idle[k]
-		f.pools[fillPoolKey{n.Type, n.GPUs}] = append(f.pools[fillPoolKey{n.Type, n.GPUs}], k)
-		f.pools[fillPoolKey{n.Type, 0}] = append(f.pools[fillPoolKey{n.Type, 0}], k)
+	}
+	if len(snap.Nodes) > 0 {
+		flush(&snap.Nodes[len(snap.Nodes)-1])
+	}
+	buf := make([]int, 0, 2*len(snap.Nodes))
+	for key, c := range count {
+		f.pools[key], buf = buf[len(buf):len(buf):len(buf)+c], buf[:len(buf)+c]
+	}
+	var bySize, byType []int // the lists of the current run's pools
+	for k := range snap.Nodes {
+		n := &snap.Nodes[k]
+		if k == 0 || !sameShape(&snap.Nodes[k-1], n) {
+			if k > 0 {
+				prev := &snap.Nodes[k-1]
+				f.pools[fillPoolKey{prev.Type, prev.GPUs}], f.pools[fillPoolKey{prev.Type, 0}] = bySize, byType
+			}
+			bySize, byType = f.pools[fillPoolKey{n.Type, n.GPUs}], f.pools[fillPoolKey{n.Type, 0}]
+		}
+		if f.idle[k] > 0 {
+			bySize, byType = append(bySize, k), append(byType, k)
+		}
+	}
+	if len(snap.Nodes) > 0 {
+		prev := &snap.Nodes[len(snap.Nodes)-1]
+		f.pools[fillPoolKey{prev.Type, prev.GPUs}], f.pools[fillPoolKey{prev.Type, 0}] = bySize, byType
+	}
+	for key, ns := range f.pools {
+		if len(ns) == 0 {
+			delete(f.pools, key) // a pool with no idle node has no list
+		}
 	}
 	if total == 0 {
 		return nil
 	}
-	for _, ns := range f.pools { // by idle GPUs, then node order: best fit
-		slices.SortFunc(ns, func(a, b int) int { return cmp.Or(cmp.Compare(f.idle[a], f.idle[b]), cmp.Compare(a, b)) })
+	// By idle GPUs, then node order (best fit), sorted as keys of both
+	// packed in one integer (no comparison function).
+	var keys []uint64
+	for _, ns := range f.pools {
+		if len(snap.Nodes) > math.MaxUint32 || slices.ContainsFunc(ns, func(k int) bool { return f.idle[k] > math.MaxInt32 }) {
+			slices.SortFunc(ns, func(a, b int) int { return cmp.Or(cmp.Compare(f.idle[a], f.idle[b]), cmp.Compare(a, b)) })
+			continue // beyond the packed keys
+		}
+		keys = keys[:0]
+		for _, k := range ns {
+			keys = append(keys, uint64(f.idle[k])<<32|uint64(uint32(k)))
+		}
+		slices.Sort(keys)
+		for x, key := range keys {
+			ns[x] = int(uint32(key))
+		}
 	}
 	return f
 }
 
-// heldOnIdle records the GPU indices held on the nodes with idle GPUs.
+// sameShape reports whether nodes a and b have one type and size.
+func sameShape(a, b *Node) bool { return a.GPUs == b.GPUs && a.Type == b.Type }
+
+// heldOnIdle records the GPU indices held on the nodes with idle GPUs, in
+// one array (each node's slice holds exactly its held GPUs).
 func (f *filler) heldOnIdle(lay *layout) {
+	n := 0
+	for k := range f.idle {
+		if f.idle[k] > 0 {
+			n += f.snap.Nodes[k].GPUs - f.idle[k]
+		}
+	}
+	buf := make([]int, n)
+	for k := range f.idle {
+		if f.idle[k] > 0 {
+			h := f.snap.Nodes[k].GPUs - f.idle[k]
+			f.held[k], buf = buf[:0:h], buf[h:]
+		}
+	}
 	for _, gs := range lay.GPUs {
 		last, k := "", -1
 		for _, g := range gs {
@@ -637,7 +746,11 @@ func (f *filler) place(c configset.Config) ([]GPU, bool) {
 		plan = got
 	}
 	slices.SortFunc(plan, func(a, b fillPart) int { return cmp.Compare(a.node, b.node) })
-	gs := make([]GPU, 0, c.GPUs)
+	if len(f.gpuBuf) < c.GPUs {
+		f.gpuBuf = make([]GPU, max(c.GPUs, fillChunk))
+	}
+	gs := f.gpuBuf[:0:c.GPUs]
+	f.gpuBuf = f.gpuBuf[c.GPUs:]
 	for _, p := range plan {
 		gs = f.takeGPUs(gs, p)
 	}
@@ -657,7 +770,9 @@ func (f *filler) placePart(typ string, size, n, g, r int) ([]fillPart, bool) {
 		return nil, false // no node of the pool holds the largest part
 	}
 	nodes := f.pools[key]
-	out := make([]fillPart, 0, len(parts))
+	// The parts chosen go to f.parts, reused by the next call: place
+	// consumes or copies them first.
+	out := f.parts[:0]
 	for _, need := range parts { // largest first
 		at := f.bestFit(nodes, need)
 		for at < len(nodes) && slices.ContainsFunc(out, func(p fillPart) bool { return p.node == nodes[at] }) {
@@ -668,6 +783,7 @@ func (f *filler) placePart(typ string, size, n, g, r int) ([]fillPart, bool) {
 		}
 		out = append(out, fillPart{node: nodes[at], gpus: need})
 	}
+	f.parts = out[:0]
 	return out, true
 }
 
@@ -758,7 +874,11 @@ func (f *filler) takeGPUs(gs []GPU, p fillPart) []GPU {
 func (f *filler) freeOn(k int) []bool {
 	free, ok := f.free[k]
 	if !ok {
-		free = make([]bool, f.snap.Nodes[k].GPUs)
+		n := f.snap.Nodes[k].GPUs
+		if len(f.freeBuf) < n {
+			f.freeBuf = make([]bool, max(n, fillChunk))
+		}
+		free, f.freeBuf = f.freeBuf[:n:n], f.freeBuf[n:]
 		for x := range free {
 			free[x] = true
 		}

@@ -62,9 +62,19 @@ func TestFillOutOfTime(t *testing.T) {
 	s, err := New(nil)
 	require.NoError(t, err)
 	snap := fillStranded()
+	s.noLean = true // the standard path's fill; the lean round's is below
 	p := roundOutOfTime(t, s, snap)
 	assert.Empty(t, p.filled)
 	assert.Equal(t, Queue, p.Decisions[2].Action)
+	// The lean round (lean.go) starts the waiting job on the idle GPUs
+	// by the fill step, sized by the cheap rows it built.
+	s.noLean = false
+	p = roundOutOfTime(t, s, snap)
+	require.True(t, p.lean)
+	assert.Equal(t, []string{"small"}, p.filled)
+	assert.Equal(t, Start, p.Decisions[2].Action)
+	checkPlan(t, &snap, &p)
+	s.noLean = true
 	s.now = nil
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()

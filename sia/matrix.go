@@ -363,43 +363,10 @@ func (cl *cluster) pool(c configset.Config) (configset.Pool, bool) {
 // matrix is built.
 const ctxCheckJobs = 8
 
-// buildMatrix builds the restart-discounted goodput matrix of a snapshot
-// (paper §3.3; the published artifact where noted):
-//
-//   - one entry per configuration the job may take: adaptive and
-//     strong-scaling jobs take the cluster's configurations within
-//     [MinGPUs, MaxGPUs], at most Options.MaxGPUsPerJob, in multiples of the
-//     replica size P, and (adaptive jobs) at most ScaleUpFactor ×
-//     PeakReplicas replicas; rigid jobs take one configuration per pool at
-//     their fixed count (whole nodes plus the remainder on one more node,
-//     configset.Set.Fixed, charged as configset.Set.Charge); the job's
-//     current configuration is always an entry (see "Node shapes" in the
-//     package documentation for pools and charges);
-//   - the entry's goodput is the model's best batch size for that
-//     configuration (strong-scaling and rigid jobs at their fixed batch);
-//     configurations without a feasible batch size are removed (or get the
-//     artifact's filler);
-//   - the row is normalised: divided by its smallest valid goodput and
-//     multiplied by N_min, the job's minimum GPU count (its fixed count for
-//     rigid jobs, P of the minimum's type for hybrid-parallel jobs); a type
-//     without a model offers only its one-replica configuration, at its GPU
-//     count;
-//   - for a running job, every entry but the current configuration is
-//     multiplied by the restart factor r = max(0, (T − N·S)/(T + S)) with
-//     age T, restarts N and restart cost S;
-//   - the value offered to the solver is (r·G)^p; for p < 0 the problem is
-//     minimised; leaving a job unallocated is worth λ;
-//   - jobs in a checkpoint-restore and running non-preemptible jobs are
-//     pinned to their current configuration;
-//   - a type the job may not use — outside Job.Types, or bootstrap.Excluded
-//     by its Models (a hybrid-parallel job's types without stages) — has
-//     no entry at all (not even the one-GPU entry of a type without a
-//     model, nor an artifact filler).
-//
-// The snapshot must have been validated (validateSnapshot, which gives cl;
-// the GPUs of running jobs are not needed here). It builds under ctx; phased builds it by priority (see buildRows), for
-// deadlines too close for the whole matrix.
-func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, phased bool) (*goodputMatrix, error) {
+// matrixHeader returns the matrix of a validated snapshot with its rows still
+// to build (the columns, capacities, quotas and sense), the variant's knobs
+// and λ, the value of leaving a job unallocated.
+func matrixHeader(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, ArtifactKnobs, float64) {
 	k := o.knobs()
 	m := &goodputMatrix{
 		Rows:     make([]matrixRow, len(snap.Jobs)),
@@ -444,6 +411,47 @@ func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, p
 		m.Grid = artifactGrid
 		lambda = roundTo(lambda, artifactGrid)
 	}
+	return m, k, lambda
+}
+
+// buildMatrix builds the restart-discounted goodput matrix of a snapshot
+// (paper §3.3; the published artifact where noted):
+//
+//   - one entry per configuration the job may take: adaptive and
+//     strong-scaling jobs take the cluster's configurations within
+//     [MinGPUs, MaxGPUs], at most Options.MaxGPUsPerJob, in multiples of the
+//     replica size P, and (adaptive jobs) at most ScaleUpFactor ×
+//     PeakReplicas replicas; rigid jobs take one configuration per pool at
+//     their fixed count (whole nodes plus the remainder on one more node,
+//     configset.Set.Fixed, charged as configset.Set.Charge); the job's
+//     current configuration is always an entry (see "Node shapes" in the
+//     package documentation for pools and charges);
+//   - the entry's goodput is the model's best batch size for that
+//     configuration (strong-scaling and rigid jobs at their fixed batch);
+//     configurations without a feasible batch size are removed (or get the
+//     artifact's filler);
+//   - the row is normalised: divided by its smallest valid goodput and
+//     multiplied by N_min, the job's minimum GPU count (its fixed count for
+//     rigid jobs, P of the minimum's type for hybrid-parallel jobs); a type
+//     without a model offers only its one-replica configuration, at its GPU
+//     count;
+//   - for a running job, every entry but the current configuration is
+//     multiplied by the restart factor r = max(0, (T − N·S)/(T + S)) with
+//     age T, restarts N and restart cost S;
+//   - the value offered to the solver is (r·G)^p; for p < 0 the problem is
+//     minimised; leaving a job unallocated is worth λ;
+//   - jobs in a checkpoint-restore and running non-preemptible jobs are
+//     pinned to their current configuration;
+//   - a type the job may not use — outside Job.Types, or bootstrap.Excluded
+//     by its Models (a hybrid-parallel job's types without stages) — has
+//     no entry at all (not even the one-GPU entry of a type without a
+//     model, nor an artifact filler).
+//
+// The snapshot must have been validated (validateSnapshot, which gives cl;
+// the GPUs of running jobs are not needed here). It builds under ctx; phased builds it by priority (see buildRows), for
+// deadlines too close for the whole matrix.
+func buildMatrix(ctx context.Context, snap *Snapshot, o *Options, cl *cluster, phased bool) (*goodputMatrix, error) {
+	m, k, lambda := matrixHeader(snap, o, cl)
 	workers := workers(o, len(snap.Jobs))
 	if workers == 1 {
 		partial, err := buildRows(ctx, snap, o, &k, cl, m, lambda, 0, len(snap.Jobs), phased)

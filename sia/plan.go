@@ -131,6 +131,8 @@ type Plan struct {
 	entries []int
 	// filled lists the jobs the fill step started (fill.go).
 	filled []string
+	// lean says the lean round made the plan (lean.go; for tests).
+	lean bool
 }
 
 // entry returns the matrix entry decision i (of Decisions) was placed
@@ -172,6 +174,9 @@ type layout struct {
 	cut bool
 	// fill is what the fill step started on the GPUs left idle (fill.go).
 	fill fillOutcome
+	// nodeAt is validation's index of the snapshot's nodes by ID (nil: the
+	// fill step builds one).
+	nodeAt map[string]int
 }
 
 // choice returns the entry job i is placed with.

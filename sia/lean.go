@@ -1,0 +1,279 @@
+package sia
+
+import (
+	"context"
+	"time"
+
+	"github.com/sia-sched/sia/ilp"
+)
+
+// The lean round (see Scheduler.Round, "Deadline"): when the time left to
+// D + S after validation is less than the standard path's floor (its work
+// whatever the deadline, standardFloor), the round does only what a round
+// out of time must do. Every running job keeps its allocation and GPUs
+// exactly, as the standard path's out-of-time round decides for it (its
+// bare kept row, worth N_min, no batch size; no solver, no placement), the
+// queued jobs the standard floor would value first (cluster.cheapFirst)
+// get their cheap rows and start on the GPUs the kept jobs leave free
+// (the fill step: each placed with its evaluated shape, quotas and
+// reservations counted by the GPUs held), and the others wait. A snapshot
+// with a running job that would not simply keep on the standard path (a
+// row bareRow does not cover, a current entry dominated by waiting or not
+// offered, kept GPUs beyond a type's capacity less Reserved or a quota's
+// Limit) takes the standard path.
+
+// leanRestPerJob is the lean round's cost per job after its cheap rows
+// (the allocation, the layout, the fill's count of the idle GPUs and the
+// decisions with the waiting jobs' reasons): 1.2 ms least of 40 on the
+// 5,000-job, 8,000-GPU fleet of examples/round-deadline (0.24 µs per
+// job), with a safety factor of two. The cheap rows beyond the standard
+// floor's stop that long before D.
+const leanRestPerJob = 500 * time.Nanosecond
+
+// standardFloor is the standard path's floor after validation, sized by
+// planBudget's constants: the running jobs' bare rows, the cheap rows of
+// the queued jobs valued whatever the deadline, and placement's reserve
+// for the jobs and the starts those rows may make (the greedy allocation
+// and the decisions are in placeCostPerJob).
+func standardFloor(snap *Snapshot, cl *cluster, o *Options, left time.Duration) time.Duration {
+	running, queued, free := roundShape(snap, cl)
+	w := workers(o, len(snap.Jobs))
+	types := time.Duration(max(len(cl.types), 1))
+	rows := lateCheapRows(free, len(cl.types), left, w)
+	starts := min(queued, free, rows*w)
+	// The free GPUs the floor's starts may take are not charged: on
+	// nodes of thousands of GPUs they would make every round lean, and
+	// the standard path's placement past its share of S places its few
+	// starts on free GPUs only.
+	return time.Duration(running)*bareCostPerJob/time.Duration(w) + time.Duration(rows)*types*cheapRowCostPerType +
+		placeReserve(len(snap.Jobs), starts, 0)
+}
+
+// takeLean reports whether a round on clock clk (under ctx) takes the lean
+// path: it has a deadline, and the time left to D + S is less than the
+// standard path's floor (none is left once ctx is cancelled but S).
+func takeLean(ctx context.Context, clk *roundClock, snap *Snapshot, cl *cluster, o *Options) bool {
+	if clk == nil || clk.deadline.IsZero() {
+		return false
+	}
+	left := clk.deadline.Sub(clk.now())
+	if ctx.Err() != nil {
+		left = min(left, 0)
+	}
+	return left+clk.slack < standardFloor(snap, cl, o, max(left, 0))
+}
+
+// leanRound runs the lean round on a validated snapshot (cl, clk: its
+// cluster view and clock). ok is false, with nothing done but reading the
+// snapshot, when a running job would not simply keep its allocation on the
+// standard path: the round then takes that path.
+func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, clk *roundClock) (plan Plan, ok bool, err error) {
+	o := &s.opts
+	t1 := time.Now()
+	m, lambda, ev, ok := leanKept(snap, o, cl)
+	if !ok {
+		return Plan{}, false, nil
+	}
+	if err := leanCheap(snap, o, cl, clk, m, lambda, ev); err != nil {
+		s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Duration: time.Since(t1), Err: err})
+		return Plan{}, true, err
+	}
+	t2 := time.Now()
+	nopts := m.Offered()
+	s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Offered: nopts, Duration: t2.Sub(t1)})
+	sol := leanSolution(snap, m)
+	s.observe(Event{Stage: StageSolve, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status})
+	lay := leanLayout(snap, m)
+	lay.nodeAt = cl.nodeAt
+	if filled := fillIdle(snap, m, sol, &lay, -1); len(filled) > 0 {
+		lay.fill = fillOutcome{Filled: filled, Objective: planObjective(m, sol, &lay), Bound: sol.Bound}
+	}
+	s.observe(Event{Stage: StagePlace, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status, Duration: time.Since(t2)})
+	assemble(&plan, snap, m, sol, lay, o)
+	plan.lean = true
+	return plan, true, nil
+}
+
+// leanKept builds the lean round's matrix with every running job's kept
+// row as the standard path's out-of-time round builds it (rowBare: bareRow
+// in the common case, the paper's steps for the others, such as rigid
+// jobs) and every queued job's row empty, and reports whether every
+// running job keeps its allocation as on the standard path's greedy
+// allocation: its current entry is offered (or pinned), on one pool, and
+// the kept entries fit every pool's capacity, reservation and quota as
+// the allocation problem counts them (keptFit). A row the steps cannot
+// build (an error) leaves the standard path to report it.
+// It returns the evaluator it used (nil: none).
+func leanKept(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, float64, *evaluator, bool) {
+	m, k, lambda := matrixHeader(snap, o, cl)
+	m.Partial = true
+	running, _, _ := roundShape(snap, cl)
+	backing := make([]matrixEntry, 0, running)
+	var ev *evaluator // for the rows bareRow does not cover
+	for i := range snap.Jobs {
+		j := &snap.Jobs[i]
+		if !j.State.Current.Running() {
+			m.Rows[i] = matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: true}
+			continue
+		}
+		var ok bool
+		if backing, ok = bareRow(backing, snap, o, &k, cl, m, lambda, i); !ok {
+			if ev == nil {
+				ev = newEvaluator()
+			}
+			var err error
+			if backing, err = rowSteps(backing, snap, o, &k, cl, ev, m, lambda, i, rowBare); err != nil {
+				return nil, 0, nil, false
+			}
+		}
+		row := &m.Rows[i]
+		if row.Current < 0 || row.spill != nil {
+			return nil, 0, nil, false
+		}
+		if e := &row.Entries[row.Current]; e.Config.Spanning() || row.Pin < 0 && (e.Dropped || e.Dominated) {
+			return nil, 0, nil, false
+		}
+	}
+	return m, lambda, ev, keptFit(snap, m)
+}
+
+// keptFit reports whether the running jobs' current entries of m, each
+// counting its charge against its pool (as the allocation problem counts
+// them), fit every pool's capacity less its reservation, every reservation
+// over a type of several pools, and every quota's Limit: the greedy
+// allocation of the standard path then keeps them all.
+func keptFit(snap *Snapshot, m *goodputMatrix) bool {
+	// kept is running job i's option as the allocation problem has it.
+	kept := func(i int) (ilp.Option, bool) {
+		if !snap.Jobs[i].State.Current.Running() {
+			return ilp.Option{}, false
+		}
+		row := &m.Rows[i]
+		e := &row.Entries[row.Current]
+		return ilp.Option{Type: m.poolName(e.Config), GPUs: e.charge()}, true
+	}
+	use := make(map[string]int, len(m.Capacity))
+	for i := range m.Rows {
+		if o, ok := kept(i); ok {
+			use[o.Type] += o.GPUs
+		}
+	}
+	for pool, n := range use {
+		if n > m.Capacity[pool] {
+			return false
+		}
+	}
+	for t, r := range m.Reserved {
+		ps := m.Pools[t]
+		total, held := 0, 0
+		for _, pl := range ps {
+			total += m.Capacity[pl]
+			held += use[pl]
+		}
+		if held > total-r {
+			return false
+		}
+	}
+	for q := range m.Quotas {
+		qt := &m.Quotas[q]
+		sum := 0
+		for _, i := range qt.Jobs {
+			if o, ok := kept(i); ok && qt.Counts(o) {
+				sum += o.GPUs
+			}
+		}
+		if sum > qt.Limit {
+			return false
+		}
+	}
+	return true
+}
+
+// leanCheap builds the cheap rows (rowCheap) of the queued jobs the
+// standard floor values first (cluster.cheapFirst: the smallest that may
+// start on the free GPUs): until as many as the standard floor's are not
+// empty whatever the deadline (lateCheapRows per matrix worker, among the
+// first cheapExamine times as many), then
+// more until the rest of the round must start to end by D (leanRestPerJob
+// per job), and none once the rows built need all the free GPUs (their
+// smallest configurations' GPUs).
+// ev is the evaluator to use (nil: a new one).
+func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *goodputMatrix, lambda float64, ev *evaluator) error {
+	_, queued, free := roundShape(snap, cl)
+	if queued == 0 || free == 0 {
+		return nil
+	}
+	cl.free = freeByType(snap, cl)
+	left := max(clk.deadline.Sub(clk.now()), 0)
+	w := workers(o, len(snap.Jobs))
+	floor := lateCheapRows(free, len(cl.types), left, w) * w
+	k := o.knobs()
+	if ev == nil {
+		ev = newEvaluator()
+	}
+	cands := cl.cheapFirst(snap, o, 0, len(snap.Jobs), max(cheapExamine*floor, free))
+	backing := make([]matrixEntry, 0, min(len(cands), floor)*len(cl.types))
+	end := clk.deadline.Add(-time.Duration(len(snap.Jobs)) * leanRestPerJob)
+	// need: the admitted rows' smallest GPU counts; starts: the time the
+	// fill may take to start them (placement's per-start and per-GPU
+	// costs), which the rows beyond the floor's must leave before end.
+	admitted, need, starts := 0, 0, time.Duration(0)
+	for n, i := range cands {
+		if need >= free || (admitted >= floor || n >= cheapExamine*floor) && clk.past(end.Add(-starts)) {
+			break // no more can start, or no time for more
+		}
+		var err error
+		if backing, err = buildRow(backing, snap, o, &k, cl, ev, m, lambda, i, rowCheap); err != nil {
+			return err
+		}
+		if es := m.Rows[i].Entries; len(es) > 0 {
+			admitted++
+			least := es[0].Config.GPUs
+			for e := range es {
+				least = min(least, es[e].Config.GPUs)
+			}
+			need += least
+			starts += placeCostPerStart + time.Duration(least)*placeCostPerGPU
+		}
+	}
+	return nil
+}
+
+// leanSolution is the lean round's allocation: every running job on its
+// current entry, the queued jobs waiting; not proven (StatusFeasible), its
+// bound unknown (the matrix is partial), its objective the kept entries'
+// values (N_min each, as kept rows without a prediction) and λ for the
+// others.
+func leanSolution(snap *Snapshot, m *goodputMatrix) solution {
+	sol := solution{Choice: make([]int, len(snap.Jobs)), Status: StatusFeasible, Bound: unknownBound(m.Sense)}
+	for i := range m.Rows {
+		row := &m.Rows[i]
+		sol.Choice[i] = -1
+		if snap.Jobs[i].State.Current.Running() {
+			sol.Choice[i] = row.Current
+			sol.Objective += row.Entries[row.Current].Value
+			continue
+		}
+		sol.Objective += row.Unallocated
+	}
+	return sol
+}
+
+// leanLayout is the lean round's layout: every running job on exactly its
+// current GPUs (validation proved them on the snapshot's nodes and held
+// once), copied into one array.
+func leanLayout(snap *Snapshot, m *goodputMatrix) layout {
+	n := 0
+	for i := range snap.Jobs {
+		n += len(snap.Jobs[i].State.Current.Placement)
+	}
+	gpus := make([]GPU, n)
+	lay := layout{GPUs: make([][]GPU, len(snap.Jobs))}
+	for i := range snap.Jobs {
+		if cur := snap.Jobs[i].State.Current; cur.Running() {
+			k := copy(gpus, cur.Placement)
+			lay.GPUs[i], gpus = gpus[:k:k], gpus[k:]
+		}
+	}
+	return lay
+}
