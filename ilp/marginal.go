@@ -171,7 +171,10 @@ func (c *chains) skip(k int) {
 // job's options of a type are contiguous, GPUs ascending (see newModel).
 func (c *chains) add(m *model, k int, j *mjob, lam []float64) {
 	c.skip(k)
-	_, lc := j.best(lam) // the Lagrangian choice (climbing the hulls: cheaper than lagChoice's every option)
+	// (lagChoice, not best: the two break ties between options of equal
+	// Lagrangian profit other ways, and best changed which of several
+	// optimal plans an exact solve returns, and so every simulated trace)
+	lc := j.lagChoice(lam)
 	if lc < 0 {
 		return
 	}
