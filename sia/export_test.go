@@ -22,3 +22,6 @@ func PlanEntry(p *Plan, i int) *matrixEntry { return p.entry(i) }
 
 // PlanFilled returns the jobs the plan's fill step started (sorted IDs).
 func PlanFilled(p *Plan) []string { return p.filled }
+
+// RaceEnabled reports whether the tests run under the race detector.
+const RaceEnabled = raceEnabled

@@ -293,7 +293,9 @@ func TestProbeHugeNodes(t *testing.T) {
 		}
 		plan0 = plan
 		t.Logf("deadline %v: least CPU %v (floor %v), %v, %d started, %d running, %.1f MB allocated", d, best, floor, plan.Status, started, running, float64(alloc)/1e6)
-		assert.LessOrEqual(t, best, 2*max(d, floor)+5*max(2*time.Millisecond, d/10), "deadline %v", d)
+		if !sia.RaceEnabled { // (the race detector slows the standard path more than the lean one the floor measures)
+			assert.LessOrEqual(t, best, 2*max(d, floor)+5*max(2*time.Millisecond, d/10), "deadline %v", d)
+		}
 		assert.Less(t, alloc, uint64(200<<20), "memory linear in the snapshot")
 		assert.Positive(t, running)
 		if k == 1 || k == 3 { // the check is slower than the round on a million GPUs
