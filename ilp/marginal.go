@@ -18,7 +18,11 @@ package ilp
 // the option of least reduced cost that fits, and a last pass gives every
 // job any more profitable option that still fits. The result (parallel to
 // free) fits every row.
-func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64) []int {
+//
+// tight (the Newton path under a tight deadline) takes each job's
+// Lagrangian choice by its hulls, faster; otherwise by every option, whose
+// ties exact solves have always followed (see chains.add).
+func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64, tight bool) []int {
 	m := sr.m
 	choice := make([]int, len(free))
 	left := append([]int(nil), capv...)
@@ -35,7 +39,7 @@ func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64) []int 
 			ch.skip(k)
 			continue
 		}
-		ch.add(m, k, &m.jobs[i], lam)
+		ch.add(m, k, &m.jobs[i], lam, tight)
 	}
 	ch.h.init()
 	for len(ch.h) > 0 {
@@ -169,12 +173,19 @@ func (c *chains) skip(k int) {
 // upper concave hull, with the origin, of its options on the type of its
 // Lagrangian choice, at their priced profits (see marginalGreedy). The
 // job's options of a type are contiguous, GPUs ascending (see newModel).
-func (c *chains) add(m *model, k int, j *mjob, lam []float64) {
+func (c *chains) add(m *model, k int, j *mjob, lam []float64, tight bool) {
 	c.skip(k)
-	// (lagChoice, not best: the two break ties between options of equal
+	// (under a tight deadline, best: it climbs the hulls, cheaper than
+	// lagChoice's every option; otherwise lagChoice, as exact solves have
+	// always taken it: the two break ties between options of equal
 	// Lagrangian profit other ways, and best changed which of several
 	// optimal plans an exact solve returns, and so every simulated trace)
-	lc := j.lagChoice(lam)
+	var lc int
+	if tight {
+		_, lc = j.best(lam)
+	} else {
+		lc = j.lagChoice(lam)
+	}
 	if lc < 0 {
 		return
 	}

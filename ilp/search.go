@@ -784,7 +784,7 @@ func (sr *search) refineDual(n *bbNode) {
 	n.bnd = math.Min(n.P+n.f, n.est)
 	sr.root = math.Min(sr.root, n.bnd)
 	if n.bnd > sr.target() && sr.clk.affords(cost) {
-		sr.offerFree(n.free, sr.marginalGreedy(n.free, n.capv, n.lam))
+		sr.offerFree(n.free, sr.marginalGreedy(n.free, n.capv, n.lam, true))
 		trace("refineGreedy")
 	}
 }
@@ -799,7 +799,7 @@ func (sr *search) refineTies(n *bbNode) {
 		for r, l := range n.lam {
 			lam[r] = math.Min(l*(1+refineNoise*(2*rng.Float64()-1)), sr.m.ub[r])
 		}
-		sr.offerFree(n.free, sr.marginalGreedy(n.free, n.capv, lam))
+		sr.offerFree(n.free, sr.marginalGreedy(n.free, n.capv, lam, true))
 		trace("refine")
 	}
 }
@@ -825,14 +825,14 @@ const (
 // took goes to the dual.
 func (sr *search) firstGreedies(free []int32, capv []int, lam []float64, newton bool) {
 	if newton && sr.clk.affords(marginalNanos*sr.optionCount(free)) {
-		sr.offerFree(free, sr.marginalGreedy(free, capv, lam))
+		sr.offerFree(free, sr.marginalGreedy(free, capv, lam, true))
 		trace("marginalGreedy")
 		return
 	}
 	sr.offerFree(free, sr.quickGreedy(free, capv, lam, nil))
 	trace("quickGreedy")
 	if !newton && sr.clk.affords(greedyNanos*2*sr.optionCount(free)) {
-		sr.offerFree(free, sr.marginalGreedy(free, capv, lam))
+		sr.offerFree(free, sr.marginalGreedy(free, capv, lam, false))
 		trace("marginalGreedy")
 	}
 }

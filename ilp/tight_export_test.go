@@ -14,7 +14,7 @@ func MarginalGreedyLoss(p *Problem) float64 {
 	free := m.allJobs()
 	lam, fc := m.minimizeDual(free, m.cap, nil, 1e-10*m.scale, 600)
 	sr := newSearch(newClock(context.Background(), time.Now(), 0), m, &Settings{})
-	c := sr.marginalGreedy(free, m.cap, lam)
+	c := sr.marginalGreedy(free, m.cap, lam, true)
 	if !sr.feasible(c) {
 		return math.NaN()
 	}

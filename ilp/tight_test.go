@@ -27,12 +27,12 @@ func TestMarginalGreedyPastDeadline(t *testing.T) {
 	for r := range lam {
 		lam[r] = m.ub[r] / 4
 	}
-	want := newSearch(newClock(context.Background(), time.Now(), 0), m, &Settings{}).marginalGreedy(free, m.cap, lam)
+	want := newSearch(newClock(context.Background(), time.Now(), 0), m, &Settings{}).marginalGreedy(free, m.cap, lam, true)
 	// a deadline 10 ms ago, greedyEnd (half the 1 s allowance of a 10 s
 	// deadline) 490 ms from now
 	clk := newClock(context.Background(), time.Now().Add(-10*time.Second-10*time.Millisecond), 10*time.Second)
 	require.True(t, clk.expired())
-	got := newSearch(clk, m, &Settings{}).marginalGreedy(free, m.cap, lam)
+	got := newSearch(clk, m, &Settings{}).marginalGreedy(free, m.cap, lam, true)
 	require.False(t, clk.greedyOver(), "the test's greedyEnd passed: too slow a machine")
 	assert.Equal(t, want, got)
 }
