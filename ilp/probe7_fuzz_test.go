@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
@@ -40,20 +39,8 @@ func FuzzSolveTwin(f *testing.F) {
 			}
 			return
 		}
-		scale := valueScale(p)
-		noise := 4e-12 * scale * float64(len(p.Jobs)+1)
-		better := func(a, b, by float64) bool {
-			if p.Sense == ilp.Maximize {
-				return a > b+by
-			}
-			return a < b-by
-		}
-		warm := slices.Clone(want)
-		for i := range warm {
-			if p.Jobs[i].Pin < 0 && rng.IntN(2) == 0 {
-				warm[i] = -1
-			}
-		}
+		scale, noise, better := twinCompare7(p)
+		warm := dropSome7(p, want, rng, 2)
 		step := time.Duration(stepMicros) * time.Microsecond
 		for _, s := range []*ilp.Settings{nil, {WarmStart: warm}, {MaxNodes: 3}} {
 			var sols []ilp.Solution

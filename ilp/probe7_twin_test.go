@@ -461,25 +461,40 @@ func TestProbe7DPTwin(t *testing.T) {
 
 // checkTwin7 solves p under each setting and checks the answers against
 // the twin's optimum; it returns how many were Optimal and how many
-// explored more than one node.
-func checkTwin7(t *testing.T, p *ilp.Problem, wantObj float64, want []int, rng *rand.Rand, name string) (optimal, searched int) {
-	t.Helper()
-	scale := valueScale(p)
-	noise := 4e-12 * scale * float64(len(p.Jobs)+1)
-	better := func(a, b, by float64) bool { // a better than b by more than by
+// twinCompare7 returns p's value scale, the rounding noise a solve's sums
+// may carry on it, and better(a, b, by): a better than b in p's sense by
+// more than by.
+func twinCompare7(p *ilp.Problem) (scale, noise float64, better func(a, b, by float64) bool) {
+	scale = valueScale(p)
+	noise = 4e-12 * scale * float64(len(p.Jobs)+1)
+	better = func(a, b, by float64) bool {
 		if p.Sense == ilp.Maximize {
 			return a > b+by
 		}
 		return a < b-by
 	}
-	// a random feasible warm start: the twin's optimum with some jobs
-	// dropped (pins kept), or a random assignment when it holds
-	random := slices.Clone(want)
-	for i := range random {
-		if p.Jobs[i].Pin < 0 && rng.IntN(2) == 0 {
-			random[i] = -1
+	return scale, noise, better
+}
+
+// dropSome7 returns want with each free job dropped with probability 1/n
+// (pins kept): a feasible warm start when want is feasible.
+func dropSome7(p *ilp.Problem, want []int, rng *rand.Rand, n int) []int {
+	w := slices.Clone(want)
+	for i := range w {
+		if p.Jobs[i].Pin < 0 && rng.IntN(n) == 0 {
+			w[i] = -1
 		}
 	}
+	return w
+}
+
+// explored more than one node.
+func checkTwin7(t *testing.T, p *ilp.Problem, wantObj float64, want []int, rng *rand.Rand, name string) (optimal, searched int) {
+	t.Helper()
+	scale, noise, better := twinCompare7(p)
+	// a random feasible warm start: the twin's optimum with some jobs
+	// dropped (pins kept), or a random assignment when it holds
+	random := dropSome7(p, want, rng, 2)
 	if rng.IntN(2) == 0 {
 		r := make([]int, len(p.Jobs))
 		for i, j := range p.Jobs {
@@ -575,20 +590,8 @@ func TestProbe7SteppedClock(t *testing.T) {
 			if tooBig || !ok {
 				continue
 			}
-			scale := valueScale(p)
-			noise := 4e-12 * scale * float64(len(p.Jobs)+1)
-			better := func(a, b, by float64) bool {
-				if p.Sense == ilp.Maximize {
-					return a > b+by
-				}
-				return a < b-by
-			}
-			warm := slices.Clone(want)
-			for i := range warm {
-				if p.Jobs[i].Pin < 0 && rng.IntN(3) == 0 {
-					warm[i] = -1
-				}
-			}
+			scale, noise, better := twinCompare7(p)
+			warm := dropSome7(p, want, rng, 3)
 			for _, step := range steps {
 				for _, d := range []time.Duration{0, 100 * time.Microsecond, time.Millisecond} {
 					for _, s := range []*ilp.Settings{nil, {WarmStart: want}, {WarmStart: warm}} {
