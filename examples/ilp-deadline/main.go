@@ -131,8 +131,7 @@ func main() {
 				ctx, cancel := context.WithTimeout(context.Background(), d)
 				dl, _ := ctx.Deadline()
 				c0, w0 := measure.ThreadCPU(), time.Now()
-				atD := make(chan time.Duration, 1)
-				tm := time.AfterFunc(time.Until(dl), func() { atD <- measure.ThreadCPUOf(tid) })
+				atD := measure.CPUAt(tid, dl)
 				var lateTm *time.Timer
 				if *late {
 					lateTm = time.AfterFunc(time.Until(dl.Add(max(2*time.Millisecond, d/10))), func() { printLate(names[pi], d) })
@@ -144,8 +143,8 @@ func main() {
 					lateTm.Stop()
 				}
 				co := time.Duration(0)
-				if !tm.Stop() {
-					co = max(0, cEnd-<-atD)
+				if cD, _, reached := atD.Stop(); reached {
+					co = max(0, cEnd-cD)
 				}
 				cpuOver = append(cpuOver, co)
 				if w := end.Sub(w0); w > 0 {

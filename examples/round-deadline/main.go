@@ -141,14 +141,13 @@ func main() {
 				stages = [4]time.Duration{}
 				ctx, cancel := context.WithTimeout(context.Background(), d)
 				dl, _ := ctx.Deadline()
-				atD := make(chan time.Duration, 1)
-				tm := time.AfterFunc(time.Until(dl), func() { atD <- measure.ThreadCPUOf(tid) })
+				atD := measure.CPUAt(tid, dl)
 				p, err := s.Round(ctx, snaps[si])
 				end := time.Now()
 				cEnd := measure.ThreadCPUOf(tid)
 				co := time.Duration(0)
-				if !tm.Stop() {
-					co = max(0, cEnd-<-atD)
+				if cD, _, reached := atD.Stop(); reached {
+					co = max(0, cEnd-cD)
 				}
 				cancel()
 				close(stop)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"strings"
@@ -103,4 +104,61 @@ func StartCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// CPUProbe reads a thread's CPU time at a given wall-clock instant (see
+// CPUAt).
+type CPUProbe struct {
+	stop chan struct{}
+	done chan struct{}
+	cpu  time.Duration
+	late time.Duration
+	read bool
+}
+
+// CPUAt starts a probe that reads thread tid's CPU time (ThreadCPUOf) when
+// the wall clock reaches at. A timer alone fires up to about a millisecond
+// late while the process is busy, which would hide that much CPU time
+// after a deadline; the probe sleeps until shortly before at and spins the
+// rest on its own thread.
+func CPUAt(tid int, at time.Time) *CPUProbe {
+	p := &CPUProbe{stop: make(chan struct{}), done: make(chan struct{})}
+	go p.run(tid, at)
+	return p
+}
+
+// spinBefore is how long before its instant a probe stops sleeping and
+// spins.
+const spinBefore = time.Millisecond
+
+func (p *CPUProbe) run(tid int, at time.Time) {
+	defer close(p.done)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if d := time.Until(at) - spinBefore; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-p.stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+	for time.Now().Before(at) {
+		select {
+		case <-p.stop:
+			return
+		default:
+		}
+	}
+	p.cpu, p.late, p.read = ThreadCPUOf(tid), time.Since(at), true
+}
+
+// Stop ends the probe and returns its reading: the thread's CPU time at
+// the instant, how late after it the reading was taken, and whether the
+// instant was reached before Stop.
+func (p *CPUProbe) Stop() (cpu, late time.Duration, reached bool) {
+	close(p.stop)
+	<-p.done
+	return p.cpu, p.late, p.read
 }
