@@ -100,6 +100,7 @@ type filler struct {
 	snap    *Snapshot
 	m       *goodputMatrix
 	nodeIdx map[string]int        // node ID → index in snap.Nodes
+	gpus    *gpuIndex             // validation's GPU owners, when the layout holds the snapshot's placements (layout.gpus)
 	idle    []int                 // per node: GPUs no job of the layout holds
 	held    [][]int               // per node: the indices held
 	free    map[int][]bool        // per node placed on: index free (built when first used)
@@ -408,7 +409,7 @@ func fillRows(snap *Snapshot, m *goodputMatrix, lay *layout, budget time.Duratio
 // held per reserved type and per quota; nil when no GPU is idle. It reads
 // each GPU held once, looking its node up once per run of GPUs on one node.
 func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
-	f := &filler{snap: snap, m: m, nodeIdx: lay.nodeAt, idle: make([]int, len(snap.Nodes)),
+	f := &filler{snap: snap, m: m, nodeIdx: lay.nodeAt, gpus: lay.gpus, idle: make([]int, len(snap.Nodes)),
 		held: make([][]int, len(snap.Nodes)), free: map[int][]bool{}, pools: map[fillPoolKey][]int{}, poolOf: make([]string, len(snap.Nodes)),
 		largest: map[string]int{}, typeUse: map[string]int{}}
 	var names map[fillPoolKey]string // a pool's name, built once per pool
@@ -442,12 +443,26 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 	}
 	f.quotaRows()
 	f.qUse = make([]int, len(m.Quotas))
+	if f.gpus != nil {
+		// The snapshot's placements, as validation recorded them: the
+		// held GPUs of a node are its slots with an owner.
+		for k := range f.idle {
+			for _, o := range f.gpus.slots(k) {
+				if o != 0 {
+					f.idle[k]--
+				}
+			}
+		}
+	}
 	var perPool map[string]int
 	for i, gs := range lay.GPUs {
 		if len(gs) == 0 {
 			continue
 		}
 		counted := len(f.quotaOf[i]) > 0
+		if f.gpus != nil && !counted {
+			continue // counted above
+		}
 		if counted {
 			if perPool == nil {
 				perPool = map[string]int{}
@@ -466,7 +481,9 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 			if k < 0 {
 				continue
 			}
-			f.idle[k]--
+			if f.gpus == nil {
+				f.idle[k]--
+			}
 			if counted {
 				perPool[f.poolOf[k]]++
 			}
@@ -570,6 +587,9 @@ func sameShape(a, b *Node) bool { return a.GPUs == b.GPUs && a.Type == b.Type }
 // heldOnIdle records the GPU indices held on the nodes with idle GPUs, in
 // one array (each node's slice holds exactly its held GPUs).
 func (f *filler) heldOnIdle(lay *layout) {
+	if f.gpus != nil {
+		return // freeOn reads the owners
+	}
 	n := 0
 	for k := range f.idle {
 		if f.idle[k] > 0 {
@@ -881,6 +901,11 @@ func (f *filler) freeOn(k int) []bool {
 		free, f.freeBuf = f.freeBuf[:n:n], f.freeBuf[n:]
 		for x := range free {
 			free[x] = true
+		}
+		if f.gpus != nil {
+			for x, o := range f.gpus.slots(k) {
+				free[x] = o == 0
+			}
 		}
 		for _, x := range f.held[k] {
 			if x >= 0 && x < len(free) {

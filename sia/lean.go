@@ -84,7 +84,7 @@ func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, 
 	sol := leanSolution(snap, m)
 	s.observe(Event{Stage: StageSolve, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status})
 	lay := leanLayout(snap, m)
-	lay.nodeAt = cl.nodeAt
+	lay.nodeAt, lay.gpus = cl.nodeAt, cl.gpus
 	if filled := fillIdle(snap, m, sol, &lay, -1); len(filled) > 0 {
 		lay.fill = fillOutcome{Filled: filled, Objective: planObjective(m, sol, &lay), Bound: sol.Bound}
 	}

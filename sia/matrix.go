@@ -202,6 +202,7 @@ type cluster struct {
 	poolList map[string][]configset.Pool // GPU type -> its pools (as pools)
 	poolCap  map[string]int              // pool -> GPUs
 	nodeAt   map[string]int              // node ID -> index in nodes (validation's)
+	gpus     *gpuIndex                   // validation's owner of every GPU (nil: not placed)
 	nodes    []Node                      // the snapshot's nodes
 	shapes   shapes                      // node sizes per type (validation)
 	// cur holds the running jobs' models on the types they run on, as

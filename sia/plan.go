@@ -177,6 +177,10 @@ type layout struct {
 	// nodeAt is validation's index of the snapshot's nodes by ID (nil: the
 	// fill step builds one).
 	nodeAt map[string]int
+	// gpus is validation's owner of every GPU when the layout holds
+	// exactly the snapshot's placements (the lean round's; nil: the fill
+	// step counts the layout's GPUs).
+	gpus *gpuIndex
 }
 
 // choice returns the entry job i is placed with.

@@ -65,6 +65,9 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	if placed {
+		cl.gpus = nodes
+	}
 	if err := validatePins(s, cl, pins); err != nil {
 		return nil, err
 	}
@@ -305,6 +308,12 @@ type gpuIndex struct {
 	base  []int          // per node: the slot of its GPU 0 in owner
 	owner []int32        // per GPU: the holding job's index + 1, 0 = free
 	stamp []int32        // per node: the last job (index + 1) that listed a GPU on it
+}
+
+// slots returns the owners of node k's GPUs (by index).
+func (g *gpuIndex) slots(k int) []int32 {
+	n := g.nodes[k].GPUs
+	return g.owner[g.base[k] : g.base[k]+n : g.base[k]+n]
 }
 
 // validateJob checks job i of the snapshot: its fields, its state and,
