@@ -760,7 +760,8 @@ func decide(snap *Snapshot, m *goodputMatrix, sol solution, lay layout, o *Optio
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
 		row := &m.Rows[i]
-		d := Decision{Job: j.ID, Evicted: evicted[j.ID], Kept: kept[j.ID]}
+		d := &out[i] // written in place: a Decision is large, and copying one holding pointers costs write barriers
+		d.Job, d.Evicted, d.Kept = j.ID, evicted[j.ID], kept[j.ID]
 		c := lay.choice(i, sol)
 		entries[i] = -1
 		if c >= 0 && lay.GPUs[i] != nil {
@@ -788,7 +789,6 @@ func decide(snap *Snapshot, m *goodputMatrix, sol solution, lay layout, o *Optio
 				d.Reason = ReasonDeadline // placement stopped at its time, see Scheduler.Round
 			}
 		}
-		out[i] = d
 	}
 	return out, entries
 }

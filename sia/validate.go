@@ -137,6 +137,7 @@ func reservedGPUs(s *Snapshot, cl *cluster, t string) int {
 // pinned jobs (by index in s.Jobs), to be checked together.
 func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool) (pins []int, err error) {
 	ids := newJobIDs(len(s.Jobs))
+	ids.hashAll(s.Jobs)
 	cl.counts = jobCounts{held: make(map[string]int, len(cl.types))}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
@@ -165,6 +166,18 @@ type jobIDs struct {
 	seed maphash.Seed
 	mask uint64
 	slot []uint64 // tag<<32 | job index; 0: free (a tag is never 0)
+	// hash has every job's ID hashed (hashAll), in one pass of its own:
+	// the IDs' bytes lie apart in memory, and a short loop of independent
+	// reads waits for several at once (nil: add hashes).
+	hash []uint64
+}
+
+// hashAll hashes the IDs of jobs for add.
+func (s *jobIDs) hashAll(jobs []Job) {
+	s.hash = make([]uint64, len(jobs))
+	for i := range jobs {
+		s.hash[i] = maphash.String(s.seed, jobs[i].ID)
+	}
 }
 
 // newJobIDs returns a set for n IDs.
@@ -180,7 +193,12 @@ func newJobIDs(n int) *jobIDs {
 // has it.
 func (s *jobIDs) add(jobs []Job, i int) bool {
 	id := jobs[i].ID
-	h := maphash.String(s.seed, id)
+	var h uint64
+	if i < len(s.hash) {
+		h = s.hash[i]
+	} else {
+		h = maphash.String(s.seed, id)
+	}
 	tag := (h>>32 | 1) << 32
 	for k := h & s.mask; ; k = (k + 1) & s.mask {
 		v := s.slot[k]
