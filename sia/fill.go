@@ -194,7 +194,7 @@ func (f *filler) start(cands []fillCandidate, choice []int, lay *layout) (filled
 		row := &f.m.Rows[c.row]
 		e := &row.Entries[c.entry]
 		var uses []ilp.Option // the pools the entry takes, which only quotas need
-		if len(f.quotaOf[c.row]) > 0 {
+		if len(f.quotasOf(c.row)) > 0 {
 			uses = usesOf(e, true)
 		}
 		if !f.limitsHold(c.row, e, uses) {
@@ -331,7 +331,7 @@ func (f *filler) release(i int, e *matrixEntry, uses []ilp.Option, gs []GPU) {
 	if f.m.Reserved[e.Config.Type] > 0 {
 		f.typeUse[e.Config.Type] -= len(gs)
 	}
-	for _, q := range f.quotaOf[i] {
+	for _, q := range f.quotasOf(i) {
 		f.qUse[q] -= quotaUse(&f.m.Quotas[q], uses)
 	}
 	for a := 0; a < len(gs); {
@@ -459,7 +459,7 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 		if len(gs) == 0 {
 			continue
 		}
-		counted := len(f.quotaOf[i]) > 0
+		counted := len(f.quotasOf(i)) > 0
 		if f.gpus != nil && !counted {
 			continue // counted above
 		}
@@ -493,7 +493,7 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 			for _, p := range sortedKeys(perPool) {
 				uses = append(uses, ilp.Option{Type: p, GPUs: perPool[p]})
 			}
-			for _, q := range f.quotaOf[i] {
+			for _, q := range f.quotasOf(i) {
 				f.qUse[q] += quotaUse(&m.Quotas[q], uses)
 			}
 		}
@@ -622,6 +622,9 @@ func (f *filler) heldOnIdle(lay *layout) {
 
 // quotaRows lists, per row, the quotas covering it.
 func (f *filler) quotaRows() {
+	if len(f.m.Quotas) == 0 {
+		return // quotasOf: none
+	}
 	f.quotaOf = make([][]int, len(f.m.Rows))
 	for q := range f.m.Quotas {
 		qu := &f.m.Quotas[q]
@@ -637,6 +640,14 @@ func (f *filler) quotaRows() {
 			}
 		}
 	}
+}
+
+// quotasOf returns the quotas covering row i (quotaRows).
+func (f *filler) quotasOf(i int) []int {
+	if f.quotaOf == nil {
+		return nil
+	}
+	return f.quotaOf[i]
 }
 
 func sortedKeys(m map[string]int) []string {
@@ -692,7 +703,7 @@ func (f *filler) limitsHold(i int, e *matrixEntry, uses []ilp.Option) bool {
 	if r := f.m.Reserved[t]; r > 0 && f.typeUse[t]+e.Config.GPUs > f.m.TypeCapacity(t)-r {
 		return false
 	}
-	for _, q := range f.quotaOf[i] {
+	for _, q := range f.quotasOf(i) {
 		if f.qUse[q]+quotaUse(&f.m.Quotas[q], uses) > f.m.Quotas[q].Limit {
 			return false
 		}
@@ -705,7 +716,7 @@ func (f *filler) take(i int, e *matrixEntry, uses []ilp.Option, gs []GPU) {
 	if f.m.Reserved[e.Config.Type] > 0 {
 		f.typeUse[e.Config.Type] += len(gs)
 	}
-	for _, q := range f.quotaOf[i] {
+	for _, q := range f.quotasOf(i) {
 		f.qUse[q] += quotaUse(&f.m.Quotas[q], uses)
 	}
 }

@@ -137,7 +137,11 @@ func reservedGPUs(s *Snapshot, cl *cluster, t string) int {
 // pinned jobs (by index in s.Jobs), to be checked together.
 func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool) (pins []int, err error) {
 	ids := newJobIDs(len(s.Jobs))
-	ids.hashAll(s.Jobs)
+	if running := ids.hashAll(s.Jobs); running > 0 {
+		// validateReplicaSize's arrays, sized in the same pass
+		cl.curAt = make([]int32, len(s.Jobs))
+		cl.cur = make([]curModel, 0, running)
+	}
 	cl.counts = jobCounts{held: make(map[string]int, len(cl.types))}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
@@ -172,12 +176,17 @@ type jobIDs struct {
 	hash []uint64
 }
 
-// hashAll hashes the IDs of jobs for add.
-func (s *jobIDs) hashAll(jobs []Job) {
+// hashAll hashes the IDs of jobs for add, and returns the number of
+// jobs that hold GPUs (Current.GPUs > 0, valid or not).
+func (s *jobIDs) hashAll(jobs []Job) (running int) {
 	s.hash = make([]uint64, len(jobs))
 	for i := range jobs {
 		s.hash[i] = maphash.String(s.seed, jobs[i].ID)
+		if jobs[i].State.Current.Running() {
+			running++
+		}
 	}
+	return running
 }
 
 // newJobIDs returns a set for n IDs.
