@@ -11,6 +11,7 @@ import (
 type evaluator struct {
 	search goodput.Searcher
 	cands  []configset.Config
+	fixed  []configset.Config // windowShapes's fixed shapes (cluster.appendFixed)
 	reach  []poolReach // the scale-up cap's per-pool reach (rowBuilder.scaleUpCap)
 }
 

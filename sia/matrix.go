@@ -973,6 +973,29 @@ func (rb *rowBuilder) typeModelOf(t string) (bool, error) {
 	return true, nil
 }
 
+// appendFixed appends configset.Set.Fixed(t, g) to dst, the shapes of a
+// job of g GPUs on type t, one per pool of t whose capacity holds g, in
+// pool order, from the cluster's pools (no allocation per row; a twin
+// test holds it to Fixed).
+func (cl *cluster) appendFixed(dst []configset.Config, t string, g int) []configset.Config {
+	ps := cl.poolList[t]
+	if g <= 0 {
+		return dst
+	}
+	for k := range ps {
+		p := &ps[k]
+		if g > p.Capacity() {
+			continue
+		}
+		c := configset.Config{Type: t, Nodes: (g + p.GPUsPerNode - 1) / p.GPUsPerNode, GPUs: g}
+		if len(ps) > 1 {
+			c.NodeGPUs = p.GPUsPerNode
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
 // candidates returns the configurations of the type the job may take
 // (§3.1: the configuration set, within the job's bounds and in whole
 // replicas; a rigid job's count as whole nodes plus a remainder).
@@ -982,7 +1005,7 @@ func (rb *rowBuilder) candidates() []configset.Config {
 	if j.Kind == Rigid {
 		if j.GPUs%p == 0 {
 			// one shape per pool: whole nodes plus the remainder
-			cands = append(cands, rb.cl.set.Fixed(t, j.GPUs)...)
+			cands = rb.cl.appendFixed(cands, t, j.GPUs)
 			// a count no pool holds spans the type's pools
 			if c, ok := rb.cl.set.Span(t, j.GPUs); ok {
 				cands = append(cands, c)
@@ -1058,7 +1081,9 @@ func (rb *rowBuilder) windowShapes(cands []configset.Config) []configset.Config 
 		return cands
 	}
 	n := len(cands)
-	for _, f := range rb.cl.set.Fixed(rb.t, g) {
+	fixed := rb.cl.appendFixed(rb.ev.fixed[:0], rb.t, g)
+	rb.ev.fixed = fixed
+	for _, f := range fixed {
 		k, has := poolKey(f), false
 		for _, c := range cands[:n] {
 			has = has || !c.Spanning() && poolKey(c) == k

@@ -552,6 +552,10 @@ func validatePlacement(j *Job, i int, s *Snapshot, nodes *gpuIndex, cm *curModel
 // job outside them contradicts itself.
 func validatePinnedBounds(j *Job, i int) error {
 	cur := j.State.Current
+	if (j.Kind != Rigid || cur.GPUs == j.GPUs) && (j.Kind == Rigid || cur.GPUs >= max(j.MinGPUs, 1) && (j.MaxGPUs <= 0 || cur.GPUs <= j.MaxGPUs)) &&
+		(j.Types == nil || slices.Contains(j.Types, cur.Type)) {
+		return nil // within its bounds: no message built (a pinned job's common case)
+	}
 	why := "is pinned (Restoring or NonPreemptible), so it cannot be resized"
 	f := fmt.Sprintf("Jobs[%d].State.Current", i)
 	if j.Kind == Rigid && cur.GPUs != j.GPUs {
