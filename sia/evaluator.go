@@ -12,7 +12,7 @@ type evaluator struct {
 	search goodput.Searcher
 	cands  []configset.Config
 	fixed  []configset.Config // windowShapes's fixed shapes (cluster.appendFixed)
-	reach  []poolReach // the scale-up cap's per-pool reach (rowBuilder.scaleUpCap)
+	reach  []poolReach        // the scale-up cap's per-pool reach (rowBuilder.scaleUpCap)
 }
 
 func newEvaluator() *evaluator { return &evaluator{} }
