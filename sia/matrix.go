@@ -747,11 +747,10 @@ func bareRow(backing []matrixEntry, snap *Snapshot, o *Options, k *ArtifactKnobs
 	}
 	backing = append(backing, matrixEntry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: cm.src, Restart: 1, Current: true, unvalued: true})
 	n := len(backing)
-	row := matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: true}
-	row.Entries = backing[n-1 : n : n]
-	finishRow(&row, j, snap.Now, o, k, m.Sense)
-	spillPin(&row, j, cl)
-	m.Rows[i] = row
+	row := &m.Rows[i] // built in place (a row is large)
+	*row = matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: true, Entries: backing[n-1 : n : n]}
+	finishRow(row, j, snap.Now, o, k, m.Sense)
+	spillPin(row, j, cl)
 	return backing, true
 }
 
