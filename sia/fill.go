@@ -409,37 +409,36 @@ func fillRows(snap *Snapshot, m *goodputMatrix, lay *layout, budget time.Duratio
 // held per reserved type and per quota; nil when no GPU is idle. It reads
 // each GPU held once, looking its node up once per run of GPUs on one node.
 func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
-	f := &filler{snap: snap, m: m, nodeIdx: lay.nodeAt, gpus: lay.gpus, idle: make([]int, len(snap.Nodes)),
+	perNode := make([]int, 2*len(snap.Nodes)) // the idle GPUs and the shape of each node
+	f := &filler{snap: snap, m: m, nodeIdx: lay.nodeAt, gpus: lay.gpus, idle: perNode[:len(snap.Nodes):len(snap.Nodes)],
 		held: make([][]int, len(snap.Nodes)), free: map[int][]bool{}, pools: map[fillPoolKey][]int{}, poolOf: make([]string, len(snap.Nodes)),
 		largest: map[string]int{}, typeUse: map[string]int{}}
-	var names map[fillPoolKey]string // a pool's name, built once per pool
-	build := f.nodeIdx == nil        // else validation's
+	build := f.nodeIdx == nil // else validation's
 	if build {
 		f.nodeIdx = make(map[string]int, len(snap.Nodes))
 	}
-	for k, n := range snap.Nodes {
+	// The node shapes (type and size; few), each looked up in the maps
+	// once, and each node's shape: a type's nodes of two sizes may
+	// alternate, so runs of one shape can be one node long.
+	sh := fillNodeShapes{shapes: make([]nodeShape, 0, len(m.Capacity)), types: make([]nodeShape, 0, len(m.Types))} // one shape per pool
+	shapeOf := perNode[len(snap.Nodes):]
+	for k := range snap.Nodes {
+		n := &snap.Nodes[k]
 		if build {
 			f.nodeIdx[n.ID] = k
 		}
 		f.idle[k] = n.GPUs
-		if k > 0 && sameShape(&snap.Nodes[k-1], &n) {
-			f.poolOf[k] = f.poolOf[k-1] // a run of nodes of one shape: looked up once
-			continue
-		}
-		f.largest[n.Type] = max(f.largest[n.Type], n.GPUs)
-		f.poolOf[k] = n.Type
-		if ps := m.Pools[n.Type]; len(ps) > 1 || len(ps) == 1 && ps[0] != n.Type {
-			key := fillPoolKey{n.Type, n.GPUs}
-			name, ok := names[key]
-			if !ok {
-				if names == nil {
-					names = map[fillPoolKey]string{}
-				}
-				name = configset.PoolName(n.Type, n.GPUs)
-				names[key] = name
+		s, added := sh.find(n)
+		shapeOf[k] = s
+		if added {
+			f.largest[n.Type] = max(f.largest[n.Type], n.GPUs)
+			sh.shapes[s].pool = n.Type
+			if ps := m.Pools[n.Type]; len(ps) > 1 || len(ps) == 1 && ps[0] != n.Type {
+				sh.shapes[s].pool = configset.PoolName(n.Type, n.GPUs)
 			}
-			f.poolOf[k] = name
+			sh.shapes[s].reserved = m.Reserved[n.Type] > 0
 		}
+		f.poolOf[k] = sh.shapes[s].pool
 	}
 	f.quotaRows()
 	f.qUse = make([]int, len(m.Quotas))
@@ -500,62 +499,50 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 	}
 	f.heldOnIdle(lay)
 	total := 0
-	// Nodes with idle GPUs per pool (by type and size, and by type), one
-	// array for the lists; a run of nodes of one shape is counted, and its
-	// reservation looked up, once.
-	count := make(map[fillPoolKey]int, 2*len(m.Types))
-	reserved, run := false, 0
-	flush := func(n *Node) {
-		if run > 0 {
-			count[fillPoolKey{n.Type, n.GPUs}] += run
-			count[fillPoolKey{n.Type, 0}] += run
-		}
-		run = 0
-	}
+	// Nodes with idle GPUs per pool (by type and size, and by type), in
+	// node order, one array for the lists; the GPUs held per reserved type.
 	for k := range snap.Nodes {
-		n := &snap.Nodes[k]
-		if k == 0 || !sameShape(&snap.Nodes[k-1], n) {
-			if k > 0 {
-				flush(&snap.Nodes[k-1])
-			}
-			reserved = m.Reserved[n.Type] > 0
-		}
-		if reserved {
-			f.typeUse[n.Type] += n.GPUs - f.idle[k]
+		s := &sh.shapes[shapeOf[k]]
+		if s.reserved {
+			s.held += snap.Nodes[k].GPUs - f.idle[k]
 		}
 		if f.idle[k] > 0 {
 			total += f.idle[k]
-			run++
+			s.idle++
+			sh.types[s.typeAt].idle++
 		}
-	}
-	if len(snap.Nodes) > 0 {
-		flush(&snap.Nodes[len(snap.Nodes)-1])
 	}
 	buf := make([]int, 0, 2*len(snap.Nodes))
-	for key, c := range count {
-		f.pools[key], buf = buf[len(buf):len(buf):len(buf)+c], buf[:len(buf)+c]
+	cut := func(n int) []int {
+		var out []int
+		out, buf = buf[len(buf):len(buf):len(buf)+n], buf[:len(buf)+n]
+		return out
 	}
-	var bySize, byType []int // the lists of the current run's pools
+	for s := range sh.shapes {
+		sh.shapes[s].nodes = cut(sh.shapes[s].idle)
+	}
+	for t := range sh.types {
+		sh.types[t].nodes = cut(sh.types[t].idle)
+	}
 	for k := range snap.Nodes {
-		n := &snap.Nodes[k]
-		if k == 0 || !sameShape(&snap.Nodes[k-1], n) {
-			if k > 0 {
-				prev := &snap.Nodes[k-1]
-				f.pools[fillPoolKey{prev.Type, prev.GPUs}], f.pools[fillPoolKey{prev.Type, 0}] = bySize, byType
-			}
-			bySize, byType = f.pools[fillPoolKey{n.Type, n.GPUs}], f.pools[fillPoolKey{n.Type, 0}]
-		}
 		if f.idle[k] > 0 {
-			bySize, byType = append(bySize, k), append(byType, k)
+			s := &sh.shapes[shapeOf[k]]
+			s.nodes = append(s.nodes, k)
+			sh.types[s.typeAt].nodes = append(sh.types[s.typeAt].nodes, k)
 		}
 	}
-	if len(snap.Nodes) > 0 {
-		prev := &snap.Nodes[len(snap.Nodes)-1]
-		f.pools[fillPoolKey{prev.Type, prev.GPUs}], f.pools[fillPoolKey{prev.Type, 0}] = bySize, byType
+	for s := range sh.shapes {
+		sp := &sh.shapes[s]
+		if sp.reserved {
+			f.typeUse[sp.typ] += sp.held
+		}
+		if len(sp.nodes) > 0 { // a pool with no idle node has no list
+			f.pools[fillPoolKey{sp.typ, sp.size}] = sp.nodes
+		}
 	}
-	for key, ns := range f.pools {
-		if len(ns) == 0 {
-			delete(f.pools, key) // a pool with no idle node has no list
+	for t := range sh.types {
+		if tp := &sh.types[t]; len(tp.nodes) > 0 {
+			f.pools[fillPoolKey{tp.typ, 0}] = tp.nodes
 		}
 	}
 	if total == 0 {
@@ -583,6 +570,49 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 
 // sameShape reports whether nodes a and b have one type and size.
 func sameShape(a, b *Node) bool { return a.GPUs == b.GPUs && a.Type == b.Type }
+
+// fillNodeShapes are the node shapes of a snapshot (newFiller), in order of
+// first appearance, and its types.
+type fillNodeShapes struct {
+	shapes []nodeShape
+	types  []nodeShape // per type (size 0)
+	last   int         // the shape found last
+}
+
+// nodeShape is a node shape (a type and size; size 0: all the type's
+// nodes) with its pool's name, whether its type has a reservation, the
+// GPUs held on its nodes, and its nodes with idle GPUs (idle: how many).
+type nodeShape struct {
+	typ          string
+	size, typeAt int
+	pool         string
+	reserved     bool
+	held, idle   int
+	nodes        []int
+}
+
+// find returns node n's shape, and whether it was added (a new shape).
+func (sh *fillNodeShapes) find(n *Node) (int, bool) {
+	if l := sh.last; l < len(sh.shapes) && sh.shapes[l].size == n.GPUs && sh.shapes[l].typ == n.Type {
+		return l, false
+	}
+	for s := range sh.shapes {
+		if sh.shapes[s].size == n.GPUs && sh.shapes[s].typ == n.Type {
+			sh.last = s
+			return s, false
+		}
+	}
+	t := 0
+	for t < len(sh.types) && sh.types[t].typ != n.Type {
+		t++
+	}
+	if t == len(sh.types) {
+		sh.types = append(sh.types, nodeShape{typ: n.Type, typeAt: t})
+	}
+	sh.shapes = append(sh.shapes, nodeShape{typ: n.Type, size: n.GPUs, typeAt: t})
+	sh.last = len(sh.shapes) - 1
+	return sh.last, true
+}
 
 // heldOnIdle records the GPU indices held on the nodes with idle GPUs, in
 // one array (each node's slice holds exactly its held GPUs).
