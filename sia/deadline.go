@@ -358,7 +358,11 @@ func (c *cluster) maxCheap() int {
 // function), the sizes capped where they cannot fit anyway.
 func (c *cluster) cheapFirst(snap *Snapshot, o *Options, lo, hi, limit int) []int {
 	free := c.freeByIndex()
-	var keys []uint64
+	queued := hi - lo
+	if c.counts.ok && lo == 0 && hi == len(snap.Jobs) {
+		queued -= c.counts.running
+	}
+	keys := make([]uint64, 0, max(queued, 0))
 	for i := lo; i < hi; i++ {
 		j := &snap.Jobs[i]
 		if j.State.Current.Running() || !c.mayStart(j, o, free) {

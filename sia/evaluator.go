@@ -11,7 +11,8 @@ import (
 type evaluator struct {
 	search goodput.Searcher
 	cands  []configset.Config
-	reach  []poolReach // the scale-up cap's per-pool reach (rowBuilder.scaleUpCap)
+	fixed  []configset.Config // windowShapes's fixed shapes (cluster.appendFixed)
+	reach  []poolReach        // the scale-up cap's per-pool reach (rowBuilder.scaleUpCap)
 }
 
 func newEvaluator() *evaluator { return &evaluator{} }

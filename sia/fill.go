@@ -100,6 +100,7 @@ type filler struct {
 	snap    *Snapshot
 	m       *goodputMatrix
 	nodeIdx map[string]int        // node ID → index in snap.Nodes
+	gpus    *gpuIndex             // validation's GPU owners, when the layout holds the snapshot's placements (layout.gpus)
 	idle    []int                 // per node: GPUs no job of the layout holds
 	held    [][]int               // per node: the indices held
 	free    map[int][]bool        // per node placed on: index free (built when first used)
@@ -193,7 +194,7 @@ func (f *filler) start(cands []fillCandidate, choice []int, lay *layout) (filled
 		row := &f.m.Rows[c.row]
 		e := &row.Entries[c.entry]
 		var uses []ilp.Option // the pools the entry takes, which only quotas need
-		if len(f.quotaOf[c.row]) > 0 {
+		if len(f.quotasOf(c.row)) > 0 {
 			uses = usesOf(e, true)
 		}
 		if !f.limitsHold(c.row, e, uses) {
@@ -330,7 +331,7 @@ func (f *filler) release(i int, e *matrixEntry, uses []ilp.Option, gs []GPU) {
 	if f.m.Reserved[e.Config.Type] > 0 {
 		f.typeUse[e.Config.Type] -= len(gs)
 	}
-	for _, q := range f.quotaOf[i] {
+	for _, q := range f.quotasOf(i) {
 		f.qUse[q] -= quotaUse(&f.m.Quotas[q], uses)
 	}
 	for a := 0; a < len(gs); {
@@ -408,46 +409,59 @@ func fillRows(snap *Snapshot, m *goodputMatrix, lay *layout, budget time.Duratio
 // held per reserved type and per quota; nil when no GPU is idle. It reads
 // each GPU held once, looking its node up once per run of GPUs on one node.
 func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
-	f := &filler{snap: snap, m: m, nodeIdx: lay.nodeAt, idle: make([]int, len(snap.Nodes)),
+	perNode := make([]int, 2*len(snap.Nodes)) // the idle GPUs and the shape of each node
+	f := &filler{snap: snap, m: m, nodeIdx: lay.nodeAt, gpus: lay.gpus, idle: perNode[:len(snap.Nodes):len(snap.Nodes)],
 		held: make([][]int, len(snap.Nodes)), free: map[int][]bool{}, pools: map[fillPoolKey][]int{}, poolOf: make([]string, len(snap.Nodes)),
 		largest: map[string]int{}, typeUse: map[string]int{}}
-	var names map[fillPoolKey]string // a pool's name, built once per pool
-	build := f.nodeIdx == nil        // else validation's
+	build := f.nodeIdx == nil // else validation's
 	if build {
 		f.nodeIdx = make(map[string]int, len(snap.Nodes))
 	}
-	for k, n := range snap.Nodes {
+	// The node shapes (type and size; few), each looked up in the maps
+	// once, and each node's shape: a type's nodes of two sizes may
+	// alternate, so runs of one shape can be one node long.
+	sh := fillNodeShapes{shapes: make([]nodeShape, 0, len(m.Capacity)), types: make([]nodeShape, 0, len(m.Types))} // one shape per pool
+	shapeOf := perNode[len(snap.Nodes):]
+	for k := range snap.Nodes {
+		n := &snap.Nodes[k]
 		if build {
 			f.nodeIdx[n.ID] = k
 		}
 		f.idle[k] = n.GPUs
-		if k > 0 && sameShape(&snap.Nodes[k-1], &n) {
-			f.poolOf[k] = f.poolOf[k-1] // a run of nodes of one shape: looked up once
-			continue
-		}
-		f.largest[n.Type] = max(f.largest[n.Type], n.GPUs)
-		f.poolOf[k] = n.Type
-		if ps := m.Pools[n.Type]; len(ps) > 1 || len(ps) == 1 && ps[0] != n.Type {
-			key := fillPoolKey{n.Type, n.GPUs}
-			name, ok := names[key]
-			if !ok {
-				if names == nil {
-					names = map[fillPoolKey]string{}
-				}
-				name = configset.PoolName(n.Type, n.GPUs)
-				names[key] = name
+		s, added := sh.find(n)
+		shapeOf[k] = s
+		if added {
+			f.largest[n.Type] = max(f.largest[n.Type], n.GPUs)
+			sh.shapes[s].pool = n.Type
+			if ps := m.Pools[n.Type]; len(ps) > 1 || len(ps) == 1 && ps[0] != n.Type {
+				sh.shapes[s].pool = configset.PoolName(n.Type, n.GPUs)
 			}
-			f.poolOf[k] = name
+			sh.shapes[s].reserved = m.Reserved[n.Type] > 0
 		}
+		f.poolOf[k] = sh.shapes[s].pool
 	}
 	f.quotaRows()
 	f.qUse = make([]int, len(m.Quotas))
+	if f.gpus != nil {
+		// The snapshot's placements, as validation recorded them: the
+		// held GPUs of a node are its slots with an owner.
+		for k := range f.idle {
+			for _, o := range f.gpus.slots(k) {
+				if o != 0 {
+					f.idle[k]--
+				}
+			}
+		}
+	}
 	var perPool map[string]int
 	for i, gs := range lay.GPUs {
 		if len(gs) == 0 {
 			continue
 		}
-		counted := len(f.quotaOf[i]) > 0
+		counted := len(f.quotasOf(i)) > 0
+		if f.gpus != nil && !counted {
+			continue // counted above
+		}
 		if counted {
 			if perPool == nil {
 				perPool = map[string]int{}
@@ -466,7 +480,9 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 			if k < 0 {
 				continue
 			}
-			f.idle[k]--
+			if f.gpus == nil {
+				f.idle[k]--
+			}
 			if counted {
 				perPool[f.poolOf[k]]++
 			}
@@ -476,69 +492,57 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 			for _, p := range sortedKeys(perPool) {
 				uses = append(uses, ilp.Option{Type: p, GPUs: perPool[p]})
 			}
-			for _, q := range f.quotaOf[i] {
+			for _, q := range f.quotasOf(i) {
 				f.qUse[q] += quotaUse(&m.Quotas[q], uses)
 			}
 		}
 	}
 	f.heldOnIdle(lay)
 	total := 0
-	// Nodes with idle GPUs per pool (by type and size, and by type), one
-	// array for the lists; a run of nodes of one shape is counted, and its
-	// reservation looked up, once.
-	count := make(map[fillPoolKey]int, 2*len(m.Types))
-	reserved, run := false, 0
-	flush := func(n *Node) {
-		if run > 0 {
-			count[fillPoolKey{n.Type, n.GPUs}] += run
-			count[fillPoolKey{n.Type, 0}] += run
-		}
-		run = 0
-	}
+	// Nodes with idle GPUs per pool (by type and size, and by type), in
+	// node order, one array for the lists; the GPUs held per reserved type.
 	for k := range snap.Nodes {
-		n := &snap.Nodes[k]
-		if k == 0 || !sameShape(&snap.Nodes[k-1], n) {
-			if k > 0 {
-				flush(&snap.Nodes[k-1])
-			}
-			reserved = m.Reserved[n.Type] > 0
-		}
-		if reserved {
-			f.typeUse[n.Type] += n.GPUs - f.idle[k]
+		s := &sh.shapes[shapeOf[k]]
+		if s.reserved {
+			s.held += snap.Nodes[k].GPUs - f.idle[k]
 		}
 		if f.idle[k] > 0 {
 			total += f.idle[k]
-			run++
+			s.idle++
+			sh.types[s.typeAt].idle++
 		}
-	}
-	if len(snap.Nodes) > 0 {
-		flush(&snap.Nodes[len(snap.Nodes)-1])
 	}
 	buf := make([]int, 0, 2*len(snap.Nodes))
-	for key, c := range count {
-		f.pools[key], buf = buf[len(buf):len(buf):len(buf)+c], buf[:len(buf)+c]
+	cut := func(n int) []int {
+		var out []int
+		out, buf = buf[len(buf):len(buf):len(buf)+n], buf[:len(buf)+n]
+		return out
 	}
-	var bySize, byType []int // the lists of the current run's pools
+	for s := range sh.shapes {
+		sh.shapes[s].nodes = cut(sh.shapes[s].idle)
+	}
+	for t := range sh.types {
+		sh.types[t].nodes = cut(sh.types[t].idle)
+	}
 	for k := range snap.Nodes {
-		n := &snap.Nodes[k]
-		if k == 0 || !sameShape(&snap.Nodes[k-1], n) {
-			if k > 0 {
-				prev := &snap.Nodes[k-1]
-				f.pools[fillPoolKey{prev.Type, prev.GPUs}], f.pools[fillPoolKey{prev.Type, 0}] = bySize, byType
-			}
-			bySize, byType = f.pools[fillPoolKey{n.Type, n.GPUs}], f.pools[fillPoolKey{n.Type, 0}]
-		}
 		if f.idle[k] > 0 {
-			bySize, byType = append(bySize, k), append(byType, k)
+			s := &sh.shapes[shapeOf[k]]
+			s.nodes = append(s.nodes, k)
+			sh.types[s.typeAt].nodes = append(sh.types[s.typeAt].nodes, k)
 		}
 	}
-	if len(snap.Nodes) > 0 {
-		prev := &snap.Nodes[len(snap.Nodes)-1]
-		f.pools[fillPoolKey{prev.Type, prev.GPUs}], f.pools[fillPoolKey{prev.Type, 0}] = bySize, byType
+	for s := range sh.shapes {
+		sp := &sh.shapes[s]
+		if sp.reserved {
+			f.typeUse[sp.typ] += sp.held
+		}
+		if len(sp.nodes) > 0 { // a pool with no idle node has no list
+			f.pools[fillPoolKey{sp.typ, sp.size}] = sp.nodes
+		}
 	}
-	for key, ns := range f.pools {
-		if len(ns) == 0 {
-			delete(f.pools, key) // a pool with no idle node has no list
+	for t := range sh.types {
+		if tp := &sh.types[t]; len(tp.nodes) > 0 {
+			f.pools[fillPoolKey{tp.typ, 0}] = tp.nodes
 		}
 	}
 	if total == 0 {
@@ -567,9 +571,55 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 // sameShape reports whether nodes a and b have one type and size.
 func sameShape(a, b *Node) bool { return a.GPUs == b.GPUs && a.Type == b.Type }
 
+// fillNodeShapes are the node shapes of a snapshot (newFiller), in order of
+// first appearance, and its types.
+type fillNodeShapes struct {
+	shapes []nodeShape
+	types  []nodeShape // per type (size 0)
+	last   int         // the shape found last
+}
+
+// nodeShape is a node shape (a type and size; size 0: all the type's
+// nodes) with its pool's name, whether its type has a reservation, the
+// GPUs held on its nodes, and its nodes with idle GPUs (idle: how many).
+type nodeShape struct {
+	typ          string
+	size, typeAt int
+	pool         string
+	reserved     bool
+	held, idle   int
+	nodes        []int
+}
+
+// find returns node n's shape, and whether it was added (a new shape).
+func (sh *fillNodeShapes) find(n *Node) (int, bool) {
+	if l := sh.last; l < len(sh.shapes) && sh.shapes[l].size == n.GPUs && sh.shapes[l].typ == n.Type {
+		return l, false
+	}
+	for s := range sh.shapes {
+		if sh.shapes[s].size == n.GPUs && sh.shapes[s].typ == n.Type {
+			sh.last = s
+			return s, false
+		}
+	}
+	t := 0
+	for t < len(sh.types) && sh.types[t].typ != n.Type {
+		t++
+	}
+	if t == len(sh.types) {
+		sh.types = append(sh.types, nodeShape{typ: n.Type, typeAt: t})
+	}
+	sh.shapes = append(sh.shapes, nodeShape{typ: n.Type, size: n.GPUs, typeAt: t})
+	sh.last = len(sh.shapes) - 1
+	return sh.last, true
+}
+
 // heldOnIdle records the GPU indices held on the nodes with idle GPUs, in
 // one array (each node's slice holds exactly its held GPUs).
 func (f *filler) heldOnIdle(lay *layout) {
+	if f.gpus != nil {
+		return // freeOn reads the owners
+	}
 	n := 0
 	for k := range f.idle {
 		if f.idle[k] > 0 {
@@ -602,6 +652,9 @@ func (f *filler) heldOnIdle(lay *layout) {
 
 // quotaRows lists, per row, the quotas covering it.
 func (f *filler) quotaRows() {
+	if len(f.m.Quotas) == 0 {
+		return // quotasOf: none
+	}
 	f.quotaOf = make([][]int, len(f.m.Rows))
 	for q := range f.m.Quotas {
 		qu := &f.m.Quotas[q]
@@ -617,6 +670,14 @@ func (f *filler) quotaRows() {
 			}
 		}
 	}
+}
+
+// quotasOf returns the quotas covering row i (quotaRows).
+func (f *filler) quotasOf(i int) []int {
+	if f.quotaOf == nil {
+		return nil
+	}
+	return f.quotaOf[i]
 }
 
 func sortedKeys(m map[string]int) []string {
@@ -672,7 +733,7 @@ func (f *filler) limitsHold(i int, e *matrixEntry, uses []ilp.Option) bool {
 	if r := f.m.Reserved[t]; r > 0 && f.typeUse[t]+e.Config.GPUs > f.m.TypeCapacity(t)-r {
 		return false
 	}
-	for _, q := range f.quotaOf[i] {
+	for _, q := range f.quotasOf(i) {
 		if f.qUse[q]+quotaUse(&f.m.Quotas[q], uses) > f.m.Quotas[q].Limit {
 			return false
 		}
@@ -685,7 +746,7 @@ func (f *filler) take(i int, e *matrixEntry, uses []ilp.Option, gs []GPU) {
 	if f.m.Reserved[e.Config.Type] > 0 {
 		f.typeUse[e.Config.Type] += len(gs)
 	}
-	for _, q := range f.quotaOf[i] {
+	for _, q := range f.quotasOf(i) {
 		f.qUse[q] += quotaUse(&f.m.Quotas[q], uses)
 	}
 }
@@ -881,6 +942,11 @@ func (f *filler) freeOn(k int) []bool {
 		free, f.freeBuf = f.freeBuf[:n:n], f.freeBuf[n:]
 		for x := range free {
 			free[x] = true
+		}
+		if f.gpus != nil {
+			for x, o := range f.gpus.slots(k) {
+				free[x] = o == 0
+			}
 		}
 		for _, x := range f.held[k] {
 			if x >= 0 && x < len(free) {

@@ -84,7 +84,7 @@ func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, 
 	sol := leanSolution(snap, m)
 	s.observe(Event{Stage: StageSolve, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status})
 	lay := leanLayout(snap, m)
-	lay.nodeAt = cl.nodeAt
+	lay.nodeAt, lay.gpus = cl.nodeAt, cl.gpus
 	if filled := fillIdle(snap, m, sol, &lay, -1); len(filled) > 0 {
 		lay.fill = fillOutcome{Filled: filled, Objective: planObjective(m, sol, &lay), Bound: sol.Bound}
 	}
@@ -143,20 +143,40 @@ func leanKept(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, float64,
 // over a type of several pools, and every quota's Limit: the greedy
 // allocation of the standard path then keeps them all.
 func keptFit(snap *Snapshot, m *goodputMatrix) bool {
-	// kept is running job i's option as the allocation problem has it.
-	kept := func(i int) (ilp.Option, bool) {
+	// pools are the pools the kept entries count against (one per type
+	// and node size: few), each named once, with the GPUs charged to it.
+	type poolUse struct {
+		t    string
+		r, n int
+		name string
+	}
+	pools := make([]poolUse, 0, 2*len(m.Types)+1)
+	// kept is running job i's option as the allocation problem has it,
+	// and its pool's position in pools.
+	kept := func(i int) (ilp.Option, int, bool) {
 		if !snap.Jobs[i].State.Current.Running() {
-			return ilp.Option{}, false
+			return ilp.Option{}, 0, false
 		}
 		row := &m.Rows[i]
 		e := &row.Entries[row.Current]
-		return ilp.Option{Type: m.poolName(e.Config), GPUs: e.charge()}, true
-	}
-	use := make(map[string]int, len(m.Capacity))
-	for i := range m.Rows {
-		if o, ok := kept(i); ok {
-			use[o.Type] += o.GPUs
+		c := &e.Config
+		k := 0
+		for k < len(pools) && (pools[k].r != c.NodeGPUs || pools[k].t != c.Type) {
+			k++
 		}
+		if k == len(pools) {
+			pools = append(pools, poolUse{t: c.Type, r: c.NodeGPUs, name: m.poolName(*c)})
+		}
+		return ilp.Option{Type: pools[k].name, GPUs: e.charge()}, k, true
+	}
+	for i := range m.Rows {
+		if o, k, ok := kept(i); ok {
+			pools[k].n += o.GPUs
+		}
+	}
+	use := make(map[string]int, len(pools))
+	for _, p := range pools {
+		use[p.name] += p.n
 	}
 	for pool, n := range use {
 		if n > m.Capacity[pool] {
@@ -178,7 +198,7 @@ func keptFit(snap *Snapshot, m *goodputMatrix) bool {
 		qt := &m.Quotas[q]
 		sum := 0
 		for _, i := range qt.Jobs {
-			if o, ok := kept(i); ok && qt.Counts(o) {
+			if o, _, ok := kept(i); ok && qt.Counts(o) {
 				sum += o.GPUs
 			}
 		}

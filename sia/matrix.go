@@ -202,6 +202,7 @@ type cluster struct {
 	poolList map[string][]configset.Pool // GPU type -> its pools (as pools)
 	poolCap  map[string]int              // pool -> GPUs
 	nodeAt   map[string]int              // node ID -> index in nodes (validation's)
+	gpus     *gpuIndex                   // validation's owner of every GPU (nil: not placed)
 	nodes    []Node                      // the snapshot's nodes
 	shapes   shapes                      // node sizes per type (validation)
 	// cur holds the running jobs' models on the types they run on, as
@@ -746,11 +747,10 @@ func bareRow(backing []matrixEntry, snap *Snapshot, o *Options, k *ArtifactKnobs
 	}
 	backing = append(backing, matrixEntry{Config: c, Replicas: c.GPUs / p, Charge: c.GPUs, Source: cm.src, Restart: 1, Current: true, unvalued: true})
 	n := len(backing)
-	row := matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: true}
-	row.Entries = backing[n-1 : n : n]
-	finishRow(&row, j, snap.Now, o, k, m.Sense)
-	spillPin(&row, j, cl)
-	m.Rows[i] = row
+	row := &m.Rows[i] // built in place (a row is large)
+	*row = matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: true, Entries: backing[n-1 : n : n]}
+	finishRow(row, j, snap.Now, o, k, m.Sense)
+	spillPin(row, j, cl)
 	return backing, true
 }
 
@@ -972,6 +972,29 @@ func (rb *rowBuilder) typeModelOf(t string) (bool, error) {
 	return true, nil
 }
 
+// appendFixed appends configset.Set.Fixed(t, g) to dst, the shapes of a
+// job of g GPUs on type t, one per pool of t whose capacity holds g, in
+// pool order, from the cluster's pools (no allocation per row; a twin
+// test holds it to Fixed).
+func (cl *cluster) appendFixed(dst []configset.Config, t string, g int) []configset.Config {
+	ps := cl.poolList[t]
+	if g <= 0 {
+		return dst
+	}
+	for k := range ps {
+		p := &ps[k]
+		if g > p.Capacity() {
+			continue
+		}
+		c := configset.Config{Type: t, Nodes: (g + p.GPUsPerNode - 1) / p.GPUsPerNode, GPUs: g}
+		if len(ps) > 1 {
+			c.NodeGPUs = p.GPUsPerNode
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
 // candidates returns the configurations of the type the job may take
 // (§3.1: the configuration set, within the job's bounds and in whole
 // replicas; a rigid job's count as whole nodes plus a remainder).
@@ -981,7 +1004,7 @@ func (rb *rowBuilder) candidates() []configset.Config {
 	if j.Kind == Rigid {
 		if j.GPUs%p == 0 {
 			// one shape per pool: whole nodes plus the remainder
-			cands = append(cands, rb.cl.set.Fixed(t, j.GPUs)...)
+			cands = rb.cl.appendFixed(cands, t, j.GPUs)
 			// a count no pool holds spans the type's pools
 			if c, ok := rb.cl.set.Span(t, j.GPUs); ok {
 				cands = append(cands, c)
@@ -1057,7 +1080,9 @@ func (rb *rowBuilder) windowShapes(cands []configset.Config) []configset.Config 
 		return cands
 	}
 	n := len(cands)
-	for _, f := range rb.cl.set.Fixed(rb.t, g) {
+	fixed := rb.cl.appendFixed(rb.ev.fixed[:0], rb.t, g)
+	rb.ev.fixed = fixed
+	for _, f := range fixed {
 		k, has := poolKey(f), false
 		for _, c := range cands[:n] {
 			has = has || !c.Spanning() && poolKey(c) == k

@@ -177,6 +177,10 @@ type layout struct {
 	// nodeAt is validation's index of the snapshot's nodes by ID (nil: the
 	// fill step builds one).
 	nodeAt map[string]int
+	// gpus is validation's owner of every GPU when the layout holds
+	// exactly the snapshot's placements (the lean round's; nil: the fill
+	// step counts the layout's GPUs).
+	gpus *gpuIndex
 }
 
 // choice returns the entry job i is placed with.
@@ -756,7 +760,8 @@ func decide(snap *Snapshot, m *goodputMatrix, sol solution, lay layout, o *Optio
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
 		row := &m.Rows[i]
-		d := Decision{Job: j.ID, Evicted: evicted[j.ID], Kept: kept[j.ID]}
+		d := &out[i] // written in place: a Decision is large, and copying one holding pointers costs write barriers
+		d.Job, d.Evicted, d.Kept = j.ID, evicted[j.ID], kept[j.ID]
 		c := lay.choice(i, sol)
 		entries[i] = -1
 		if c >= 0 && lay.GPUs[i] != nil {
@@ -784,7 +789,6 @@ func decide(snap *Snapshot, m *goodputMatrix, sol solution, lay layout, o *Optio
 				d.Reason = ReasonDeadline // placement stopped at its time, see Scheduler.Round
 			}
 		}
-		out[i] = d
 	}
 	return out, entries
 }

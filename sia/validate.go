@@ -65,6 +65,9 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	if placed {
+		cl.gpus = nodes
+	}
 	if err := validatePins(s, cl, pins); err != nil {
 		return nil, err
 	}
@@ -134,6 +137,11 @@ func reservedGPUs(s *Snapshot, cl *cluster, t string) int {
 // pinned jobs (by index in s.Jobs), to be checked together.
 func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool) (pins []int, err error) {
 	ids := newJobIDs(len(s.Jobs))
+	if running := ids.hashAll(s.Jobs); running > 0 {
+		// validateReplicaSize's arrays, sized in the same pass
+		cl.curAt = make([]int32, len(s.Jobs))
+		cl.cur = make([]curModel, 0, running)
+	}
 	cl.counts = jobCounts{held: make(map[string]int, len(cl.types))}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
@@ -162,6 +170,23 @@ type jobIDs struct {
 	seed maphash.Seed
 	mask uint64
 	slot []uint64 // tag<<32 | job index; 0: free (a tag is never 0)
+	// hash has every job's ID hashed (hashAll), in one pass of its own:
+	// the IDs' bytes lie apart in memory, and a short loop of independent
+	// reads waits for several at once (nil: add hashes).
+	hash []uint64
+}
+
+// hashAll hashes the IDs of jobs for add, and returns the number of
+// jobs that hold GPUs (Current.GPUs > 0, valid or not).
+func (s *jobIDs) hashAll(jobs []Job) (running int) {
+	s.hash = make([]uint64, len(jobs))
+	for i := range jobs {
+		s.hash[i] = maphash.String(s.seed, jobs[i].ID)
+		if jobs[i].State.Current.Running() {
+			running++
+		}
+	}
+	return running
 }
 
 // newJobIDs returns a set for n IDs.
@@ -177,7 +202,12 @@ func newJobIDs(n int) *jobIDs {
 // has it.
 func (s *jobIDs) add(jobs []Job, i int) bool {
 	id := jobs[i].ID
-	h := maphash.String(s.seed, id)
+	var h uint64
+	if i < len(s.hash) {
+		h = s.hash[i]
+	} else {
+		h = maphash.String(s.seed, id)
+	}
 	tag := (h>>32 | 1) << 32
 	for k := h & s.mask; ; k = (k + 1) & s.mask {
 		v := s.slot[k]
@@ -305,6 +335,12 @@ type gpuIndex struct {
 	base  []int          // per node: the slot of its GPU 0 in owner
 	owner []int32        // per GPU: the holding job's index + 1, 0 = free
 	stamp []int32        // per node: the last job (index + 1) that listed a GPU on it
+}
+
+// slots returns the owners of node k's GPUs (by index).
+func (g *gpuIndex) slots(k int) []int32 {
+	n := g.nodes[k].GPUs
+	return g.owner[g.base[k] : g.base[k]+n : g.base[k]+n]
 }
 
 // validateJob checks job i of the snapshot: its fields, its state and,
@@ -516,6 +552,10 @@ func validatePlacement(j *Job, i int, s *Snapshot, nodes *gpuIndex, cm *curModel
 // job outside them contradicts itself.
 func validatePinnedBounds(j *Job, i int) error {
 	cur := j.State.Current
+	if (j.Kind != Rigid || cur.GPUs == j.GPUs) && (j.Kind == Rigid || cur.GPUs >= max(j.MinGPUs, 1) && (j.MaxGPUs <= 0 || cur.GPUs <= j.MaxGPUs)) &&
+		(j.Types == nil || slices.Contains(j.Types, cur.Type)) {
+		return nil // within its bounds: no message built (a pinned job's common case)
+	}
 	why := "is pinned (Restoring or NonPreemptible), so it cannot be resized"
 	f := fmt.Sprintf("Jobs[%d].State.Current", i)
 	if j.Kind == Rigid && cur.GPUs != j.GPUs {
