@@ -196,6 +196,9 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 		ctx = context.Background()
 	}
 	clk := newClock(ctx, start, s.TimeLimit)
+	if p != nil {
+		clk.planLate(len(p.Jobs))
+	}
 	var cl *clock
 	if !clk.deadline.IsZero() {
 		cl = clk
