@@ -14,8 +14,8 @@ import (
 // them a stopped search has nothing useful to return. Before a deadline,
 // the root's dual stops early enough to leave the greedy heuristics their
 // time; when the deadline has already passed as the search starts, the
-// dual may use a twelfth of the contract's allowance, the rest covering
-// the greedy incumbent and building the Solution.
+// dual may run until dualEnd, the greedy incumbent until greedyEnd, and
+// building the Solution follows (see planLate).
 type clock struct {
 	ctx       context.Context
 	called    time.Time // when Solve was called: the contract's D is deadline − called
@@ -24,10 +24,12 @@ type clock struct {
 	essential time.Time // zero: none
 	// The work that follows a deadline has its share of the allowance
 	// Slack(D), each step ending at a fixed time after the deadline (zero
-	// without one): validating the problem, building the model, the root's
-	// dual (essential, when the search starts late) and the greedy
-	// incumbents, leaving the last half to build the Solution and to
-	// what the runtime adds (garbage-collection assists, page faults).
+	// without one; see planLate): validating the problem, building the
+	// model, the root's dual (essential, when the search starts late) and
+	// the greedy incumbents, then the tail that builds the Solution, all
+	// within a third of the allowance; the rest is for what the runtime
+	// and the machine add (garbage-collection assists, page faults, the
+	// process not being scheduled).
 	validateEnd, buildEnd, dualEnd, greedyEnd time.Time
 	work                                      int // work units (about a nanosecond each) since the last look
 	stopped                                   bool
