@@ -80,28 +80,40 @@ func jobNanos(n, q int) time.Duration {
 // tests, in nanoseconds.
 const quotaNanos = 4
 
-// setupNanos is about what the build's setup costs per job and per quota
-// entry, in nanoseconds (an upper bound measured on a loaded machine):
-// the jobs' quota lists, the per-type quota tables, and the pins' row
-// usage, none of which looks at the clock. 5,000 quotas of one job each
-// took 3-7 ms.
-const setupNanos = 400
+// The build's setup (the jobs' quota lists, the per-type quota tables,
+// the rows and the pins' row usage) does not look at the clock; its cost
+// is estimated by its parts, in nanoseconds: per job (a few cache misses
+// each, right after the validation has read every option: 95 ns on the
+// corpus's 1,000-job rounds, 22 on 10,000 jobs of one option), per entry
+// of the quotas' job lists (10 on 3,000 jobs under 30 nested quotas), per
+// quota (its row and its type tables: 5,000 quotas of one job each took
+// 1.7 ms, about 300 each) and per GPU type (60 types: 77 µs). Measured
+// least of 3 on the solving thread's CPU at a load of 3-4; each constant
+// is about twice that. (One rate of 400 ns per job and quota entry
+// overestimated the corpus's setups four to six times, and a solve whose
+// validation ended just before the deadline fell back to the pins and
+// the warm start.)
+const (
+	setupJobNanos   = 200
+	setupEntryNanos = 30
+	setupQuotaNanos = 600
+	setupTypeNanos  = 3000
+)
 
-// setupAffordable reports whether the build's setup (setupNanos per job
-// and quota entry) fits before the clock's buildEnd. It is sized before it
-// starts: a validation that ended past the deadline on a problem of
-// thousands of quotas started it anyway, and the solve ended 4-7 ms past
-// a 1 ms deadline (allowed 2 ms).
+// setupAffordable reports whether the build's setup (setupCost) fits
+// before the clock's buildEnd. It is sized before it starts: a validation
+// that ended past the deadline on a problem of thousands of quotas
+// started it anyway, and the solve ended 4-7 ms past a 1 ms deadline
+// (allowed 2 ms).
 func setupAffordable(clk *clock, p *Problem) bool {
 	return clk == nil || setupCost(p) < clk.buildEnd.Sub(now())
 }
 
-// setupCost is the build's setup time expected for p (setupNanos per job
-// and quota entry).
+// setupCost is the build's setup time expected for p (see setupJobNanos).
 func setupCost(p *Problem) time.Duration {
-	work := len(p.Jobs)
+	entries := 0
 	for qi := range p.Quotas {
-		work += len(p.Quotas[qi].Jobs) + 1
+		entries += len(p.Quotas[qi].Jobs)
 	}
-	return time.Duration(setupNanos) * time.Duration(work)
+	return time.Duration(setupJobNanos*len(p.Jobs) + setupEntryNanos*entries + setupQuotaNanos*len(p.Quotas) + setupTypeNanos*len(p.Capacity))
 }

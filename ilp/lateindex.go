@@ -26,7 +26,8 @@ type lateRows struct {
 	// listed[i] are the quotas that list job i (Quota.Jobs), increasing;
 	// nil until built (see lists) when members > 0
 	listed  [][]int
-	members int // the number of entries of the quotas' job lists
+	all     []bool // when non-nil, listed also holds the quotas over every job, all[qi] true: skipped
+	members int    // the number of entries of the quotas' job lists
 	// qRow[qi] is the type row of quota qi when it has a Type, -1 when it
 	// counts every type, -2 when it has Types; qMin[qi] its MinGPUs (see
 	// counts: compact copies, read without touching the Quota structs)
@@ -49,13 +50,20 @@ func newLateRows(p *Problem, assign []int) *lateRows {
 	for r, t := range types {
 		typeRow[t] = r
 	}
-	rows := newLateIndex(p, typeRow, len(types), nil)
+	// (the per-job lists of the listed quotas, built whatever the clock up
+	// to listFree entries (see lists), in the index's pass over the
+	// quotas: the usages below then read them, rather than each pass
+	// over the quotas' own lists with per-job arrays of its own)
+	rows := newLateIndex(p, typeRow, len(types), true)
 	rows.left = make([]int, len(types)+len(p.Quotas))
 	for r, t := range types {
 		rows.left[r] = p.Capacity[t] - p.Reserved[t]
 	}
 	for qi := range p.Quotas {
 		rows.left[len(types)+qi] = p.Quotas[qi].Limit
+	}
+	if !slices.ContainsFunc(assign, func(k int) bool { return k >= 0 }) {
+		return rows // (no pin: the capacity is all left)
 	}
 	used := rows.usage(p, len(assign), func(i int) int { return assign[i] })
 	for r := range rows.left {
@@ -65,28 +73,54 @@ func newLateRows(p *Problem, assign []int) *lateRows {
 }
 
 // newLateIndex returns the rows of p with the quota index built, typeRow
-// mapping each of the nt types to its row (left is the caller's). listed,
-// when non-nil, is listedQuotaLists(p); otherwise the per-job lists are
-// built when first needed (lists).
-func newLateIndex(p *Problem, typeRow map[string]int, nt int, listed [][]int) *lateRows {
-	rows := &lateRows{typeRow: typeRow, nt: nt, listed: listed, typeAt: make([]int32, nt+1)}
+// mapping each of the nt types to its row (left is the caller's). With
+// lists, the per-job lists of the listed quotas are built too when they
+// hold at most listFree entries (counted in the same pass over the
+// quotas); otherwise they are built when first needed (lists).
+func newLateIndex(p *Problem, typeRow map[string]int, nt int, lists bool) *lateRows {
+	rows := &lateRows{typeRow: typeRow, nt: nt, typeAt: make([]int32, nt+1)}
 	rows.qRow, rows.qMin = make([]int32, len(p.Quotas)), make([]int, len(p.Quotas))
+	var at []int32 // the listed entries of each job, counted while they fit listFree
+	if lists {
+		at = make([]int32, len(p.Jobs)+1)
+	}
+	nAll, top := 0, 0
+	lastType, lastRow := "", int32(-1)
 	for qi := range p.Quotas {
 		q := &p.Quotas[qi]
 		rows.qMin[qi] = q.MinGPUs
-		if !q.AllJobs {
+		if q.AllJobs {
+			nAll++
+			top = max(top, q.MinGPUs)
+		} else {
 			rows.members += len(q.Jobs)
+			if at != nil && rows.members > listFree {
+				at = nil
+			}
+			for _, ji := range q.Jobs {
+				if at == nil {
+					break
+				}
+				at[ji+1]++
+			}
 		}
 		switch {
 		case q.Type != "":
-			rows.qRow[qi] = int32(typeRow[q.Type])
+			// (quotas of one type in a row: one look-up of its name)
+			if lastRow < 0 || q.Type != lastType {
+				lastType, lastRow = q.Type, int32(typeRow[q.Type])
+			}
+			rows.qRow[qi] = lastRow
 		case len(q.Types) > 0:
 			rows.qRow[qi] = -2
 		default:
 			rows.qRow[qi] = -1
 		}
 	}
-	order := allJobsByMin(p)
+	if at != nil && rows.members > 0 {
+		rows.listed = placeListed(p, at, rows.members)
+	}
+	order := allJobsByMin(p, nAll, top)
 	// count, then place, the quotas over every job per type row they count
 	for pass := range 2 {
 		for _, qi := range order {
@@ -115,17 +149,14 @@ func newLateIndex(p *Problem, typeRow map[string]int, nt int, listed [][]int) *l
 	return rows
 }
 
-// allJobsByMin returns the quotas of p over every job sorted by MinGPUs,
-// then index: the lists filled in this order come out sorted. MinGPUs
+// allJobsByMin returns the quotas of p over every job (n of them, of
+// MinGPUs at most top) sorted by MinGPUs, then index: the lists filled in
+// this order come out sorted. MinGPUs
 // below a few times the number of quotas (every real quota's) are sorted
 // by counting, in time linear in the quotas; others by comparison.
-func allJobsByMin(p *Problem) []int32 {
-	n, top := 0, 0
-	for qi := range p.Quotas {
-		if q := &p.Quotas[qi]; q.AllJobs {
-			n++
-			top = max(top, q.MinGPUs)
-		}
+func allJobsByMin(p *Problem, n, top int) []int32 {
+	if n == 0 {
+		return nil
 	}
 	order := make([]int32, 0, n)
 	for qi := range p.Quotas {
@@ -218,41 +249,46 @@ func (r *lateRows) listedAt(i int) []int {
 // list it (Quota.Jobs; not those over every job) in increasing order, in
 // one backing array; entries of jobs no quota lists are nil.
 func listedQuotaLists(p *Problem) [][]int {
-	n := len(p.Jobs)
-	out := make([][]int, n)
+	at := make([]int32, len(p.Jobs)+1)
 	size := 0
 	for qi := range p.Quotas {
-		if !p.Quotas[qi].AllJobs {
-			size += len(p.Quotas[qi].Jobs)
+		if q := &p.Quotas[qi]; !q.AllJobs {
+			size += len(q.Jobs)
+			for _, ji := range q.Jobs {
+				at[ji+1]++
+			}
 		}
 	}
+	return placeListed(p, at, size)
+}
+
+// placeListed returns listedQuotaLists(p) from at, where at[ji+1] is the
+// number of listed quotas of job ji (size in all); it reuses at.
+func placeListed(p *Problem, at []int32, size int) [][]int {
+	n := len(p.Jobs)
+	out := make([][]int, n)
 	if size == 0 {
 		return out
 	}
-	cnt := make([]int, n+1)
-	for qi := range p.Quotas {
-		if q := &p.Quotas[qi]; !q.AllJobs {
-			for _, ji := range q.Jobs {
-				cnt[ji+1]++
-			}
-		}
-	}
 	for ji := range n {
-		cnt[ji+1] += cnt[ji] // cnt[ji]: where job ji's list starts
+		at[ji+1] += at[ji] // at[ji]: where job ji's list starts
 	}
+	// (after the placing pass, at[ji] is where job ji's list ends, the
+	// start of job ji+1's)
 	flat := make([]int, size)
-	end := append([]int(nil), cnt[:n]...)
 	for qi := range p.Quotas {
 		if q := &p.Quotas[qi]; !q.AllJobs {
 			for _, ji := range q.Jobs {
-				flat[end[ji]] = qi
-				end[ji]++
+				flat[at[ji]] = qi
+				at[ji]++
 			}
 		}
 	}
+	from := int32(0)
 	for ji := range n {
-		if cnt[ji] < end[ji] {
-			out[ji] = flat[cnt[ji]:end[ji]:end[ji]]
+		if end := at[ji]; from < end {
+			out[ji] = flat[from:end:end]
+			from = end
 		}
 	}
 	return out
@@ -290,6 +326,9 @@ func (r *lateRows) fits(p *Problem, i int, o Option) (bool, int) {
 	work := 1
 	for _, qi := range r.listedAt(i) {
 		work++
+		if r.all != nil && r.all[qi] {
+			continue
+		}
 		if r.counts(p, qi, tr, o) && o.GPUs > r.left[r.nt+qi] {
 			return false, work
 		}
@@ -311,6 +350,9 @@ func (r *lateRows) take(p *Problem, i int, o Option) {
 	tr := r.typeRow[o.Type]
 	r.left[tr] -= o.GPUs
 	for _, qi := range r.listedAt(i) {
+		if r.all != nil && r.all[qi] {
+			continue
+		}
 		if r.counts(p, qi, tr, o) {
 			r.left[r.nt+qi] -= o.GPUs
 		}
@@ -356,7 +398,7 @@ func (r *lateRows) usage(p *Problem, n int, opt func(i int) int) []int {
 		used[tr] = addCount(used[tr], o.GPUs)
 		for _, qi := range r.listedAt(i) {
 			// (counts, inline: a few array reads per entry)
-			if o.GPUs < r.qMin[qi] {
+			if o.GPUs < r.qMin[qi] || r.all != nil && r.all[qi] {
 				continue
 			}
 			if x := r.qRow[qi]; x == -1 || int(x) == tr || x == -2 && p.Quotas[qi].countsType(o.Type) {
@@ -416,15 +458,38 @@ func feasible(p *Problem, assign []int, rows *lateRows) bool {
 	return true
 }
 
-// listedOf returns listedQuotaLists(p) when jobQuotas (jobQuotaLists(p))
-// is that list already (no quota is over every job), else nil.
-func listedOf(p *Problem, jobQuotas [][]int) [][]int {
+// allSkipMax is the most quotas over every job with which the late path
+// reads the listed quotas of a job from the model's lists of the quotas
+// covering it (jobQuotaLists, which also hold those over every job,
+// skipped: see useJobQuotas). Building the listed quotas' own lists
+// instead took 0.2-0.3 ms past a 20 ms deadline on the corpus's
+// 4,000- and 5,000-job quota rounds (scattered writes over tens of
+// thousands of entries); reading a few more entries per job tested is
+// cheaper. With thousands of quotas over every job each job would read
+// thousands: their own lists are built then.
+const allSkipMax = 16
+
+// useJobQuotas makes jobQuotas (jobQuotaLists(p)) the per-job lists of
+// the listed quotas when they can be (see allSkipMax): as they are when no
+// quota is over every job, else with those quotas marked to be skipped.
+// Otherwise the lists are built when first needed (lists).
+func (r *lateRows) useJobQuotas(p *Problem, jobQuotas [][]int) {
+	n := 0
 	for qi := range p.Quotas {
 		if p.Quotas[qi].AllJobs {
-			return nil
+			n++
 		}
 	}
-	return jobQuotas
+	if n > allSkipMax || jobQuotas == nil {
+		return
+	}
+	r.listed, r.all = jobQuotas, nil
+	if n > 0 {
+		r.all = make([]bool, len(p.Quotas))
+		for qi := range p.Quotas {
+			r.all[qi] = p.Quotas[qi].AllJobs
+		}
+	}
 }
 
 // lateIndex returns the late path's quota index of the model's problem
@@ -434,7 +499,8 @@ func (m *model) lateIndex() *lateRows {
 	if m.lateIdx == nil {
 		// (before the build sets m.jobQuotas, the lists are built when
 		// first needed)
-		m.lateIdx = newLateIndex(m.p, m.typeRow, len(m.types), listedOf(m.p, m.jobQuotas))
+		m.lateIdx = newLateIndex(m.p, m.typeRow, len(m.types), false)
+		m.lateIdx.useJobQuotas(m.p, m.jobQuotas)
 	}
 	return m.lateIdx
 }
@@ -450,11 +516,14 @@ func pinsOnQuotas(p *Problem) []int {
 	if len(p.Quotas) == 0 {
 		return nil
 	}
+	if !slices.ContainsFunc(p.Jobs, func(j Job) bool { return j.Pin >= 0 }) {
+		return make([]int, len(p.Quotas)) // (no pin: no index)
+	}
 	typeRow := make(map[string]int, len(p.Capacity))
 	for t := range p.Capacity {
 		typeRow[t] = len(typeRow)
 	}
-	rows := newLateIndex(p, typeRow, len(typeRow), nil)
+	rows := newLateIndex(p, typeRow, len(typeRow), false)
 	return rows.usage(p, len(p.Jobs), func(i int) int { return p.Jobs[i].Pin })[len(typeRow):]
 }
 
@@ -487,4 +556,41 @@ func (r *lateRows) listedUsage(p *Problem, ks, trs []int, used []int) {
 		}
 		used[qi] = u
 	}
+}
+
+// indexRows is the number of coupling rows above which the search checks
+// and applies whole choices through the quota index (choiceUsage) rather
+// than option by option over each option's rows: an option of a job
+// under thousands of quotas over every job enters thousands of rows, and
+// the check of a 2,000-job warm start under 4,000 such quotas took
+// 0.6-0.8 ms past a 20 ms deadline, the capacity its incumbent leaves for
+// the late admission 0.3 ms more. Both ways give the same sums.
+const indexRows = 64
+
+// choiceUsage returns the GPUs the model choice (one entry per model job,
+// -1: none) uses on each of the model's rows (the pins, which the model's
+// capacity already holds, not counted), through the quota index: linear
+// in the jobs, the listed quotas' entries and the quotas' types.
+func (m *model) choiceUsage(choice []int) []int {
+	opt := make([]int, len(m.p.Jobs))
+	for i := range opt {
+		opt[i] = -1
+	}
+	for i, c := range choice {
+		if c >= 0 {
+			opt[m.jobs[i].orig] = int(m.jobs[i].opts[c].k)
+		}
+	}
+	return m.lateIndex().usage(m.p, len(opt), func(i int) int { return opt[i] })
+}
+
+// fitsByIndex reports whether the model choice (see choiceUsage) fits
+// the model's capacity on every row.
+func (m *model) fitsByIndex(choice []int) bool {
+	for r, u := range m.choiceUsage(choice) {
+		if u > m.cap[r] {
+			return false
+		}
+	}
+	return true
 }

@@ -106,7 +106,7 @@ func (b *builder) finish() {
 	m := b.m
 	m.jobQuotas, m.tq = b.jobQuotas, b.tq
 	if m.lateIdx.listed == nil {
-		m.lateIdx.listed = listedOf(b.p, m.jobQuotas) // (the index was built by subtractPins, before the lists)
+		m.lateIdx.useJobQuotas(b.p, m.jobQuotas) // (the index was built by subtractPins, before the lists)
 	}
 }
 
@@ -798,23 +798,25 @@ func (m *model) dual(jobs []int32, capv []int, lam []float64, sg []float64) floa
 	return f
 }
 
-// dualChunk is the number of jobs dualUntil evaluates between two looks
-// at its stop function: some tens of microseconds.
+// dualChunk is the number of jobs newtonDual's passes evaluate between two
+// looks at their stop function: some tens of microseconds.
 const dualChunk = 128
 
 // dualUntil is dual that gives up (ok false, f meaningless) as soon as stop
-// (when non-nil) reports true, looking at it every dualChunk jobs: one
-// evaluation over thousands of jobs takes milliseconds.
+// (when non-nil) reports true, looking at it every dualWork units of work
+// (see dualPace): one evaluation over thousands of jobs takes
+// milliseconds.
 func (m *model) dualUntil(jobs []int32, capv []int, lam []float64, sg []float64, stop func() bool) (f float64, ok bool) {
 	for r := range sg {
 		sg[r] = float64(capv[r])
 		f += lam[r] * float64(capv[r])
 	}
-	for x, ji := range jobs {
-		if stop != nil && x%dualChunk == dualChunk-1 && stop() {
+	var pace dualPace
+	for _, ji := range jobs {
+		j := &m.jobs[ji]
+		if stop != nil && pace.over(j, stop) {
 			return f, false
 		}
-		j := &m.jobs[ji]
 		v, oi := j.best(lam)
 		f += v
 		if oi >= 0 {

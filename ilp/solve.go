@@ -125,34 +125,40 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 // knapsack programs' tables are capped, dpMaxCells, before they are built).
 //
 // Every step looks at the clock at least every ~50 µs of work, validating
-// and building the model included, and the work that follows a deadline is
-// sized by fixed shares of the allowance after it:
-//   - validation stops a sixth of the allowance after D. It then checks
+// and building the model included, and the work that follows a deadline
+// is sized to end within a third of the allowance on the solving thread's
+// CPU (the rest is left to the process not being scheduled: the contract
+// is judged on the wall clock). Of that third, the tail that follows the
+// greedy incumbents (the late admission's setup, the assignment and its
+// objective: about 100 ns per job, at most half of it) is reserved, and
+// the rest, W, is shared in fixed proportions:
+//   - validation stops a quarter of W after D. It then checks
 //     only what a fallback plan uses (each job's Unallocated and Pin, the
 //     pinned options, the warm start's options, quotas and pins), and Solve
 //     returns that plan: Settings.WarmStart when it is feasible, else the
 //     pins, with an infinite Bound (nothing is known of the options it did
 //     not read). Options it did not read are not reported even if invalid:
 //     call Validate to check every field.
-//   - building the model stops at a third of the allowance (a job of
-//     thousands of options is not started when its build would end
-//     later); the jobs it does not hold keep their warm-start option
-//     where it fits, and the Bound adds their best profits.
+//   - building the model stops at half of W, less the search's setup
+//     that follows it (about 50 ns per job; a job of thousands of
+//     options is not started when its build would end later); the jobs
+//     it does not hold keep their warm-start option where it fits, and
+//     the Bound adds their best profits.
 //   - the Lagrangian bound at the root (at least one evaluation of the
-//     dual function, interrupted at 5/12 of the allowance: the bound is
+//     dual function, interrupted at three quarters of W: the bound is
 //     then that of zero multipliers, the sum of the jobs' best profits)
-//     ends at 5/12 of the allowance, and the greedy incumbent (the warm
+//     ends at three quarters of W, and the greedy incumbent (the warm
 //     start with the queued jobs started on the capacity it leaves, at
 //     least as good as the warm start and as the greedy completion of the
-//     pins) at half; the rest builds the Solution and leaves room for what
-//     the runtime adds (garbage-collection assists).
+//     pins) at W.
 //   - a search that starts before D stops early enough to build the
 //     Solution by D: about 200 ns per job (the objective reads every job's
 //     chosen option), at most a quarter of the allowance.
 //   - the build's setup (the jobs' quota lists, the per-type quota tables
-//     and the pins' row usage) is sized before it starts, about 400 ns
-//     per job and quota entry: when it would end after a third of the
-//     allowance, Solve returns the fallback plan.
+//     and the pins' row usage) is sized before it starts (about 200 ns
+//     per job, 30 per quota list entry, 600 per quota and 3 µs per GPU
+//     type): when it would end after the build's end, Solve returns the
+//     fallback plan.
 //   - values far from 1 (largest |Value| outside [2^-16, 2^32)) are solved
 //     as a copy scaled by a power of two; when the time left before D
 //     cannot afford the copy (about 40 ns per option), or D has passed,
@@ -196,6 +202,9 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 		ctx = context.Background()
 	}
 	clk := newClock(ctx, start, s.TimeLimit)
+	if p != nil {
+		clk.planLate(len(p.Jobs))
+	}
 	var cl *clock
 	if !clk.deadline.IsZero() {
 		cl = clk

@@ -1,0 +1,156 @@
+package ilp
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPlanLateShares: whatever the deadline and the number of jobs, the
+// steps after a deadline end in order (validation, build, the root's
+// dual, the greedy incumbents), the build early enough for the search's
+// setup before the dual's end, and the greedy incumbents early enough for
+// the tail that follows them, all within lateShare of the allowance:
+// the rest of it is the scheduler's (the contract is judged on the wall
+// clock). Before, the greedy incumbents ended at half the allowance
+// whatever followed them, and the corpus's 20 ms solves used up to 1.6 ms
+// of their 2 ms on the solving thread's CPU.
+func TestPlanLateShares(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, d := range []time.Duration{-time.Second, 0, time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond, time.Second} {
+		for _, n := range []int{0, 1, 1000, 5000, 100000} {
+			ctx, cancel := context.WithDeadline(context.Background(), t0.Add(d))
+			c := newClock(ctx, t0, 0)
+			c.planLate(n)
+			cancel()
+			at := t0.Add(max(d, 0))
+			slack := Slack(max(d, 0))
+			tail := min(time.Duration(lateTailNanos*n), slack/lateShare/2)
+			name := fmt.Sprintf("D %v, %d jobs", d, n)
+			assert.False(t, c.validateEnd.Before(at), "%s: validation ends before D", name)
+			assert.False(t, c.dualEnd.Before(c.validateEnd), "%s: dual before validation", name)
+			assert.False(t, c.greedyEnd.Before(c.dualEnd), "%s: greedy before the dual", name)
+			assert.False(t, c.dualEnd.Before(c.buildEnd.Add(min(time.Duration(searchSetupNanos*n), c.greedyEnd.Sub(at)/4))), "%s: no room for the search's setup", name)
+			assert.LessOrEqual(t, c.greedyEnd.Add(tail).Sub(at), slack/lateShare, "%s: the greedy incumbents and the tail past the late share", name)
+			assert.Greater(t, c.greedyEnd.Sub(at), time.Duration(0), "%s: no time for the greedy incumbents", name)
+		}
+	}
+}
+
+// manyRows is a valid problem of n jobs under q quotas over every job
+// (types, MinGPUs and limits mixed) and q/4 listed quotas with Types:
+// more coupling rows than indexRows.
+func manyRows(n, q int, rng *rand.Rand) *Problem {
+	p := &Problem{Sense: Maximize, Capacity: map[string]int{"a": 2 * n, "b": n, "c": n / 2}}
+	types := []string{"a", "b", "c"}
+	for i := range n {
+		j := Job{ID: fmt.Sprint("j", i), Pin: -1}
+		for k := range 1 + rng.IntN(5) {
+			j.Options = append(j.Options, Option{Type: types[rng.IntN(3)], GPUs: 1 + rng.IntN(6), Value: float64(1+rng.IntN(40)) / 4 * float64(k+1)})
+		}
+		p.Jobs = append(p.Jobs, j)
+	}
+	for k := range q {
+		qt := Quota{AllJobs: true, MinGPUs: rng.IntN(5), Limit: rng.IntN(n)}
+		if k%3 != 0 {
+			qt.Type = types[k%3]
+		}
+		p.Quotas = append(p.Quotas, qt)
+	}
+	for range q / 4 {
+		qt := Quota{Types: []string{"a", "c"}, MinGPUs: rng.IntN(3), Limit: rng.IntN(n)}
+		for i := range n {
+			if rng.IntN(3) == 0 {
+				qt.Jobs = append(qt.Jobs, i)
+			}
+		}
+		p.Quotas = append(p.Quotas, qt)
+	}
+	return p
+}
+
+// TestFeasibleByIndexTwin: on a model of more than indexRows rows the
+// search checks a choice through the quota index (fitsByIndex); it agrees
+// with the check over each option's rows on random choices, feasible and
+// not, and so does the capacity the late admission is given.
+func TestFeasibleByIndexTwin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for c := range 20 {
+		p := manyRows(60+rng.IntN(60), 80+rng.IntN(60), rng)
+		require.NoError(t, p.Validate())
+		m := newModel(p)
+		require.Greater(t, m.nrows, indexRows)
+		sr := newSearch(newClock(context.Background(), time.Now(), 0), m, &Settings{})
+		fits := 0
+		for range 50 {
+			choice := make([]int, len(m.jobs))
+			density := rng.IntN(4)
+			for i := range choice {
+				choice[i] = -1
+				if len(m.jobs[i].opts) > 0 && rng.IntN(4) < density {
+					choice[i] = rng.IntN(len(m.jobs[i].opts))
+				}
+			}
+			byRows := sr.feasibleByRows(choice)
+			require.Equal(t, byRows, m.fitsByIndex(choice), "case %d: the two checks differ on %v", c, choice)
+			require.Equal(t, byRows, sr.feasible(choice), "case %d", c)
+			if byRows {
+				fits++
+			}
+			left := append([]int(nil), m.cap...)
+			for i, k := range choice {
+				if k >= 0 {
+					apply(left, &m.jobs[i], k, 1)
+				}
+			}
+			use := m.choiceUsage(choice)
+			for r := range left {
+				require.Equal(t, left[r], m.cap[r]-use[r], "case %d, row %d", c, r)
+			}
+		}
+		require.Positive(t, fits, "case %d: no feasible choice drawn", c)
+	}
+}
+
+// TestDualLooksByWork: an evaluation of the dual looks at its stop
+// function by the work done, not every 128 jobs: under 1,000 quotas over
+// every job each job prices hundreds of rows, and the first look comes
+// after the first job. Before, 127 jobs were evaluated before the first
+// look (under 4,000 such quotas on 2,000 jobs, the root's dual ended
+// 1.2-2.1 ms after its end).
+func TestDualLooksByWork(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	p := manyRows(300, 1000, rng)
+	for i := range p.Quotas {
+		p.Quotas[i].Limit = 10 * len(p.Jobs) // none binds: λ = 0 gives each job its best option
+		if p.Quotas[i].AllJobs {
+			p.Quotas[i].MinGPUs = 0 // every option of a type enters its type's ~330 and the ~330 untyped
+		}
+	}
+	m := newModel(p)
+	jobs := m.allJobs()
+	lam := make([]float64, m.nrows)
+	sg := make([]float64, m.nrows)
+	looks := 0
+	_, ok := m.dualUntil(jobs, m.cap, lam, sg, func() bool { looks++; return true })
+	require.False(t, ok, "the stop function stopped the evaluation")
+	require.Equal(t, 1, looks)
+	// the GPUs used on the type rows: those of the jobs evaluated
+	used, most := 0, 0
+	for r := range m.types {
+		used += m.cap[r] - int(sg[r])
+	}
+	for _, ji := range jobs[:1] {
+		top := 0
+		for _, o := range m.jobs[ji].opts {
+			top = max(top, o.g)
+		}
+		most += top
+	}
+	assert.LessOrEqual(t, used, most, "more than the first job was evaluated before the first look")
+}
