@@ -1,5 +1,7 @@
 package ilp
 
+import "time"
+
 // marginalGreedy is a primal heuristic for the capacity-bound rounds in
 // which the Lagrangian choices at lam over-demand some types: every free
 // job is given the type of its Lagrangian choice (mjob.best; jobs whose choice is none
@@ -28,12 +30,19 @@ func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64, tight 
 	left := append([]int(nil), capv...)
 	ch := newChains(len(free))
 	late := false
+	// the chains take about two fifths of the greedy's time: a greedy
+	// that starts too late to finish by greedyEnd stops chaining jobs
+	// when that share of its time has gone, so that the steps up the
+	// chains made so far and the passes below get theirs (cut at
+	// greedyEnd instead, the steps had none, and a round out of time
+	// came back nearly empty)
+	chainEnd := greedyShare(sr.clk, 2.0/5)
 	for k, i := range free {
 		choice[k] = -1
-		// past greedyEnd, only the jobs chained so far climb (the others
-		// go to the passes below, which stop too)
+		// past chainEnd, only the jobs chained so far climb (the others
+		// go to the passes below, which stop at greedyEnd)
 		if !late && k >= greedyMinJobs && k%64 == 0 {
-			late = sr.clk.greedyOver()
+			late = past(chainEnd)
 		}
 		if late {
 			ch.skip(k)
@@ -91,6 +100,22 @@ func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64, tight 
 		choice[k] = sr.upgrade(left, &m.jobs[i], choice[k])
 	}
 	return choice
+}
+
+// greedyShare returns the time by which the first step of a greedy
+// incumbent starting now ends when it takes share of the time left until
+// the clock's greedyEnd (zero without one, or when that has passed: the
+// step then stops at once, as the greedy does).
+func greedyShare(clk *clock, share float64) time.Time {
+	if clk.greedyEnd.IsZero() {
+		return time.Time{}
+	}
+	t := now()
+	left := clk.greedyEnd.Sub(t)
+	if left <= 0 {
+		return clk.greedyEnd
+	}
+	return t.Add(time.Duration(share * float64(left)))
 }
 
 // climb moves job k one step up its chain when the capacity left allows
@@ -190,13 +215,22 @@ func (c *chains) add(m *model, k int, j *mjob, lam []float64, tight bool) {
 		return
 	}
 	nt := len(m.types)
-	t := j.groups[j.opts[lc].grp].rows[0]
+	// the options of lc's type, around lc (dgroup.row is a group's type
+	// row: no look at the groups' row lists of the other types)
+	t := j.dual[j.opts[lc].grp].row
+	lo, hi := lc, lc+1
+	for lo > 0 && j.dual[j.opts[lo-1].grp].row == t {
+		lo--
+	}
+	for hi < len(j.opts) && j.dual[j.opts[hi].grp].row == t {
+		hi++
+	}
 	s0 := len(c.opt)
-	for oi := range j.opts {
+	var rows []int32
+	for oi, grp := lo, int32(-1); oi < hi; oi++ {
 		o := &j.opts[oi]
-		rows := j.groups[o.grp].rows
-		if rows[0] != t {
-			continue
+		if o.grp != grp {
+			grp, rows = o.grp, j.groups[o.grp].rows
 		}
 		y3, x3 := o.p, float64(o.g)
 		for _, r := range rows[1:] {
