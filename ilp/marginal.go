@@ -1,7 +1,5 @@
 package ilp
 
-import "time"
-
 // marginalGreedy is a primal heuristic for the capacity-bound rounds in
 // which the Lagrangian choices at lam over-demand some types: every free
 // job is given the type of its Lagrangian choice (mjob.best; jobs whose choice is none
@@ -30,19 +28,12 @@ func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64, tight 
 	left := append([]int(nil), capv...)
 	ch := newChains(len(free))
 	late := false
-	// the chains take about two fifths of the greedy's time: a greedy
-	// that starts too late to finish by greedyEnd stops chaining jobs
-	// when that share of its time has gone, so that the steps up the
-	// chains made so far and the passes below get theirs (cut at
-	// greedyEnd instead, the steps had none, and a round out of time
-	// came back nearly empty)
-	chainEnd := greedyShare(sr.clk, 2.0/5)
 	for k, i := range free {
 		choice[k] = -1
-		// past chainEnd, only the jobs chained so far climb (the others
-		// go to the passes below, which stop at greedyEnd)
+		// past greedyEnd, only the jobs chained so far climb (the others
+		// go to the passes below, which stop too)
 		if !late && k >= greedyMinJobs && k%64 == 0 {
-			late = past(chainEnd)
+			late = sr.clk.greedyOver()
 		}
 		if late {
 			ch.skip(k)
@@ -100,22 +91,6 @@ func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64, tight 
 		choice[k] = sr.upgrade(left, &m.jobs[i], choice[k])
 	}
 	return choice
-}
-
-// greedyShare returns the time by which the first step of a greedy
-// incumbent starting now ends when it takes share of the time left until
-// the clock's greedyEnd (zero without one, or when that has passed: the
-// step then stops at once, as the greedy does).
-func greedyShare(clk *clock, share float64) time.Time {
-	if clk.greedyEnd.IsZero() {
-		return time.Time{}
-	}
-	t := now()
-	left := clk.greedyEnd.Sub(t)
-	if left <= 0 {
-		return clk.greedyEnd
-	}
-	return t.Add(time.Duration(share * float64(left)))
 }
 
 // climb moves job k one step up its chain when the capacity left allows

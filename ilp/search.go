@@ -1307,12 +1307,6 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 	var order []entry
 	late := false
 	var pace0, pace1, pace2 greedyPace // the clock, by the work of each pass (lateclock.go)
-	// ordering the jobs takes about a fifth of the greedy's time: a greedy
-	// that starts too late to finish by greedyEnd stops ordering jobs when
-	// that share of its time has gone, so that the jobs ordered so far
-	// get their options (cut at greedyEnd, the ordering left the passes
-	// below no time, and the incumbent was nearly empty)
-	orderEnd := greedyShare(sr.clk, 1.0/5)
 	for k, i := range free {
 		choice[k] = -1
 		j := &m.jobs[i]
@@ -1321,10 +1315,9 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 			apply(left, j, start[k], 1)
 			continue
 		}
-		// past orderEnd (or greedyEnd), only the jobs ordered so far are
-		// considered
+		// past greedyEnd, only the jobs ordered so far are considered
 		if !late {
-			late = pace0.over(sr.clk, j) || len(order) >= greedyMinJobs && len(order)%64 == 0 && past(orderEnd)
+			late = pace0.over(sr.clk, j)
 		}
 		if late {
 			continue
