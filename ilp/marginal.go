@@ -190,13 +190,22 @@ func (c *chains) add(m *model, k int, j *mjob, lam []float64, tight bool) {
 		return
 	}
 	nt := len(m.types)
-	t := j.groups[j.opts[lc].grp].rows[0]
+	// the options of lc's type, around lc (dgroup.row is a group's type
+	// row: no look at the groups' row lists of the other types)
+	t := j.dual[j.opts[lc].grp].row
+	lo, hi := lc, lc+1
+	for lo > 0 && j.dual[j.opts[lo-1].grp].row == t {
+		lo--
+	}
+	for hi < len(j.opts) && j.dual[j.opts[hi].grp].row == t {
+		hi++
+	}
 	s0 := len(c.opt)
-	for oi := range j.opts {
+	var rows []int32
+	for oi, grp := lo, int32(-1); oi < hi; oi++ {
 		o := &j.opts[oi]
-		rows := j.groups[o.grp].rows
-		if rows[0] != t {
-			continue
+		if o.grp != grp {
+			grp, rows = o.grp, j.groups[o.grp].rows
 		}
 		y3, x3 := o.p, float64(o.g)
 		for _, r := range rows[1:] {

@@ -68,9 +68,12 @@ type group struct {
 // so that an evaluation over thousands of jobs streams through memory.
 type dgroup struct {
 	off, n int32 // the hull's points are mjob.pts[2·off:2·(off+n)], (profit, GPUs) pairs
-	// row is the group's only coupling row (its type's), or -1 when it
-	// also counts toward quotas (its rows are then in mjob.groups)
-	row int32
+	// row is the group's type row (its first coupling row), and q its
+	// only other row when it counts toward one quota (-1: none; -2: two
+	// or more, whose rows are then read in mjob.groups): the price of a
+	// group of one or two rows is read here, without a cache miss on its
+	// row list (group.price)
+	row, q int32
 	// at is the hull position (-1: the origin) that maximised the
 	// Lagrangian profit at the last price asked (see argmax): the dual's
 	// successive multipliers are close, and the maximiser moves little.
@@ -649,15 +652,25 @@ func layDual(j *mjob, dgs *arena[dgroup], f64 *arena[float64]) {
 	for gi := range j.groups {
 		g := &j.groups[gi]
 		d := &j.dual[gi]
-		d.off, d.n, d.at, d.row = int32(off), int32(len(g.hull)), -1, -1
-		if len(g.rows) == 1 {
-			d.row = g.rows[0]
-		}
+		d.off, d.n, d.at = int32(off), int32(len(g.hull)), -1
+		d.row, d.q = dualRows(g.rows)
 		for _, oi := range g.hull {
 			j.pts[2*off], j.pts[2*off+1] = j.opts[oi].p, float64(j.opts[oi].g)
 			off++
 		}
 	}
+}
+
+// dualRows returns a group's type row and its quota row as dgroup holds
+// them (see dgroup.q).
+func dualRows(rows []int32) (row, q int32) {
+	switch len(rows) {
+	case 1:
+		return rows[0], -1
+	case 2:
+		return rows[0], rows[1]
+	}
+	return rows[0], -2
 }
 
 // argmax returns the position in group d's hull (-1: the origin, profit 0)
@@ -751,11 +764,16 @@ func (m *model) boxed(lam0 []float64) []float64 {
 }
 
 // groupPrice returns the Lagrangian price per GPU of job j's group gi at
-// lam: its type row's multiplier, or for a group counted in quota rows too
-// the sum over its rows (group.price).
+// lam: the sum of its rows' multipliers (group.price), from dgroup's rows
+// when it has one or two.
 func (j *mjob) groupPrice(gi int, lam []float64) float64 {
-	if r := j.dual[gi].row; r >= 0 {
-		return lam[r]
+	// (lam[row] + lam[q] is group.price's sum 0 + lam[row] + lam[q],
+	// exactly)
+	switch d := &j.dual[gi]; {
+	case d.q == -1:
+		return lam[d.row]
+	case d.q >= 0:
+		return lam[d.row] + lam[d.q]
 	}
 	return j.groups[gi].price(lam)
 }

@@ -379,9 +379,12 @@ func twinLayDual(j *mjob, dgs *arena[dgroup], f64 *arena[float64]) {
 	for gi := range j.groups {
 		g := &j.groups[gi]
 		d := &j.dual[gi]
-		d.off, d.n, d.at, d.row = int32(off), int32(len(g.hull)), -1, -1
+		d.off, d.n, d.at, d.row, d.q = int32(off), int32(len(g.hull)), -1, g.rows[0], -2
 		if len(g.rows) == 1 {
-			d.row = g.rows[0]
+			d.q = -1
+		}
+		if len(g.rows) == 2 {
+			d.q = g.rows[1]
 		}
 		for _, oi := range g.hull {
 			j.pts[2*off], j.pts[2*off+1] = j.opts[oi].p, float64(j.opts[oi].g)

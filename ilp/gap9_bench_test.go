@@ -1,0 +1,51 @@
+package ilp_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sia-sched/sia/ilp"
+	"github.com/sia-sched/sia/ilp/ilptest"
+)
+
+// BenchmarkDualPass measures one pass of the root's smoothed dual over
+// every job of the hard corpus's 5,000-job instances (and of the two
+// 5,000-job extras with 6 and 12 queues), and BenchmarkMarginalGreedy the
+// tight path's first incumbent at the same multipliers
+// (BenchmarkQuickGreedy: the incumbent of last resort).
+func BenchmarkDualPass(b *testing.B) {
+	for _, c := range benchInstances() {
+		pass, _, _ := ilp.DualPassFunc(ilptest.Hard(c))
+		b.Run(strings.ReplaceAll(c.Name(), "+", ""), func(b *testing.B) {
+			benchCPU(b, 1, pass)
+		})
+	}
+}
+
+func BenchmarkMarginalGreedy(b *testing.B) {
+	for _, c := range benchInstances() {
+		_, greedy, _ := ilp.DualPassFunc(ilptest.Hard(c))
+		b.Run(strings.ReplaceAll(c.Name(), "+", ""), func(b *testing.B) {
+			benchCPU(b, 1, func() { greedy() })
+		})
+	}
+}
+
+func benchInstances() []ilptest.HardConfig {
+	var out []ilptest.HardConfig
+	for _, c := range append(ilptest.HardCorpus(), ilptest.HardExtra()...) {
+		if c.Jobs == 5000 && c.Quotas {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func BenchmarkQuickGreedy(b *testing.B) {
+	for _, c := range benchInstances() {
+		_, _, quick := ilp.DualPassFunc(ilptest.Hard(c))
+		b.Run(strings.ReplaceAll(c.Name(), "+", ""), func(b *testing.B) {
+			benchCPU(b, 1, func() { quick() })
+		})
+	}
+}
