@@ -18,6 +18,58 @@ func dpFits(rows, C int) bool {
 	return C >= 0 && C < dpMaxCells && rows <= dpMaxCells/(C+1)
 }
 
+// The knapsack programs index their tables by the capacity of one row in
+// units of the greatest common divisor of the GPU counts that take part
+// (gcdUnit): with every count a multiple of u, a table over 0..C is
+// constant on each block [k·u, k·u+u−1], so the table over 0..⌊C/u⌋ with
+// the counts divided by u holds the same values cell for cell, in the same
+// order of operations, and yields the same optimum and the same picks. The
+// programs' cost then follows the counts' ratios, not their magnitudes (14
+// jobs with every count a multiple of 1,000,003 took seconds: capacity
+// cliff).
+
+// gcdUnit folds count g into the running greatest common divisor u (0:
+// none yet).
+func gcdUnit(u, g int) int {
+	for g != 0 {
+		u, g = g, u%g
+	}
+	return u
+}
+
+// rowUnit returns the greatest common divisor of the GPU counts of the
+// free jobs' options on row t (every option for the aggregate row, t >=
+// m.nrows); it stops at 1. It is 0 when no option uses the row: a table
+// of one cell (capacity 0) then holds the program.
+func (sr *search) rowUnit(free []int32, t int) int {
+	u := 0
+	for _, i := range free {
+		j := &sr.m.jobs[i]
+		for gi := range j.groups {
+			if t < sr.m.nrows && !slices.Contains(j.groups[gi].rows, int32(t)) {
+				continue
+			}
+			for oi := range j.opts {
+				if o := &j.opts[oi]; int(o.grp) == gi {
+					if u = gcdUnit(u, o.g); u == 1 {
+						return 1
+					}
+				}
+			}
+		}
+	}
+	return u
+}
+
+// scaleCap is the capacity C in units of u (0: no count takes part, and
+// one cell suffices).
+func scaleCap(C, u int) int {
+	if u == 0 {
+		return 0
+	}
+	return C / u
+}
+
 // improveByType is a primal heuristic: block coordinate descent over GPU
 // types. For one type t at a time, every free job may keep its current
 // choice if that is not of type t (no GPUs of t), stay unallocated, or take
@@ -46,6 +98,7 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 				k int // position in free
 			}
 			var es []entry
+			u := 0 // the table's unit (see gcdUnit)
 			for k, i := range free {
 				j := &m.jobs[i]
 				for gi := range j.groups {
@@ -54,8 +107,17 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 						break
 					}
 				}
+				for oi := range j.opts {
+					if u != 1 && j.onType(oi, t) {
+						u = gcdUnit(u, j.opts[oi].g)
+					}
+				}
 			}
-			if len(es) == 0 || C < 0 || !dpFits(len(es), C) || !sr.clk.affords(4*len(es)*(C+1)) {
+			if len(es) == 0 || C < 0 {
+				continue
+			}
+			C /= u
+			if !dpFits(len(es), C) || !sr.clk.affords(4*len(es)*(C+1)) {
 				continue
 			}
 			// capacity of t used by jobs outside the program is zero: every
@@ -91,7 +153,7 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 				}
 				for oi := range j.opts {
 					o := &j.opts[oi]
-					if !j.onType(oi, t) || o.p <= base || o.g > C {
+					if !j.onType(oi, t) || o.p <= base || o.g/u > C {
 						continue // dp is non-decreasing: never better than base
 					}
 					if sr.clk.tick(C) {
@@ -99,8 +161,8 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 						// it is still being repaired)
 						return !repair || sr.fitsAll(free, capv, choice)
 					}
-					for c := C; c >= o.g; c-- {
-						if v := dp[c-o.g] + o.p; v > next[c] {
+					for g, c := o.g/u, C; c >= g; c-- {
+						if v := dp[c-g] + o.p; v > next[c] {
 							next[c] = v
 							fr[c] = int32(oi)
 						}
@@ -121,7 +183,7 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 				oi := from[n*(C+1)+c]
 				if oi >= 0 {
 					trial[e.k] = int(oi)
-					c -= j.opts[oi].g
+					c -= j.opts[oi].g / u
 				} else if cur := choice[e.k]; cur >= 0 && j.onType(cur, t) {
 					trial[e.k] = -1
 				}
@@ -192,6 +254,8 @@ func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allow
 	if C < 0 {
 		return math.Inf(-1)
 	}
+	u := sr.rowUnit(free, t) // the table's unit (see gcdUnit)
+	C = scaleCap(C, u)
 	if !dpFits(1, C) {
 		return math.Inf(1) // no bound from this row
 	}
@@ -223,8 +287,8 @@ func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allow
 			v, usesT := priced(j, o, lam, t)
 			if !usesT {
 				off = math.Max(off, v)
-			} else if o.g <= C {
-				items = append(items, item{o.g, v})
+			} else if o.g/u <= C {
+				items = append(items, item{o.g / u, v})
 			}
 		}
 		if allowed != nil {
@@ -289,11 +353,19 @@ func (sr *search) mckp(groups [][]mcItem, C int) []int {
 		return picks
 	}
 	var rows []int // groups that take part
+	u := 0         // the table's unit (see gcdUnit)
 	for k, g := range groups {
 		if len(g) > 0 {
 			rows = append(rows, k)
 		}
+		for _, it := range g {
+			u = gcdUnit(u, it.g)
+		}
 	}
+	if u == 0 {
+		return picks // no item
+	}
+	C /= u
 	if !dpFits(len(rows), C) || !sr.clk.affords(4*len(rows)*(C+1)) {
 		return picks
 	}
@@ -320,8 +392,8 @@ func (sr *search) mckp(groups [][]mcItem, C int) []int {
 			return picks // out of time: nothing picked
 		}
 		for ii, it := range groups[k] {
-			for c := it.g; c <= C; c++ {
-				if v := dp[c-it.g] + it.gain; v > next[c] {
+			for g, c := it.g/u, it.g/u; c <= C; c++ {
+				if v := dp[c-g] + it.gain; v > next[c] {
 					next[c] = v
 					fr[c] = int32(ii)
 				}
@@ -333,7 +405,7 @@ func (sr *search) mckp(groups [][]mcItem, C int) []int {
 	for n := len(rows) - 1; n >= 0; n-- {
 		if ii := from[n*(C+1)+c]; ii >= 0 {
 			picks[rows[n]] = int(ii)
-			c -= groups[rows[n]][ii].g
+			c -= groups[rows[n]][ii].g / u
 		}
 	}
 	return picks
@@ -480,6 +552,22 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 		offs[k] = off
 		sumOff += off
 	}
+	u := 0 // the tables' unit (see gcdUnit)
+	for k := range vals {
+		for ci := range vals[k] {
+			if x := &vals[k][ci]; x.useT {
+				u = gcdUnit(u, x.g)
+			}
+		}
+	}
+	for k := range vals {
+		for ci := range vals[k] {
+			if u > 0 {
+				vals[k][ci].g /= u
+			}
+		}
+	}
+	C = scaleCap(C, u)
 	if !dpFits(2*(n+1), C) || !sr.clk.affords(16*(n+1)*(C+1)) || sr.clk.expired() {
 		// the tables would be too large: no bound beyond the caller's
 		for k := range out {
