@@ -256,14 +256,24 @@ func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allow
 	}
 	u := sr.rowUnit(free, t) // the table's unit (see gcdUnit)
 	C = scaleCap(C, u)
-	if !dpFits(1, C) {
-		return math.Inf(1) // no bound from this row
-	}
 	base := 0.0
 	for r := range capv {
 		if r != t {
 			base += lam[r] * float64(capv[r])
 		}
+	}
+	if C >= sparseMinCap {
+		// on the breakpoints while they stay few against the table
+		limit := dpMaxCells
+		if dpFits(1, C) {
+			limit = (C + 1) / 4
+		}
+		if b, ok := sr.rowBoundSparse(free, lam, t, allowed, C, u, base, limit); ok {
+			return b
+		}
+	}
+	if !dpFits(1, C) {
+		return math.Inf(1) // no bound from this row
 	}
 	if cap(sr.dpA) < C+1 {
 		sr.dpA = make([]float64, C+1)
@@ -330,6 +340,110 @@ func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allow
 		dp, next = next, dp
 	}
 	return base + dp[C]
+}
+
+// sparseMinCap is the capacity, in units (see gcdUnit), from which rowBound
+// runs its program on the table's breakpoints (rowBoundSparse) instead of
+// the table: with counts of very different magnitudes on one row (10^6
+// GPUs beside single GPUs), the table has millions of cells at every node
+// where a few hundred sums are reachable.
+const sparseMinCap = 1 << 16
+
+// frontPt is a breakpoint of a knapsack table: the best gain v within w
+// units, where the table steps up.
+type frontPt struct {
+	w int
+	v float64
+}
+
+// rowBoundSparse is rowBound's program on the breakpoints of its table,
+// for a capacity C of at least sparseMinCap units (counts divided by u),
+// base being the bound's constant part. The table's value at each capacity
+// is the value of the last breakpoint at or below it, and each breakpoint
+// is the same sum of gains, in the same order, as the table's cell, so the
+// bound is the table's to the bit; its cost follows the reachable sums, not
+// the capacity. It gives up (ok false) when the breakpoints, old and new,
+// would exceed limit and limit is below dpMaxCells (the table is then
+// cheaper); it is +Inf (no bound) past dpMaxCells or when the time is up.
+func (sr *search) rowBoundSparse(free []int32, lam []float64, t int, allowed [][]cand, C, u int, base float64, limit int) (float64, bool) {
+	m := sr.m
+	front := []frontPt{{0, 0}}
+	var next, grown []frontPt
+	type item struct {
+		g    int
+		gain float64
+	}
+	var items []item
+	for k, i := range free {
+		j := &m.jobs[i]
+		off := 0.0 // best Lagrangian profit without row t
+		items = items[:0]
+		each := func(oi int) {
+			o := &j.opts[oi]
+			v, usesT := priced(j, o, lam, t)
+			if !usesT {
+				off = math.Max(off, v)
+			} else if o.g/u <= C {
+				items = append(items, item{o.g / u, v})
+			}
+		}
+		if allowed != nil {
+			for _, c := range allowed[k] {
+				if c.o >= 0 {
+					each(c.o)
+				}
+			}
+		} else {
+			for oi := range j.opts {
+				each(oi)
+			}
+		}
+		base += off
+		grown = grown[:0]
+		for _, it := range items {
+			gain := it.gain - off
+			if gain <= 0 {
+				continue
+			}
+			if sr.clk.tick(len(front)) {
+				return math.Inf(1), true // out of time: no bound from this row
+			}
+			if len(front)+len(grown)+len(front) > limit {
+				return math.Inf(1), limit == dpMaxCells // as large as the table
+			}
+			for _, p := range front {
+				if p.w+it.g > C {
+					break
+				}
+				grown = append(grown, frontPt{p.w + it.g, p.v + gain})
+			}
+		}
+		if len(grown) == 0 {
+			continue
+		}
+		slices.SortFunc(grown, func(a, b frontPt) int { return a.w - b.w })
+		// merge: at each capacity the best of the old table and the
+		// grown points, kept where it steps up
+		next = next[:0]
+		a, b := 0, 0
+		for a < len(front) || b < len(grown) {
+			var p frontPt
+			if b == len(grown) || a < len(front) && front[a].w <= grown[b].w {
+				p, a = front[a], a+1
+			} else {
+				p, b = grown[b], b+1
+			}
+			if n := len(next); n > 0 && next[n-1].w == p.w {
+				next[n-1].v = math.Max(next[n-1].v, p.v) // (above the point before it)
+				continue
+			}
+			if n := len(next); n == 0 || p.v > next[n-1].v {
+				next = append(next, p)
+			}
+		}
+		front, next = next, front
+	}
+	return base + front[len(front)-1].v, true
 }
 
 // mcItem is one option in a multiple-choice knapsack: it uses g units and
