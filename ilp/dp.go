@@ -266,7 +266,7 @@ func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allow
 		// on the breakpoints while they stay few against the table
 		limit := dpMaxCells
 		if dpFits(1, C) {
-			limit = (C + 1) / 4
+			limit = (C + 1) / 64 // (sorting the breakpoints costs about 20 cells each)
 		}
 		if b, ok := sr.rowBoundSparse(free, lam, t, allowed, C, u, base, limit); ok {
 			return b
