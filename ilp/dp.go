@@ -18,6 +18,58 @@ func dpFits(rows, C int) bool {
 	return C >= 0 && C < dpMaxCells && rows <= dpMaxCells/(C+1)
 }
 
+// The knapsack programs index their tables by the capacity of one row in
+// units of the greatest common divisor of the GPU counts that take part
+// (gcdUnit): with every count a multiple of u, a table over 0..C is
+// constant on each block [k·u, k·u+u−1], so the table over 0..⌊C/u⌋ with
+// the counts divided by u holds the same values cell for cell, in the same
+// order of operations, and yields the same optimum and the same picks. The
+// programs' cost then follows the counts' ratios, not their magnitudes (14
+// jobs with every count a multiple of 1,000,003 took seconds: capacity
+// cliff).
+
+// gcdUnit folds count g into the running greatest common divisor u (0:
+// none yet).
+func gcdUnit(u, g int) int {
+	for g != 0 {
+		u, g = g, u%g
+	}
+	return u
+}
+
+// rowUnit returns the greatest common divisor of the GPU counts of the
+// free jobs' options on row t (every option for the aggregate row, t >=
+// m.nrows); it stops at 1. It is 0 when no option uses the row: a table
+// of one cell (capacity 0) then holds the program.
+func (sr *search) rowUnit(free []int32, t int) int {
+	u := 0
+	for _, i := range free {
+		j := &sr.m.jobs[i]
+		for gi := range j.groups {
+			if t < sr.m.nrows && !slices.Contains(j.groups[gi].rows, int32(t)) {
+				continue
+			}
+			for oi := range j.opts {
+				if o := &j.opts[oi]; int(o.grp) == gi {
+					if u = gcdUnit(u, o.g); u == 1 {
+						return 1
+					}
+				}
+			}
+		}
+	}
+	return u
+}
+
+// scaleCap is the capacity C in units of u (0: no count takes part, and
+// one cell suffices).
+func scaleCap(C, u int) int {
+	if u == 0 {
+		return 0
+	}
+	return C / u
+}
+
 // improveByType is a primal heuristic: block coordinate descent over GPU
 // types. For one type t at a time, every free job may keep its current
 // choice if that is not of type t (no GPUs of t), stay unallocated, or take
@@ -46,6 +98,7 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 				k int // position in free
 			}
 			var es []entry
+			u := 0 // the table's unit (see gcdUnit)
 			for k, i := range free {
 				j := &m.jobs[i]
 				for gi := range j.groups {
@@ -54,8 +107,17 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 						break
 					}
 				}
+				for oi := range j.opts {
+					if u != 1 && j.onType(oi, t) {
+						u = gcdUnit(u, j.opts[oi].g)
+					}
+				}
 			}
-			if len(es) == 0 || C < 0 || !dpFits(len(es), C) || !sr.clk.affords(4*len(es)*(C+1)) {
+			if len(es) == 0 || C < 0 {
+				continue
+			}
+			C /= u
+			if !dpFits(len(es), C) || !sr.clk.affords(4*len(es)*(C+1)) {
 				continue
 			}
 			// capacity of t used by jobs outside the program is zero: every
@@ -91,7 +153,7 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 				}
 				for oi := range j.opts {
 					o := &j.opts[oi]
-					if !j.onType(oi, t) || o.p <= base || o.g > C {
+					if !j.onType(oi, t) || o.p <= base || o.g/u > C {
 						continue // dp is non-decreasing: never better than base
 					}
 					if sr.clk.tick(C) {
@@ -99,8 +161,8 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 						// it is still being repaired)
 						return !repair || sr.fitsAll(free, capv, choice)
 					}
-					for c := C; c >= o.g; c-- {
-						if v := dp[c-o.g] + o.p; v > next[c] {
+					for g, c := o.g/u, C; c >= g; c-- {
+						if v := dp[c-g] + o.p; v > next[c] {
 							next[c] = v
 							fr[c] = int32(oi)
 						}
@@ -121,7 +183,7 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 				oi := from[n*(C+1)+c]
 				if oi >= 0 {
 					trial[e.k] = int(oi)
-					c -= j.opts[oi].g
+					c -= j.opts[oi].g / u
 				} else if cur := choice[e.k]; cur >= 0 && j.onType(cur, t) {
 					trial[e.k] = -1
 				}
@@ -192,14 +254,26 @@ func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allow
 	if C < 0 {
 		return math.Inf(-1)
 	}
-	if !dpFits(1, C) {
-		return math.Inf(1) // no bound from this row
-	}
+	u := sr.rowUnit(free, t) // the table's unit (see gcdUnit)
+	C = scaleCap(C, u)
 	base := 0.0
 	for r := range capv {
 		if r != t {
 			base += lam[r] * float64(capv[r])
 		}
+	}
+	if C >= sparseMinCap {
+		// on the breakpoints while they stay few against the table
+		limit := dpMaxCells
+		if dpFits(1, C) {
+			limit = (C + 1) / 64 // (sorting the breakpoints costs about 20 cells each)
+		}
+		if b, ok := sr.rowBoundSparse(free, lam, t, allowed, C, u, base, limit); ok {
+			return b
+		}
+	}
+	if !dpFits(1, C) {
+		return math.Inf(1) // no bound from this row
 	}
 	if cap(sr.dpA) < C+1 {
 		sr.dpA = make([]float64, C+1)
@@ -223,8 +297,8 @@ func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allow
 			v, usesT := priced(j, o, lam, t)
 			if !usesT {
 				off = math.Max(off, v)
-			} else if o.g <= C {
-				items = append(items, item{o.g, v})
+			} else if o.g/u <= C {
+				items = append(items, item{o.g / u, v})
 			}
 		}
 		if allowed != nil {
@@ -268,6 +342,110 @@ func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allow
 	return base + dp[C]
 }
 
+// sparseMinCap is the capacity, in units (see gcdUnit), from which rowBound
+// runs its program on the table's breakpoints (rowBoundSparse) instead of
+// the table: with counts of very different magnitudes on one row (10^6
+// GPUs beside single GPUs), the table has millions of cells at every node
+// where a few hundred sums are reachable.
+const sparseMinCap = 1 << 16
+
+// frontPt is a breakpoint of a knapsack table: the best gain v within w
+// units, where the table steps up.
+type frontPt struct {
+	w int
+	v float64
+}
+
+// rowBoundSparse is rowBound's program on the breakpoints of its table,
+// for a capacity C of at least sparseMinCap units (counts divided by u),
+// base being the bound's constant part. The table's value at each capacity
+// is the value of the last breakpoint at or below it, and each breakpoint
+// is the same sum of gains, in the same order, as the table's cell, so the
+// bound is the table's to the bit; its cost follows the reachable sums, not
+// the capacity. It gives up (ok false) when the breakpoints, old and new,
+// would exceed limit and limit is below dpMaxCells (the table is then
+// cheaper); it is +Inf (no bound) past dpMaxCells or when the time is up.
+func (sr *search) rowBoundSparse(free []int32, lam []float64, t int, allowed [][]cand, C, u int, base float64, limit int) (float64, bool) {
+	m := sr.m
+	front := []frontPt{{0, 0}}
+	var next, grown []frontPt
+	type item struct {
+		g    int
+		gain float64
+	}
+	var items []item
+	for k, i := range free {
+		j := &m.jobs[i]
+		off := 0.0 // best Lagrangian profit without row t
+		items = items[:0]
+		each := func(oi int) {
+			o := &j.opts[oi]
+			v, usesT := priced(j, o, lam, t)
+			if !usesT {
+				off = math.Max(off, v)
+			} else if o.g/u <= C {
+				items = append(items, item{o.g / u, v})
+			}
+		}
+		if allowed != nil {
+			for _, c := range allowed[k] {
+				if c.o >= 0 {
+					each(c.o)
+				}
+			}
+		} else {
+			for oi := range j.opts {
+				each(oi)
+			}
+		}
+		base += off
+		grown = grown[:0]
+		for _, it := range items {
+			gain := it.gain - off
+			if gain <= 0 {
+				continue
+			}
+			if sr.clk.tick(len(front)) {
+				return math.Inf(1), true // out of time: no bound from this row
+			}
+			if len(front)+len(grown)+len(front) > limit {
+				return math.Inf(1), limit == dpMaxCells // as large as the table
+			}
+			for _, p := range front {
+				if p.w+it.g > C {
+					break
+				}
+				grown = append(grown, frontPt{p.w + it.g, p.v + gain})
+			}
+		}
+		if len(grown) == 0 {
+			continue
+		}
+		slices.SortFunc(grown, func(a, b frontPt) int { return a.w - b.w })
+		// merge: at each capacity the best of the old table and the
+		// grown points, kept where it steps up
+		next = next[:0]
+		a, b := 0, 0
+		for a < len(front) || b < len(grown) {
+			var p frontPt
+			if b == len(grown) || a < len(front) && front[a].w <= grown[b].w {
+				p, a = front[a], a+1
+			} else {
+				p, b = grown[b], b+1
+			}
+			if n := len(next); n > 0 && next[n-1].w == p.w {
+				next[n-1].v = math.Max(next[n-1].v, p.v) // (above the point before it)
+				continue
+			}
+			if n := len(next); n == 0 || p.v > next[n-1].v {
+				next = append(next, p)
+			}
+		}
+		front, next = next, front
+	}
+	return base + front[len(front)-1].v, true
+}
+
 // mcItem is one option in a multiple-choice knapsack: it uses g units and
 // gains gain over the job's default.
 type mcItem struct {
@@ -289,11 +467,19 @@ func (sr *search) mckp(groups [][]mcItem, C int) []int {
 		return picks
 	}
 	var rows []int // groups that take part
+	u := 0         // the table's unit (see gcdUnit)
 	for k, g := range groups {
 		if len(g) > 0 {
 			rows = append(rows, k)
 		}
+		for _, it := range g {
+			u = gcdUnit(u, it.g)
+		}
 	}
+	if u == 0 {
+		return picks // no item
+	}
+	C /= u
 	if !dpFits(len(rows), C) || !sr.clk.affords(4*len(rows)*(C+1)) {
 		return picks
 	}
@@ -320,8 +506,8 @@ func (sr *search) mckp(groups [][]mcItem, C int) []int {
 			return picks // out of time: nothing picked
 		}
 		for ii, it := range groups[k] {
-			for c := it.g; c <= C; c++ {
-				if v := dp[c-it.g] + it.gain; v > next[c] {
+			for g, c := it.g/u, it.g/u; c <= C; c++ {
+				if v := dp[c-g] + it.gain; v > next[c] {
 					next[c] = v
 					fr[c] = int32(ii)
 				}
@@ -333,7 +519,7 @@ func (sr *search) mckp(groups [][]mcItem, C int) []int {
 	for n := len(rows) - 1; n >= 0; n-- {
 		if ii := from[n*(C+1)+c]; ii >= 0 {
 			picks[rows[n]] = int(ii)
-			c -= groups[rows[n]][ii].g
+			c -= groups[rows[n]][ii].g / u
 		}
 	}
 	return picks
@@ -480,6 +666,22 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 		offs[k] = off
 		sumOff += off
 	}
+	u := 0 // the tables' unit (see gcdUnit)
+	for k := range vals {
+		for ci := range vals[k] {
+			if x := &vals[k][ci]; x.useT {
+				u = gcdUnit(u, x.g)
+			}
+		}
+	}
+	for k := range vals {
+		for ci := range vals[k] {
+			if u > 0 {
+				vals[k][ci].g /= u
+			}
+		}
+	}
+	C = scaleCap(C, u)
 	if !dpFits(2*(n+1), C) || !sr.clk.affords(16*(n+1)*(C+1)) || sr.clk.expired() {
 		// the tables would be too large: no bound beyond the caller's
 		for k := range out {

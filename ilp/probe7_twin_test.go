@@ -351,11 +351,6 @@ func shape7(rng *rand.Rand, shape int) (p *ilp.Problem, unit int, desc string) {
 		}
 	case 7: // GPU counts multiples of a large k (capacities near MaxGPUs)
 		unit = []int{1000003, 1 << 40, ilp.MaxGPUs / 16}[rng.IntN(3)]
-		if unit == 1000003 && (*probe7Cases == 0 || raceEnabled) {
-			// capacities of millions within the knapsack tables' cap: a
-			// second a solve (BenchmarkProbeCapacityCliff), long runs only
-			unit = 1 << 40
-		}
 		desc = fmt.Sprintf("GPUs ×%d", unit)
 		ts := addTypes(2+rng.IntN(2), 6)
 		for t := range p.Capacity {

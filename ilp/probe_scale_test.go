@@ -327,7 +327,8 @@ func TestProbeScaledDeadline(t *testing.T) {
 // 42 ms and 40 MB: the capacity left is really used, by options of 2 M
 // GPUs. Every useful option's count is a multiple of 1,000,003: tables
 // indexed by multiples of the gcd of a row's option counts would have a
-// few cells (not done: the tables belong to dp.go).
+// few cells: now the tables are (gcdUnit), and a model whose counts share
+// a factor is counted in that unit (divideCounts, TestProbe9CapacityCliff).
 func BenchmarkProbeCapacityCliff(b *testing.B) {
 	for _, k := range []int{100003, 1000003, 10000019} {
 		p := &ilp.Problem{Sense: ilp.Minimize, Capacity: map[string]int{"a": 5 * k, "b": 6 * k, "c": 5 * k}, Jobs: []ilp.Job{

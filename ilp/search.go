@@ -1387,7 +1387,7 @@ func (sr *search) warmStart() []int {
 			continue
 		}
 		for oi := range j.opts {
-			if q := p.Jobs[j.orig].Options[j.opts[oi].k]; q.Type == o.Type && j.opts[oi].g <= o.GPUs {
+			if q := p.Jobs[j.orig].Options[j.opts[oi].k]; q.Type == o.Type && q.GPUs <= o.GPUs {
 				choice[i] = oi // largest non-dominated option of the type within o's size
 			}
 		}

@@ -55,8 +55,11 @@ func ParseCluster(spec string, scale int) (Cluster, error) {
 		}
 		n, err1 := strconv.Atoi(strings.TrimSpace(ns))
 		r, err2 := strconv.Atoi(strings.TrimSpace(rs))
-		if err1 != nil || err2 != nil || n < 1 || r < 1 || r > 1024 || n > MaxClusterNodes {
+		if err1 != nil || err2 != nil || n < 1 || r < 1 {
 			return Cluster{}, inputErr("", 0, "", "cluster", "%q: node count and GPUs per node must be positive integers", part)
+		}
+		if n > MaxClusterNodes || r > MaxGPUsPerNode {
+			return Cluster{}, inputErr("", 0, "", "cluster", "%q: want at most %d nodes of at most %d GPUs", part, MaxClusterNodes, MaxGPUsPerNode)
 		}
 		if seen[typ] {
 			return Cluster{}, inputErr("", 0, "", "cluster", "GPU type %q listed twice", typ)
