@@ -80,3 +80,55 @@ func TestAppendFixedTwin(t *testing.T) {
 		}
 	}
 }
+
+// TestFillerOwnersTwin: the filler of a lean layout reading validation's
+// GPU owners (layout.gpus) counts what the filler counting the layout's
+// GPUs counts: idle GPUs per node, the pools' node lists, the GPUs held
+// per reserved type and per quota, and the free GPUs of every node with idle GPUs; on fleets
+// whose types have nodes of two alternating sizes, with reservations and
+// quotas.
+func TestFillerOwnersTwin(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		snap Snapshot
+	}{
+		{"hetero", largeSnapshot(t, 8, 600, 3)},
+		{"fleet", fleetSnapshot(t, placeFleet{Jobs: 400, GPUs: 800, Types: 4, Seed: 2})},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			snap := c.snap
+			snap.Reserved = map[string]int{snap.Nodes[0].Type: 3}
+			var ids []string
+			for i := range snap.Jobs {
+				if i%3 == 0 {
+					ids = append(ids, snap.Jobs[i].ID)
+				}
+			}
+			snap.Quotas = []Quota{{Name: "q", Jobs: ids, Limit: 1 << 20}, {Name: "t", Type: snap.Nodes[len(snap.Nodes)-1].Type, Jobs: ids[:len(ids)/2], Limit: 1 << 20}}
+			o := (*Options)(nil).WithDefaults()
+			cl, err := validateSnapshot(&snap, &o, true)
+			require.NoError(t, err)
+			m, _, _, ok := leanKept(&snap, &o, cl)
+			require.True(t, ok)
+			lay := leanLayout(&snap, m)
+			lay.nodeAt = cl.nodeAt
+			counted := newFiller(&snap, m, &lay)
+			lay.gpus = cl.gpus
+			owners := newFiller(&snap, m, &lay)
+			require.NotNil(t, counted)
+			require.NotNil(t, owners)
+			assert.Equal(t, counted.idle, owners.idle)
+			assert.Equal(t, counted.pools, owners.pools)
+			assert.Equal(t, counted.poolOf, owners.poolOf)
+			assert.Equal(t, counted.largest, owners.largest)
+			assert.Equal(t, counted.typeUse, owners.typeUse)
+			assert.Equal(t, counted.qUse, owners.qUse)
+			assert.Positive(t, len(counted.pools))
+			for k := range snap.Nodes {
+				if counted.idle[k] > 0 { // the nodes the fill may place on
+					assert.Equal(t, counted.freeOn(k), owners.freeOn(k), "node %s", snap.Nodes[k].ID)
+				}
+			}
+		})
+	}
+}

@@ -249,21 +249,28 @@ func newCluster(nodes []Node, nodeAt map[string]int, maxGPUs int) (*cluster, err
 	}
 	var groups []configset.NodeGroup
 	idx := map[key]int{}
-	last := -1 // the group of the node before (a type's nodes are often listed together)
+	// last and before are the groups of the nodes before (a type's nodes
+	// are often listed together, one size after the other or alternating)
+	last, before := -1, -1
 	for _, n := range nodes {
 		if last >= 0 && groups[last].GPUsPerNode == n.GPUs && groups[last].Type == n.Type {
 			groups[last].Nodes++
 			continue
 		}
-		k := key{n.Type, n.GPUs}
-		if i, ok := idx[k]; ok {
-			groups[i].Nodes++
-			last = i
+		if before >= 0 && groups[before].GPUsPerNode == n.GPUs && groups[before].Type == n.Type {
+			groups[before].Nodes++
+			last, before = before, last
 			continue
 		}
-		idx[k] = len(groups)
-		last = len(groups)
-		groups = append(groups, configset.NodeGroup{Type: n.Type, GPUsPerNode: n.GPUs, Nodes: 1})
+		k := key{n.Type, n.GPUs}
+		i, ok := idx[k]
+		if !ok {
+			i = len(groups)
+			idx[k] = i
+			groups = append(groups, configset.NodeGroup{Type: n.Type, GPUsPerNode: n.GPUs})
+		}
+		groups[i].Nodes++
+		last, before = i, last
 	}
 	set, err := configset.New(groups, &configset.Options{MaxGPUs: maxGPUs})
 	if err != nil {

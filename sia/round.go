@@ -92,12 +92,14 @@ func (s *Scheduler) Options() Options { return s.opts }
 // lean rounds ended 0.95–2.85 ms past D (0–2.35 ms of CPU), the standard
 // path's 2.31–5.66 ms (2.03–4.41 ms of CPU), so that the contract is at
 // its edge there: validation, the kept rows and the plan remain. The lean
-// round allocates nothing per job (about 390–530 allocations on these
-// fleets, 2.6–2.9 MB) and its fill reads validation's GPU owners; at load
-// 6, with a 5 ms deadline, its median CPU past D was 1.3–3.3 ms (4.4 and
-// 3.5 ms before): at 5,000 jobs the contract is not met on a loaded
-// machine, its per-job floor (validation with one Models.Model call per
-// running job, the kept rows, the decisions) being about 1 µs per job.
+// round allocates nothing per job (about 380–530 allocations on these
+// fleets, 2.6–2.9 MB) and its fill reads validation's GPU owners (its
+// step 21–42 % less CPU than before). With a 5 ms deadline at load 5
+// (40 rounds, examples/round-deadline) its CPU past D was 0–2.1 ms at the
+// median and 4.0–6.9 ms at most (before: 1.1–3.0 and 4.9–7.2 ms): at
+// 5,000 jobs the contract is not met on a loaded machine, the work per
+// job (validation with one Models.Model call per running job, the kept
+// rows, the decisions) being about 1 µs.
 // The solver (ilp.Solve) keeps the contract on its
 // own, its validation and model included. On a machine whose cores are
 // shared the tail is longer by what the round is not scheduled. Memory is
