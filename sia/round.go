@@ -57,7 +57,7 @@ func (s *Scheduler) Options() Options { return s.opts }
 // greedy allocation, placing onto free GPUs and the decisions: about
 // 1.5–2 µs of CPU per job on one core (3.8–4.6 ms for 2,504 jobs on 2,048
 // GPUs and 6.3–7.1 ms for 4,166 jobs on 8,192 GPUs in BenchmarkRoundFloor,
-// 7–10 ms for 5,000 jobs on 8,000–16,000 GPUs of six to eight types in
+// 6–9 ms for 5,000 jobs on 8,000–16,000 GPUs of six to eight types in
 // examples/round-deadline). A deadline closer than the floor is overshot
 // by at most the floor.
 //
@@ -85,21 +85,14 @@ func (s *Scheduler) Options() Options { return s.opts }
 // sizes, or its GPUs beyond a type's capacity less Reserved or a quota's
 // Limit) takes the standard path, as does every round of a scheduler
 // with a goodput edit (WithGoodputEdit), whose values the lean path does
-// not compute. Measured on the 5,000-job fleets of examples/round-deadline
-// (BenchmarkFleetFloor, thread CPU of a round out of time, mean of 30,
-// load 3): the lean round takes 6.1–7.1 ms with validation (about 2 ms of
-// it), the standard path 8.3–9.2 ms; with a 5 ms deadline (load 0.3) the
-// lean rounds ended 0.95–2.85 ms past D (0–2.35 ms of CPU), the standard
-// path's 2.31–5.66 ms (2.03–4.41 ms of CPU), so that the contract is at
-// its edge there: validation, the kept rows and the plan remain. The lean
-// round allocates nothing per job (about 380–530 allocations on these
-// fleets, 2.6–2.9 MB) and its fill reads validation's GPU owners (its
-// step 21–42 % less CPU than before). With a 5 ms deadline at load 5
-// (40 rounds, examples/round-deadline) its CPU past D was 0–2.1 ms at the
-// median and 4.0–6.9 ms at most (before: 1.1–3.0 and 4.9–7.2 ms): at
-// 5,000 jobs the contract is not met on a loaded machine, the work per
-// job (validation with one Models.Model call per running job, the kept
-// rows, the decisions) being about 1 µs.
+// not compute. The lean round allocates nothing per job. Its floor,
+// measured on the 5,000-job fleets of examples/round-deadline (thread CPU
+// of a round out of time, BenchmarkFleetFloor): about 6–7 ms, of which
+// validation (one Models.Model call per running job) is about 2 ms, the
+// running jobs' kept entries about 2 ms and the fill and decisions the
+// rest; the standard path's is 8–9 ms. At 5,000 jobs a 5 ms deadline is
+// therefore overshot by that floor: Round ends 1–3 ms past D + S on an
+// idle core, more on a loaded machine.
 // The solver (ilp.Solve) keeps the contract on its
 // own, its validation and model included. On a machine whose cores are
 // shared the tail is longer by what the round is not scheduled. Memory is
