@@ -107,8 +107,8 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 						break
 					}
 				}
-				for oi := range j.opts {
-					if u != 1 && j.onType(oi, t) {
+				for oi := 0; oi < len(j.opts) && u != 1; oi++ {
+					if j.onType(oi, t) {
 						u = gcdUnit(u, j.opts[oi].g)
 					}
 				}
@@ -472,8 +472,8 @@ func (sr *search) mckp(groups [][]mcItem, C int) []int {
 		if len(g) > 0 {
 			rows = append(rows, k)
 		}
-		for _, it := range g {
-			u = gcdUnit(u, it.g)
+		for k := 0; k < len(g) && u != 1; k++ {
+			u = gcdUnit(u, g[k].g)
 		}
 	}
 	if u == 0 {
@@ -667,18 +667,16 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 		sumOff += off
 	}
 	u := 0 // the tables' unit (see gcdUnit)
-	for k := range vals {
+	for k := 0; k < len(vals) && u != 1; k++ {
 		for ci := range vals[k] {
 			if x := &vals[k][ci]; x.useT {
 				u = gcdUnit(u, x.g)
 			}
 		}
 	}
-	for k := range vals {
+	for k := 0; k < len(vals) && u > 1; k++ {
 		for ci := range vals[k] {
-			if u > 0 {
-				vals[k][ci].g /= u
-			}
+			vals[k][ci].g /= u
 		}
 	}
 	C = scaleCap(C, u)
