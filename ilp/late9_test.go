@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -155,4 +156,34 @@ func TestDualLooksByWork(t *testing.T) {
 		most += top
 	}
 	assert.LessOrEqual(t, used, most, "more than the first job was evaluated before the first look")
+}
+
+// TestTopEntriesTwin: topEntries is the sort cut to k, on random entries
+// with ties broken by index (as quickGreedy's order is).
+func TestTopEntriesTwin(t *testing.T) {
+	type entry struct {
+		k int
+		h float64
+	}
+	cmpE := func(a, b entry) int {
+		switch {
+		case a.h > b.h:
+			return -1
+		case a.h < b.h:
+			return 1
+		}
+		return a.k - b.k
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for c := range 300 {
+		n, k := rng.IntN(300), 1+rng.IntN(80)
+		es := make([]entry, n)
+		for i := range es {
+			es[i] = entry{i, float64(rng.IntN(1 + rng.IntN(50)))}
+		}
+		want := slices.Clone(es)
+		slices.SortFunc(want, cmpE)
+		want = want[:min(k, n)]
+		assert.Equal(t, want, topEntries(slices.Clone(es), k, cmpE), "case %d: n %d, k %d", c, n, k)
+	}
 }
