@@ -79,9 +79,18 @@ func newClock(ctx context.Context, start time.Time, limit time.Duration) *clock 
 // the contract is judged on the wall clock: a solve that uses most of its
 // allowance leaves nothing for the process not being scheduled (the
 // corpus's 20 ms solves used up to 1.6 ms of CPU past D, and ended up to
-// 2.2 ms past it at a load of 1.4). The steps after a deadline end within
-// lateShare of the allowance; the rest is the scheduler's.
-const lateShare = 3
+// 2.2 ms past it at a load of 1.4). The steps after a deadline leave the
+// scheduler at least half the allowance, and at least two thirds of it
+// up to schedMargin (a few of the scheduler's time slices: a delay in
+// time, not a share of D); they end within the rest (lateWorkBudget).
+const schedMargin = 4 * time.Millisecond
+
+// lateWorkBudget is the CPU time the steps after a deadline of allowance
+// slack may use: a third of it (2 ms: 0.67 ms), or all but schedMargin of
+// it when that is more, but no more than half (10 ms: 5 ms).
+func lateWorkBudget(slack time.Duration) time.Duration {
+	return min(slack/2, max(slack/3, slack-schedMargin))
+}
 
 // lateTailNanos is about what a solve does per job after its last step
 // that looks at the clock (the greedy incumbents): the late admission's
@@ -100,7 +109,7 @@ const lateTailNanos = 100
 const searchSetupNanos = 50
 
 // planLate sets the ends of the steps that may follow a deadline, for a
-// problem of n jobs: they share the allowance's lateShare less the tail
+// problem of n jobs: they share the allowance's lateWorkBudget less the tail
 // that follows them (lateTailNanos per job, at most half of it) in fixed
 // proportions, validation ending at a quarter of that time, the build at
 // half (less the search's setup, searchSetupNanos per job, that follows
@@ -116,7 +125,7 @@ func (c *clock) planLate(n int) {
 	if at.Before(c.called) {
 		at = c.called
 	}
-	late := slack / lateShare
+	late := lateWorkBudget(slack)
 	work := late - min(time.Duration(lateTailNanos*n), late/2)
 	c.validateEnd = at.Add(work / 4)
 	c.buildEnd = at.Add(work/2 - min(time.Duration(searchSetupNanos*n), work/4))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,9 +16,9 @@ import (
 // steps after a deadline end in order (validation, build, the root's
 // dual, the greedy incumbents), the build early enough for the search's
 // setup before the dual's end, and the greedy incumbents early enough for
-// the tail that follows them, all within lateShare of the allowance:
-// the rest of it is the scheduler's (the contract is judged on the wall
-// clock). Before, the greedy incumbents ended at half the allowance
+// the tail that follows them, all within the late budget: the rest of
+// the allowance (half, or two thirds up to schedMargin) is the scheduler's (the
+// contract is judged on the wall clock). Before, the greedy incumbents ended at half the allowance
 // whatever followed them, and the corpus's 20 ms solves used up to 1.6 ms
 // of their 2 ms on the solving thread's CPU.
 func TestPlanLateShares(t *testing.T) {
@@ -30,13 +31,15 @@ func TestPlanLateShares(t *testing.T) {
 			cancel()
 			at := t0.Add(max(d, 0))
 			slack := Slack(max(d, 0))
-			tail := min(time.Duration(lateTailNanos*n), slack/lateShare/2)
+			late := lateWorkBudget(slack)
+			tail := min(time.Duration(lateTailNanos*n), late/2)
 			name := fmt.Sprintf("D %v, %d jobs", d, n)
 			assert.False(t, c.validateEnd.Before(at), "%s: validation ends before D", name)
 			assert.False(t, c.dualEnd.Before(c.validateEnd), "%s: dual before validation", name)
 			assert.False(t, c.greedyEnd.Before(c.dualEnd), "%s: greedy before the dual", name)
 			assert.False(t, c.dualEnd.Before(c.buildEnd.Add(min(time.Duration(searchSetupNanos*n), c.greedyEnd.Sub(at)/4))), "%s: no room for the search's setup", name)
-			assert.LessOrEqual(t, c.greedyEnd.Add(tail).Sub(at), slack/lateShare, "%s: the greedy incumbents and the tail past the late share", name)
+			assert.LessOrEqual(t, c.greedyEnd.Add(tail).Sub(at), late, "%s: the greedy incumbents and the tail past the late budget", name)
+			assert.GreaterOrEqual(t, slack-late, max(slack/2, min(slack-slack/3, schedMargin)), "%s: the scheduler's margin", name)
 			assert.Greater(t, c.greedyEnd.Sub(at), time.Duration(0), "%s: no time for the greedy incumbents", name)
 		}
 	}
@@ -153,4 +156,34 @@ func TestDualLooksByWork(t *testing.T) {
 		most += top
 	}
 	assert.LessOrEqual(t, used, most, "more than the first job was evaluated before the first look")
+}
+
+// TestTopEntriesTwin: topEntries is the sort cut to k, on random entries
+// with ties broken by index (as quickGreedy's order is).
+func TestTopEntriesTwin(t *testing.T) {
+	type entry struct {
+		k int
+		h float64
+	}
+	cmpE := func(a, b entry) int {
+		switch {
+		case a.h > b.h:
+			return -1
+		case a.h < b.h:
+			return 1
+		}
+		return a.k - b.k
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for c := range 300 {
+		n, k := rng.IntN(300), 1+rng.IntN(80)
+		es := make([]entry, n)
+		for i := range es {
+			es[i] = entry{i, float64(rng.IntN(1 + rng.IntN(50)))}
+		}
+		want := slices.Clone(es)
+		slices.SortFunc(want, cmpE)
+		want = want[:min(k, n)]
+		assert.Equal(t, want, topEntries(slices.Clone(es), k, cmpE), "case %d: n %d, k %d", c, n, k)
+	}
 }

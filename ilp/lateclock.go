@@ -1,6 +1,9 @@
 package ilp
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // greedyMinWork is the work, in units of an option tested against one of
 // its rows, that the late admission does before it looks at the clock:
@@ -114,4 +117,22 @@ func (d *dualPace) over(j *mjob, stop func() bool) bool {
 	}
 	d.work = 0
 	return stop()
+}
+
+// topEntries returns the k first of es in the order cmp (es sorted by it,
+// cut to k), in time linear in len(es) for a small k: each entry is
+// compared with the k-th kept, and only a better one is inserted.
+func topEntries[E any](es []E, k int, cmp func(a, b E) int) []E {
+	top := make([]E, 0, k+1)
+	for _, e := range es {
+		if len(top) == k && cmp(e, top[k-1]) >= 0 {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(top, e, cmp)
+		top = slices.Insert(top, i, e)
+		if len(top) > k {
+			top = top[:k]
+		}
+	}
+	return top
 }

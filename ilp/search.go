@@ -1335,7 +1335,15 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 		h, _ := j.best(lam)
 		order = append(order, entry{k, h})
 	}
-	slices.SortFunc(order, func(a, b entry) int { return cmp.Or(cmp.Compare(b.h, a.h), a.k-b.k) })
+	byProfit := func(a, b entry) int { return cmp.Or(cmp.Compare(b.h, a.h), a.k-b.k) }
+	if len(order) > greedyMinJobs && sr.clk.greedyOver() {
+		// past greedyEnd the pass below considers the first greedyMinJobs
+		// only: those, in order, without sorting the rest (the sort of
+		// 3,000 jobs took 0.4-0.5 ms past greedyEnd)
+		order = topEntries(order, greedyMinJobs, byProfit)
+	} else {
+		slices.SortFunc(order, byProfit)
+	}
 	for _, e := range order {
 		j := &m.jobs[free[e.k]]
 		if pace1.over(sr.clk, j) {

@@ -127,8 +127,10 @@ var unsolved = Solution{Status: Unsolved, Objective: math.NaN(), Bound: math.NaN
 // Every step looks at the clock at least every ~50 µs of work, validating
 // and building the model included, and the work that follows a deadline
 // is sized to end within a third of the allowance on the solving thread's
-// CPU (the rest is left to the process not being scheduled: the contract
-// is judged on the wall clock). Of that third, the tail that follows the
+// CPU, or all but 4 ms of it when that is more, at most half of it (the
+// rest is left to the process not being scheduled: the contract is judged
+// on the wall clock).
+// Of that budget, the tail that follows the
 // greedy incumbents (the late admission's setup, the assignment and its
 // objective: about 100 ns per job, at most half of it) is reserved, and
 // the rest, W, is shared in fixed proportions:
