@@ -11,11 +11,10 @@ import (
 // BenchmarkDualPass measures one pass of the root's smoothed dual over
 // every job of the hard corpus's 5,000-job instances (and of the two
 // 5,000-job extras with 6 and 12 queues), and BenchmarkMarginalGreedy the
-// tight path's first incumbent at the same multipliers
-// (BenchmarkQuickGreedy: the incumbent of last resort).
+// tight path's first incumbent at the same multipliers.
 func BenchmarkDualPass(b *testing.B) {
 	for _, c := range benchInstances() {
-		pass, _, _ := ilp.DualPassFunc(ilptest.Hard(c))
+		pass, _ := ilp.DualPassFunc(ilptest.Hard(c))
 		b.Run(strings.ReplaceAll(c.Name(), "+", ""), func(b *testing.B) {
 			benchCPU(b, 1, pass)
 		})
@@ -24,7 +23,7 @@ func BenchmarkDualPass(b *testing.B) {
 
 func BenchmarkMarginalGreedy(b *testing.B) {
 	for _, c := range benchInstances() {
-		_, greedy, _ := ilp.DualPassFunc(ilptest.Hard(c))
+		_, greedy := ilp.DualPassFunc(ilptest.Hard(c))
 		b.Run(strings.ReplaceAll(c.Name(), "+", ""), func(b *testing.B) {
 			benchCPU(b, 1, func() { greedy() })
 		})
@@ -39,13 +38,4 @@ func benchInstances() []ilptest.HardConfig {
 		}
 	}
 	return out
-}
-
-func BenchmarkQuickGreedy(b *testing.B) {
-	for _, c := range benchInstances() {
-		_, _, quick := ilp.DualPassFunc(ilptest.Hard(c))
-		b.Run(strings.ReplaceAll(c.Name(), "+", ""), func(b *testing.B) {
-			benchCPU(b, 1, func() { quick() })
-		})
-	}
 }
