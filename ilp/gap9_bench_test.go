@@ -39,3 +39,28 @@ func benchInstances() []ilptest.HardConfig {
 	}
 	return out
 }
+
+// BenchmarkBuildQuotas is BenchmarkBuild's build and validate+build on
+// the 5,000-job instances with quotas, the extras beside the corpus
+// included (ilptest.HardExtra: 6 and 12 overlapping queues, where nearly
+// every job has a quota list of its own).
+func BenchmarkBuildQuotas(b *testing.B) {
+	for _, c := range append(ilptest.HardCorpus(), ilptest.HardExtra()...) {
+		if c.Jobs < 5000 || !c.Quotas {
+			continue
+		}
+		p := ilptest.Hard(c)
+		build, err := ilp.ModelBuilder(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, f := range []struct {
+			name  string
+			build func() int
+		}{{"build", build}, {"validate+build", ilp.FusedBuilder(p)}} {
+			b.Run(strings.ReplaceAll(c.Name(), "+", "")+"/"+f.name, func(b *testing.B) {
+				benchCPU(b, 1, func() { f.build() })
+			})
+		}
+	}
+}
