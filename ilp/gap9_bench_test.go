@@ -14,18 +14,20 @@ import (
 // tight path's first incumbent at the same multipliers.
 func BenchmarkDualPass(b *testing.B) {
 	for _, c := range benchInstances() {
-		pass, _ := ilp.DualPassFunc(ilptest.Hard(c))
+		p := ilptest.Hard(c)
+		pass, _ := ilp.DualPassFunc(p)
 		b.Run(strings.ReplaceAll(c.Name(), "+", ""), func(b *testing.B) {
-			benchCPU(b, 1, pass)
+			benchCPU(b, optionsOf(p), pass)
 		})
 	}
 }
 
 func BenchmarkMarginalGreedy(b *testing.B) {
 	for _, c := range benchInstances() {
-		_, greedy := ilp.DualPassFunc(ilptest.Hard(c))
+		p := ilptest.Hard(c)
+		_, greedy := ilp.DualPassFunc(p)
 		b.Run(strings.ReplaceAll(c.Name(), "+", ""), func(b *testing.B) {
-			benchCPU(b, 1, func() { greedy() })
+			benchCPU(b, optionsOf(p), func() { greedy() })
 		})
 	}
 }
@@ -59,8 +61,17 @@ func BenchmarkBuildQuotas(b *testing.B) {
 			build func() int
 		}{{"build", build}, {"validate+build", ilp.FusedBuilder(p)}} {
 			b.Run(strings.ReplaceAll(c.Name(), "+", "")+"/"+f.name, func(b *testing.B) {
-				benchCPU(b, 1, func() { f.build() })
+				benchCPU(b, optionsOf(p), func() { f.build() })
 			})
 		}
 	}
+}
+
+// optionsOf is the number of options of p's jobs.
+func optionsOf(p *ilp.Problem) int {
+	n := 0
+	for _, j := range p.Jobs {
+		n += len(j.Options)
+	}
+	return n
 }
