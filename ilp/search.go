@@ -827,18 +827,14 @@ const (
 // where quickGreedy is a few 1e-3 off); the cutting-plane path counts twice
 // greedyNanos per option for it. The Newton path (newton: a deadline that
 // is short for the problem) runs marginalGreedy alone when the time left
-// affords greedyNanos per option, quickGreedy otherwise (cut short by
-// greedyEnd, quickGreedy's plan holds the jobs of largest Lagrangian
-// profit, marginalGreedy's the jobs it chained first): on the tight
-// path marginalGreedy costs as much as quickGreedy (BenchmarkMarginalGreedy
-// and BenchmarkQuickGreedy: 9-14 ms of CPU each on the corpus's 5,000-job
-// quota rounds, about 60 ns per option) and is better at every multipliers (on the
+// affords marginalNanos per option, quickGreedy otherwise: marginalGreedy
+// costs about as much and is better at every multipliers (on the
 // 5,000-job quota round of the hard corpus, 2.6e-4 of the bound where
 // quickGreedy is 3.7e-3 off at the same multipliers, 4.9e-2 where it is
 // 3.5e-1 off at those of five Newton passes), and the time quickGreedy
 // took goes to the dual.
 func (sr *search) firstGreedies(free []int32, capv []int, lam []float64, newton bool) {
-	if newton && sr.clk.affords(greedyNanos*sr.optionCount(free)) {
+	if newton && sr.clk.affords(marginalNanos*sr.optionCount(free)) {
 		sr.offerFree(free, sr.marginalGreedy(free, capv, lam, true))
 		trace("marginalGreedy")
 		return
