@@ -238,6 +238,42 @@ func priced(j *mjob, o *mopt, lam []float64, t int) (v float64, usesT bool) {
 	return o.p - pi*float64(o.g), usesT
 }
 
+// rowItem is a free job's option on row t in rowBound's knapsack: its
+// count in the table's units and its Lagrangian profit for the other rows.
+type rowItem struct {
+	g    int
+	gain float64
+}
+
+// rowItems appends to items free job k's (j's) options on row t that fit C
+// units of u GPUs (only those listed in allowed[k], when allowed is not
+// nil), and returns the job's best Lagrangian profit among its options off
+// row t (0: none).
+func rowItems(items []rowItem, j *mjob, allowed [][]cand, k int, lam []float64, t, C, u int) ([]rowItem, float64) {
+	off := 0.0
+	each := func(oi int) {
+		o := &j.opts[oi]
+		v, usesT := priced(j, o, lam, t)
+		if !usesT {
+			off = math.Max(off, v)
+		} else if o.g/u <= C {
+			items = append(items, rowItem{o.g / u, v})
+		}
+	}
+	if allowed != nil {
+		for _, c := range allowed[k] {
+			if c.o >= 0 {
+				each(c.o)
+			}
+		}
+	} else {
+		for oi := range j.opts {
+			each(oi)
+		}
+	}
+	return items, off
+}
+
 // rowBound returns the partial-Lagrangian bound that keeps coupling row t
 // (a type row) exact and prices every other row at lam: Σ_{r≠t} λ_r·cap_r +
 // the optimum of a multiple-choice knapsack over row t in which each free
@@ -283,35 +319,10 @@ func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allow
 	for c := range dp {
 		dp[c] = 0
 	}
-	type item struct {
-		g    int
-		gain float64
-	}
-	var items []item
+	var items []rowItem
 	for k, i := range free {
-		j := &m.jobs[i]
-		off := 0.0 // best Lagrangian profit without row t
-		items = items[:0]
-		each := func(oi int) {
-			o := &j.opts[oi]
-			v, usesT := priced(j, o, lam, t)
-			if !usesT {
-				off = math.Max(off, v)
-			} else if o.g/u <= C {
-				items = append(items, item{o.g / u, v})
-			}
-		}
-		if allowed != nil {
-			for _, c := range allowed[k] {
-				if c.o >= 0 {
-					each(c.o)
-				}
-			}
-		} else {
-			for oi := range j.opts {
-				each(oi)
-			}
-		}
+		var off float64
+		items, off = rowItems(items[:0], &m.jobs[i], allowed, k, lam, t, C, u)
 		base += off
 		any := false
 		for _, it := range items {
@@ -369,35 +380,10 @@ func (sr *search) rowBoundSparse(free []int32, lam []float64, t int, allowed [][
 	m := sr.m
 	front := []frontPt{{0, 0}}
 	var next, grown []frontPt
-	type item struct {
-		g    int
-		gain float64
-	}
-	var items []item
+	var items []rowItem
 	for k, i := range free {
-		j := &m.jobs[i]
-		off := 0.0 // best Lagrangian profit without row t
-		items = items[:0]
-		each := func(oi int) {
-			o := &j.opts[oi]
-			v, usesT := priced(j, o, lam, t)
-			if !usesT {
-				off = math.Max(off, v)
-			} else if o.g/u <= C {
-				items = append(items, item{o.g / u, v})
-			}
-		}
-		if allowed != nil {
-			for _, c := range allowed[k] {
-				if c.o >= 0 {
-					each(c.o)
-				}
-			}
-		} else {
-			for oi := range j.opts {
-				each(oi)
-			}
-		}
+		var off float64
+		items, off = rowItems(items[:0], &m.jobs[i], allowed, k, lam, t, C, u)
 		base += off
 		grown = grown[:0]
 		for _, it := range items {
