@@ -377,12 +377,44 @@ func (c *cluster) cheapFirst(snap *Snapshot, o *Options, lo, hi, limit int) []in
 		// practice, ties then kept in snapshot order.
 		keys = append(keys, uint64(min(size, math.MaxInt32))<<32|uint64(uint32(i)))
 	}
-	slices.Sort(keys)
 	out := make([]int, min(len(keys), max(limit, 0)))
-	for k := range out {
-		out[k] = int(uint32(keys[k]))
+	if !firstBySize(keys, out) {
+		slices.Sort(keys)
+		for k := range out {
+			out[k] = int(uint32(keys[k]))
+		}
 	}
 	return out
+}
+
+// firstBySize sets out to the job indices of the len(out) smallest keys
+// (size<<32 | index, appended in index order, so each size's jobs come in
+// index order), as slices.Sort would order them: a counting sort by size,
+// stable, in time linear in the keys. It reports false, with out
+// untouched, when the sizes are too large for one (above 4 per key).
+func firstBySize(keys []uint64, out []int) bool {
+	most := 0
+	for _, k := range keys {
+		most = max(most, int(k>>32))
+	}
+	if most > 4*len(keys)+64 {
+		return false
+	}
+	at := make([]int32, most+2) // at[s+1]: keys of size s; then the first position of size s
+	for _, k := range keys {
+		at[k>>32+1]++
+	}
+	for s := 1; s < len(at); s++ {
+		at[s] += at[s-1]
+	}
+	for _, k := range keys {
+		s := k >> 32
+		if p := at[s]; int(p) < len(out) {
+			out[p] = int(uint32(k))
+		}
+		at[s]++
+	}
+	return true
 }
 
 // freeByIndex returns cluster.free by type index (nil without a budget).

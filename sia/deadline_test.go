@@ -331,3 +331,32 @@ func roundTimed(ctx context.Context, s *Scheduler, snap Snapshot) (Plan, timings
 	tm.Other = tm.Total - tm.Matrix - tm.Solve - tm.Place
 	return p, tm, err
 }
+
+// TestFirstBySizeTwin checks cheapFirst's counting sort against sorting
+// the keys: the same first indices for every limit, sizes small and large
+// (the fallback), ties kept in index order.
+func TestFirstBySizeTwin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	for trial := 0; trial < 300; trial++ {
+		n := rng.IntN(60)
+		top := []int{1, 4, 16, 1000, 1 << 31}[trial%5]
+		var keys []uint64
+		for i := 0; i < n; i++ {
+			if rng.IntN(3) > 0 {
+				size := 1 + rng.IntN(min(top, 1<<31-1))
+				keys = append(keys, uint64(size)<<32|uint64(i))
+			}
+		}
+		want := slices.Clone(keys)
+		slices.Sort(want)
+		limit := rng.IntN(len(keys) + 1)
+		out := make([]int, limit)
+		if !firstBySize(keys, out) {
+			require.Greater(t, top, 4*len(keys)+64, "trial %d: fell back on small sizes", trial)
+			continue
+		}
+		for k := range out {
+			require.Equal(t, int(uint32(want[k])), out[k], "trial %d, position %d", trial, k)
+		}
+	}
+}

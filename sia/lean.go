@@ -110,6 +110,7 @@ func leanKept(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, float64,
 	running, _, _ := roundShape(snap, cl)
 	backing := make([]matrixEntry, 0, running)
 	var ev *evaluator // for the rows bareRow does not cover
+	pools := make(keptPools, 0, 2*len(m.Types)+1)
 	for i := range snap.Jobs {
 		j := &snap.Jobs[i]
 		if !j.State.Current.Running() {
@@ -130,50 +131,55 @@ func leanKept(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, float64,
 		if row.Current < 0 || row.spill != nil {
 			return nil, 0, nil, false
 		}
-		if e := &row.Entries[row.Current]; e.Config.Spanning() || row.Pin < 0 && (e.Dropped || e.Dominated) {
+		e := &row.Entries[row.Current]
+		if e.Config.Spanning() || row.Pin < 0 && (e.Dropped || e.Dominated) {
 			return nil, 0, nil, false
 		}
+		pools.add(m, e)
 	}
-	return m, lambda, ev, keptFit(snap, m)
+	return m, lambda, ev, keptFit(snap, m, pools)
+}
+
+// keptPools are the pools the running jobs' kept entries count against
+// (one per type and node size: few), each named once, with the GPUs
+// charged to it: leanKept adds each kept entry as it builds its row, and
+// fit checks them (keptFit).
+type keptPools []keptPool
+
+// keptPool is one pool of keptPools.
+type keptPool struct {
+	t    string
+	r, n int
+	name string
+}
+
+// of returns the position in ps of the pool of kept entry e (added if
+// new) and the allocation problem's option for it.
+func (ps *keptPools) of(m *goodputMatrix, e *matrixEntry) (ilp.Option, int) {
+	c := &e.Config
+	k := 0
+	for k < len(*ps) && ((*ps)[k].r != c.NodeGPUs || (*ps)[k].t != c.Type) {
+		k++
+	}
+	if k == len(*ps) {
+		*ps = append(*ps, keptPool{t: c.Type, r: c.NodeGPUs, name: m.poolName(*c)})
+	}
+	return ilp.Option{Type: (*ps)[k].name, GPUs: e.charge()}, k
+}
+
+// add charges kept entry e to its pool.
+func (ps *keptPools) add(m *goodputMatrix, e *matrixEntry) {
+	o, k := ps.of(m, e)
+	(*ps)[k].n += o.GPUs
 }
 
 // keptFit reports whether the running jobs' current entries of m, each
 // counting its charge against its pool (as the allocation problem counts
-// them), fit every pool's capacity less its reservation, every reservation
-// over a type of several pools, and every quota's Limit: the greedy
-// allocation of the standard path then keeps them all.
-func keptFit(snap *Snapshot, m *goodputMatrix) bool {
-	// pools are the pools the kept entries count against (one per type
-	// and node size: few), each named once, with the GPUs charged to it.
-	type poolUse struct {
-		t    string
-		r, n int
-		name string
-	}
-	pools := make([]poolUse, 0, 2*len(m.Types)+1)
-	// kept is running job i's option as the allocation problem has it,
-	// and its pool's position in pools.
-	kept := func(i int) (ilp.Option, int, bool) {
-		if !snap.Jobs[i].State.Current.Running() {
-			return ilp.Option{}, 0, false
-		}
-		row := &m.Rows[i]
-		e := &row.Entries[row.Current]
-		c := &e.Config
-		k := 0
-		for k < len(pools) && (pools[k].r != c.NodeGPUs || pools[k].t != c.Type) {
-			k++
-		}
-		if k == len(pools) {
-			pools = append(pools, poolUse{t: c.Type, r: c.NodeGPUs, name: m.poolName(*c)})
-		}
-		return ilp.Option{Type: pools[k].name, GPUs: e.charge()}, k, true
-	}
-	for i := range m.Rows {
-		if o, k, ok := kept(i); ok {
-			pools[k].n += o.GPUs
-		}
-	}
+// them; pools: their sums, keptPools.add), fit every pool's capacity less
+// its reservation, every reservation over a type of several pools, and
+// every quota's Limit: the greedy allocation of the standard path then
+// keeps them all.
+func keptFit(snap *Snapshot, m *goodputMatrix, pools keptPools) bool {
 	use := make(map[string]int, len(pools))
 	for _, p := range pools {
 		use[p.name] += p.n
@@ -198,7 +204,11 @@ func keptFit(snap *Snapshot, m *goodputMatrix) bool {
 		qt := &m.Quotas[q]
 		sum := 0
 		for _, i := range qt.Jobs {
-			if o, _, ok := kept(i); ok && qt.Counts(o) {
+			if !snap.Jobs[i].State.Current.Running() {
+				continue
+			}
+			row := &m.Rows[i]
+			if o, _ := pools.of(m, &row.Entries[row.Current]); qt.Counts(o) {
 				sum += o.GPUs
 			}
 		}

@@ -794,6 +794,9 @@ func decide(snap *Snapshot, m *goodputMatrix, sol solution, lay layout, o *Optio
 }
 
 func idSet(ids []string) map[string]bool {
+	if len(ids) == 0 {
+		return nil // nothing to find: lookups of a nil map are false
+	}
 	set := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		set[id] = true

@@ -87,12 +87,17 @@ func (s *Scheduler) Options() Options { return s.opts }
 // with a goodput edit (WithGoodputEdit), whose values the lean path does
 // not compute. The lean round allocates nothing per job. Its floor,
 // measured on the 5,000-job fleets of examples/round-deadline (thread CPU
-// of a round out of time, BenchmarkFleetFloor): about 6–7 ms, of which
-// validation (one Models.Model call per running job) is about 2 ms, the
-// running jobs' kept entries about 2 ms and the fill and decisions the
-// rest; the standard path's is 8–9 ms. At 5,000 jobs a 5 ms deadline is
-// therefore overshot by that floor: Round ends 1–3 ms past D + S on an
-// idle core, more on a loaded machine.
+// of a round out of time, BenchmarkFleetFloor, 2.75–3.0 MB per round):
+// about 4.6 ms on the 8,000-GPU fleet at a load of 4 on two cores, and
+// 5.3–7 ms (up to 9 in single runs) at loads of 8–10, where the other
+// processes evict the snapshot from the caches between the round's passes
+// over it. Of a 6 ms round (600 rounds, each after a collection): validation
+// about 1.9 ms (the running jobs' Models.Model calls 0.7 ms, the job IDs'
+// check 0.4 ms), the running jobs' kept entries 1.5 ms, the cheap rows
+// 0.75 ms, the decisions 1.1 ms and the fill 0.2 ms; the standard path's
+// floor is 8–9 ms. At 5,000 jobs a 5 ms deadline is therefore overshot
+// by about that floor less D: Round ends 1–3 ms past D + S on an idle
+// core, more on a loaded machine.
 // The solver (ilp.Solve) keeps the contract on its
 // own, its validation and model included. On a machine whose cores are
 // shared the tail is longer by what the round is not scheduled. Memory is
