@@ -62,10 +62,22 @@ func at(pts []frontPt, c int) float64 {
 
 // stage adds one job: the default (the previous value, plus base when
 // addBase) then items in their order, within C units. It reports false
-// when the points held would pass limit (the program is then given up) or
-// the clock stops (stopped).
+// when the points held could pass limit or the clock cannot afford the
+// stage (the program is then given up), or the clock stops (stopped).
 func (kf *knapFront) stage(items []knapItem, base float64, addBase bool, C, limit int, clk *clock) (ok, stopped bool) {
 	front := kf.val
+	// sized before it starts: at most len(front) positions per candidate,
+	// a sort and a pass over them per candidate
+	work := len(front) * (len(items) + 1)
+	if kf.size+2*work > limit {
+		return false, false
+	}
+	if clk != nil && clk.tick(work*(len(items)+1)) {
+		return false, true
+	}
+	if clk != nil && !clk.affords(20*work*(len(items)+2)) {
+		return false, false // (as a table the clock cannot afford)
+	}
 	pos := kf.pos[:0]
 	for _, p := range front {
 		pos = append(pos, p.w)
@@ -79,12 +91,6 @@ func (kf *knapFront) stage(items []knapItem, base float64, addBase bool, C, limi
 		}
 	}
 	kf.pos = pos
-	if kf.size+2*len(pos) > limit {
-		return false, false
-	}
-	if clk != nil && clk.tick(len(pos)*(len(items)+1)) {
-		return false, true
-	}
 	slices.Sort(pos)
 	pos = slices.Compact(pos)
 	idx := make([]int, len(items)+1) // each candidate's point of the previous row
