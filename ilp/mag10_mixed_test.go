@@ -28,10 +28,18 @@ import (
 // logged, not bounded: the core program (coreDP) refuses capacities above
 // 65,535 units, and a few of these problems take 2-48 nodes where their
 // twins take one.
-func TestMag10MixedMagnitudesCost(t *testing.T) {
+// mixedDraw10 is one problem of TestMag10MixedMagnitudesCost's draws.
+type mixedDraw10 struct {
+	it, u    int
+	q, small *ilp.Problem
+	warm     []int
+	brute    bool // small enough for the brute force
+}
+
+// mixedDraws10 returns TestMag10MixedMagnitudesCost's problems.
+func mixedDraws10() []mixedDraw10 {
+	var out []mixedDraw10
 	rng := rand.New(rand.NewPCG(9, 2))
-	var maxBytes uint64
-	maxNodes, solves := 0, 0
 	for it := 0; it < 240; it++ {
 		p := ilptest.Small(rng, 7, rng.IntN(2) == 0)
 		ta := "a"
@@ -75,6 +83,16 @@ func TestMag10MixedMagnitudesCost(t *testing.T) {
 			want, _, _ := ilptest.BruteForce(q)
 			warm = dropSome7(q, want, rng, 2)
 		}
+		out = append(out, mixedDraw10{it, u, q, small, warm, brute})
+	}
+	return out
+}
+
+func TestMag10MixedMagnitudesCost(t *testing.T) {
+	var maxBytes uint64
+	maxNodes, solves := 0, 0
+	for _, d := range mixedDraws10() {
+		it, u, q, small, warm, brute := d.it, d.u, d.q, d.small, d.warm, d.brute
 		for si, s := range []*ilp.Settings{nil, {MaxNodes: 1, WarmStart: warm}} {
 			var sp, sq ilp.Solution
 			var err error
@@ -94,7 +112,7 @@ func TestMag10MixedMagnitudesCost(t *testing.T) {
 			// (the extra nodes, see above, allocate a few KiB each)
 			allowed := 3*bp + 64<<10 + 8<<10*uint64(max(sq.Nodes-sp.Nodes, 0))
 			assert.LessOrEqual(t, bq, allowed, "it %d s%d ×%d: bytes allocated against the small twin's", it, si, u)
-			t.Logf("it %3d s%d ×%-13d jobs %2d nodes %3d / %3d bytes %9d / %9d", it, si, u, len(p.Jobs), sq.Nodes, sp.Nodes, bq, bp)
+			t.Logf("it %3d s%d ×%-13d jobs %2d nodes %3d / %3d bytes %9d / %9d", it, si, u, len(q.Jobs), sq.Nodes, sp.Nodes, bq, bp)
 			maxBytes = max(maxBytes, bq)
 			maxNodes = max(maxNodes, sq.Nodes)
 			solves++
@@ -102,4 +120,23 @@ func TestMag10MixedMagnitudesCost(t *testing.T) {
 	}
 	t.Logf("%d solves, max nodes %d, max bytes %d", solves, maxNodes, maxBytes)
 	assert.Greater(t, solves, 150)
+}
+
+// BenchmarkMixedMagnitudes solves TestMag10MixedMagnitudesCost's problems
+// without a deadline (all of them per op), and reports their nodes per op.
+func BenchmarkMixedMagnitudes(b *testing.B) {
+	draws := mixedDraws10()
+	b.ReportAllocs()
+	b.ResetTimer()
+	nodes := 0
+	for n := 0; n < b.N; n++ {
+		for _, d := range draws {
+			sol, err := ilp.Solve(context.Background(), d.q, nil)
+			if err != nil || sol.Status != ilp.Optimal {
+				b.Fatal(err, sol.Status)
+			}
+			nodes += sol.Nodes
+		}
+	}
+	b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")
 }
