@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -108,4 +109,35 @@ func TestMag10SparseSolveTwin(t *testing.T) {
 		require.NoError(t, errS)
 		require.Equal(t, dense, sparse, "instance %d", it)
 	}
+}
+
+// TestMag10SparseImproveTwin: improveByType on breakpoints takes the
+// tables' steps, choice for choice, from random starting choices (which
+// may break the rows: repaired), with one to three sweeps.
+func TestMag10SparseImproveTwin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 5))
+	steps := 0
+	for it := 0; it < 1500; it++ {
+		p := randomCoreProblem(rng, it%2 == 0)
+		require.NoError(t, p.Validate())
+		m := newModel(p)
+		sr := newSearch(newClock(context.Background(), time.Now(), 0), m, &Settings{})
+		free := m.allJobs()
+		start := make([]int, len(free))
+		for k, i := range free {
+			start[k] = rng.IntN(len(m.jobs[i].opts)+1) - 1
+		}
+		repair := it%3 == 0
+		sweeps := 1 + rng.IntN(3)
+		dense, sparse := append([]int(nil), start...), append([]int(nil), start...)
+		var okD, okS bool
+		withKnapsack(false, func() { okD = sr.improveByType(free, m.cap, dense, sweeps, repair) })
+		withKnapsack(true, func() { okS = sr.improveByType(free, m.cap, sparse, sweeps, repair) })
+		require.Equal(t, okD, okS, "instance %d", it)
+		require.Equal(t, dense, sparse, "instance %d from %v", it, start)
+		if !slices.Equal(dense, start) {
+			steps++
+		}
+	}
+	require.Greater(t, steps, 300)
 }
