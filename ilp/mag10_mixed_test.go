@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -113,6 +114,14 @@ func TestMag10MixedMagnitudesCost(t *testing.T) {
 			allowed := 3*bp + 64<<10 + 8<<10*uint64(max(sq.Nodes-sp.Nodes, 0))
 			assert.LessOrEqual(t, bq, allowed, "it %d s%d ×%d: bytes allocated against the small twin's", it, si, u)
 			t.Logf("it %3d s%d ×%-13d jobs %2d nodes %3d / %3d bytes %9d / %9d", it, si, u, len(q.Jobs), sq.Nodes, sp.Nodes, bq, bp)
+			if s == nil {
+				// out of time: feasible, and its bound holds
+				sl, err := ilp.Solve(context.Background(), q, &ilp.Settings{TimeLimit: time.Millisecond, WarmStart: warm})
+				require.NoError(t, err, "it %d", it)
+				require.NoError(t, q.Check(sl.Assignment), "it %d", it)
+				_, noise, better := twinCompare7(q)
+				assert.False(t, better(sq.Objective, sl.Bound, noise), "it %d: bound %v beaten by the optimum %v", it, sl.Bound, sq.Objective)
+			}
 			maxBytes = max(maxBytes, bq)
 			maxNodes = max(maxNodes, sq.Nodes)
 			solves++
