@@ -1,5 +1,10 @@
 package ilp
 
+import (
+	"math"
+	"math/bits"
+)
+
 // capToDemand lowers each coupling row's capacity to the most its jobs
 // could ever use together: the sum over the model's jobs of the largest
 // option each has on the row (a type row: options of that type; a quota
@@ -28,7 +33,8 @@ func (m *model) capToDemand(clk *clock) {
 	for r := range stamp {
 		stamp[r] = -1
 	}
-	var tops []int // the largest option of each group of the job
+	top := make([]int, m.nrows) // the largest option on the row
+	var tops []int              // the largest option of each group of the job
 	work := 0
 	unit := 0 // gcd of the options' GPUs so far (0: none)
 	for ji := range m.jobs {
@@ -47,6 +53,7 @@ func (m *model) capToDemand(clk *clock) {
 				if g > cur[r] {
 					demand[r] += g - cur[r]
 					cur[r] = g
+					top[r] = max(top[r], g)
 				}
 			}
 			work += len(j.groups[gi].rows)
@@ -63,7 +70,44 @@ func (m *model) capToDemand(clk *clock) {
 	}
 	if unit > 1 && (clk == nil || !past(clk.buildEnd)) {
 		m.divideCounts(unit) // (a pass of the length of the one above)
+		for r := range top {
+			top[r] /= unit
+		}
 	}
+	m.rowScale = rowScales(top)
+}
+
+// rowScaleMin is the largest count on a row from which the dual's
+// cutting-plane method works on the row's multiplier times a power of two
+// (rowScales): below it, on every row of ordinary problems, the method is
+// unchanged.
+const rowScaleMin = 1 << 16
+
+// rowScales returns, for the largest count on each row (top, in the
+// model's units), the power of two 2^k that brings it into [16, 32) when
+// it is at least rowScaleMin, else 1; nil when every scale is 1. With
+// counts of very different magnitudes and no common factor (10^12 GPUs of
+// one type beside single GPUs of another), the multipliers of the large
+// rows are 10^12 times smaller than the others, below the cutting-plane
+// method's absolute floors and its master program's pivot tolerances, and
+// the dual took up to 11 nodes where the problem in small counts takes one.
+// In μ_r = λ_r·2^k each row looks like a row counted in small units; as
+// powers of two, the scales change no float.
+func rowScales(top []int) []float64 {
+	var w []float64
+	for r, g := range top {
+		if g < rowScaleMin {
+			continue
+		}
+		if w == nil {
+			w = make([]float64, len(top))
+			for k := range w {
+				w[k] = 1
+			}
+		}
+		w[r] = math.Ldexp(1, bits.Len(uint(g))-5)
+	}
+	return w
 }
 
 // divideCounts counts every GPU of a complete model in units of u, the

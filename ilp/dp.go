@@ -117,6 +117,24 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 				continue
 			}
 			C /= u
+			if C >= knapSparseMin {
+				ks := make([]int, len(es))
+				for n, e := range es {
+					ks[n] = e.k
+				}
+				best, picks, state := sr.typeStepSparse(free, choice, ks, t, C, u)
+				switch state {
+				case 0:
+					if sr.acceptTypeStep(free, capv, choice, ks, picks, t, best, repair && sweep == 0) {
+						improved = true
+					}
+					continue
+				case 2:
+					continue
+				case 3:
+					return !repair || sr.fitsAll(free, capv, choice)
+				}
+			}
 			if !dpFits(len(es), C) || !sr.clk.affords(4*len(es)*(C+1)) {
 				continue
 			}
@@ -466,6 +484,9 @@ func (sr *search) mckp(groups [][]mcItem, C int) []int {
 		return picks // no item
 	}
 	C /= u
+	if C >= knapSparseMin && sr.mckpSparse(groups, rows, C, u, picks) {
+		return picks
+	}
 	if !dpFits(len(rows), C) || !sr.clk.affords(4*len(rows)*(C+1)) {
 		return picks
 	}
@@ -666,8 +687,7 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 		}
 	}
 	C = scaleCap(C, u)
-	if !dpFits(2*(n+1), C) || !sr.clk.affords(16*(n+1)*(C+1)) || sr.clk.expired() {
-		// the tables would be too large: no bound beyond the caller's
+	noBound := func() [][]float64 {
 		for k := range out {
 			out[k] = make([]float64, len(allowed[k]))
 			for ci := range out[k] {
@@ -676,65 +696,44 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 		}
 		return out
 	}
-	W := C + 1
-	if cap(sr.fwd) < (n+1)*W {
-		sr.fwd = make([]float64, (n+1)*W)
-		sr.bwd = make([]float64, (n+1)*W)
-	}
-	F := sr.fwd[:(n+1)*W] // F[k] over jobs < k
-	Bk := sr.bwd[:(n+1)*W]
-	clear(F[:W])
-	clear(Bk[n*W:])
-	stopped := false
-	step := func(dst, src []float64, k int) {
-		copy(dst, src)
+	items := func(k int, buf []knapItem) []knapItem { // job k's on row t
 		for _, x := range vals[k] {
 			if !x.useT || x.g > C {
 				continue
 			}
-			gain := x.v - offs[k]
-			if gain <= 0 {
-				continue
-			}
-			if stopped = stopped || sr.clk.tick(C); stopped {
-				return
-			}
-			for c := x.g; c <= C; c++ {
-				if v := src[c-x.g] + gain; v > dst[c] {
-					dst[c] = v
-				}
+			if gain := x.v - offs[k]; gain > 0 {
+				buf = append(buf, knapItem{x.g, gain, 0})
 			}
 		}
+		return buf
 	}
-	for k := 0; k < n; k++ {
-		step(F[(k+1)*W:(k+2)*W], F[k*W:(k+1)*W], k)
-	}
-	for k := n - 1; k >= 0; k-- {
-		step(Bk[k*W:(k+1)*W], Bk[(k+1)*W:(k+2)*W], k)
-	}
-	if stopped {
-		// out of time: the tables are incomplete, no bound from them
-		for k := range out {
-			out[k] = make([]float64, len(allowed[k]))
-			for ci := range out[k] {
-				out[k][ci] = math.Inf(1)
-			}
+	var join func(k, c int) float64 // best of jobs ≠ k within c units
+	var joinWork func(k int) int    // its cost
+	if C >= knapSparseMin && !sr.clk.expired() {
+		// on the tables' breakpoints (see knapFront)
+		F, B, ok, stopped := sr.forcedFronts(n, C, items)
+		switch {
+		case ok:
+			join = func(k, c int) float64 { return joinFronts(F[k], B[k+1], c) }
+			joinWork = func(k int) int { return len(allowed[k]) * len(F[k]) }
+		case stopped || !dpFits(2*(n+1), C):
+			return noBound() // out of time, or the table is larger still
 		}
-		return out
 	}
-	join := func(k, c int) float64 { // best of jobs ≠ k within c units
-		f, b := F[k*W:(k+1)*W], Bk[(k+1)*W:(k+2)*W]
-		best := math.Inf(-1)
-		for a := 0; a <= c; a++ {
-			if v := f[a] + b[c-a]; v > best {
-				best = v
-			}
+	if join == nil {
+		if !dpFits(2*(n+1), C) || !sr.clk.affords(16*(n+1)*(C+1)) || sr.clk.expired() {
+			// the tables would be too large: no bound beyond the caller's
+			return noBound()
 		}
-		return best
+		if join = sr.forcedTables(n, C, items); join == nil {
+			return noBound() // out of time: the tables are incomplete
+		}
+		joinWork = func(k int) int { return len(allowed[k]) * (C + 1) }
 	}
+	stopped := false
 	for k := range free {
 		out[k] = make([]float64, len(allowed[k]))
-		if stopped = stopped || sr.clk.tick(len(allowed[k])*W); stopped {
+		if stopped = stopped || sr.clk.tick(joinWork(k)); stopped {
 			for ci := range out[k] {
 				out[k][ci] = math.Inf(1) // out of time: no bound
 			}
@@ -758,6 +757,56 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 		}
 	}
 	return out
+}
+
+// forcedTables is forcedBounds' pair of tables over 0..C units, forwards
+// and backwards over the n jobs (job k's items from items), and returns
+// the join of the two halves around a job, or nil when the time is up.
+func (sr *search) forcedTables(n, C int, items func(k int, buf []knapItem) []knapItem) func(k, c int) float64 {
+	W := C + 1
+	if cap(sr.fwd) < (n+1)*W {
+		sr.fwd = make([]float64, (n+1)*W)
+		sr.bwd = make([]float64, (n+1)*W)
+	}
+	F := sr.fwd[:(n+1)*W] // F[k] over jobs < k
+	Bk := sr.bwd[:(n+1)*W]
+	clear(F[:W])
+	clear(Bk[n*W:])
+	stopped := false
+	var buf []knapItem
+	step := func(dst, src []float64, k int) {
+		copy(dst, src)
+		buf = items(k, buf[:0])
+		for _, x := range buf {
+			if stopped = stopped || sr.clk.tick(C); stopped {
+				return
+			}
+			for c := x.g; c <= C; c++ {
+				if v := src[c-x.g] + x.p; v > dst[c] {
+					dst[c] = v
+				}
+			}
+		}
+	}
+	for k := 0; k < n; k++ {
+		step(F[(k+1)*W:(k+2)*W], F[k*W:(k+1)*W], k)
+	}
+	for k := n - 1; k >= 0; k-- {
+		step(Bk[k*W:(k+1)*W], Bk[(k+1)*W:(k+2)*W], k)
+	}
+	if stopped {
+		return nil
+	}
+	return func(k, c int) float64 {
+		f, b := F[k*W:(k+1)*W], Bk[(k+1)*W:(k+2)*W]
+		best := math.Inf(-1)
+		for a := 0; a <= c; a++ {
+			if v := f[a] + b[c-a]; v > best {
+				best = v
+			}
+		}
+		return best
+	}
 }
 
 // keptRows lists the rows the knapsack bounds may keep exact at lam: every

@@ -21,6 +21,10 @@ type model struct {
 	pins  []int    // assignment of pinned jobs (-1 elsewhere)
 	// optimisticBoxes: λ_r above ub[r] cannot improve the dual (see dualBox).
 	ub []float64
+	// rowScale, nil on rows of small counts, is per row the power of two
+	// by which the dual's cutting-plane method multiplies the row's
+	// multiplier (see rowScales).
+	rowScale []float64
 
 	scale float64 // scan.scale
 	dev   float64 // scan.dev
@@ -752,13 +756,16 @@ func (g *group) price(lam []float64) float64 {
 
 // boxed returns a copy of the multipliers lam0 (nil: 0) in the dual's box
 // [0, ub].
-func (m *model) boxed(lam0 []float64) []float64 {
-	lam := make([]float64, m.nrows)
+func (m *model) boxed(lam0 []float64) []float64 { return boxedIn(lam0, m.ub, m.nrows) }
+
+// boxedIn is lam0 (nil = 0) within [0, ub], in a new slice of n entries.
+func boxedIn(lam0, ub []float64, n int) []float64 {
+	lam := make([]float64, n)
 	if lam0 != nil {
 		copy(lam, lam0)
 	}
 	for r := range lam {
-		lam[r] = math.Min(math.Max(lam[r], 0), m.ub[r])
+		lam[r] = math.Min(math.Max(lam[r], 0), ub[r])
 	}
 	return lam
 }
@@ -895,11 +902,50 @@ func (m *model) minimizeDualFirst(jobs []int32, capv []int, lam0 []float64, tol 
 		}
 		return m.dualUntil(jobs, capv, lam, sg, s)
 	}
-	lam, f, ok := m.minimizeFn(eval, act, lam0, tol, maxIter, stop, stall)
+	ub := m.ub
+	w := m.rowScale
+	if w != nil {
+		ub, lam0, eval = m.scaledDual(lam0, eval)
+	}
+	lam, f, ok := m.minimizeFn(eval, act, lam0, tol, maxIter, stop, stall, ub)
 	if !ok {
 		return make([]float64, m.nrows), m.zeroDual(jobs)
 	}
+	for r := range w {
+		lam[r] /= w[r]
+	}
 	return lam, f
+}
+
+// scaledDual gives the cutting-plane method (minimizeFn) the dual in the
+// multipliers μ_r = λ_r·w_r, w = m.rowScale: their box ub·w, the start
+// lam0·w and an evaluation that reads λ = μ/w and returns the subgradient
+// in μ (divided by w). The scales are powers of two, so λ and the values
+// are the same floats both ways.
+func (m *model) scaledDual(lam0 []float64, eval func(lam, sg []float64) (float64, bool)) ([]float64, []float64, func(lam, sg []float64) (float64, bool)) {
+	w := m.rowScale
+	ub := make([]float64, m.nrows)
+	for r := range ub {
+		ub[r] = m.ub[r] * w[r]
+	}
+	if lam0 != nil {
+		mu := make([]float64, m.nrows)
+		for r := range mu {
+			mu[r] = lam0[r] * w[r]
+		}
+		lam0 = mu
+	}
+	lam := make([]float64, m.nrows)
+	return ub, lam0, func(mu, sg []float64) (float64, bool) {
+		for r := range mu {
+			lam[r] = mu[r] / w[r]
+		}
+		f, ok := eval(lam, sg)
+		for r := range sg {
+			sg[r] /= w[r]
+		}
+		return f, ok
+	}
 }
 
 // stallEvals is the window of the dual's stall test (minimizeDualFirst).
@@ -913,9 +959,9 @@ const stallEvals = 10
 // minimizeDualFirst; 0: never). eval reports false when it was
 // interrupted: minimizeFn then stops with the best λ so far, and reports
 // ok false when the first evaluation (at lam0) was.
-func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []int, lam0 []float64, tol float64, maxIter int, stop func() bool, stall float64) (lam []float64, fc float64, ok bool) {
+func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []int, lam0 []float64, tol float64, maxIter int, stop func() bool, stall float64, ub []float64) (lam []float64, fc float64, ok bool) {
 	n := m.nrows
-	center := m.boxed(lam0)
+	center := boxedIn(lam0, ub, n)
 	sg := make([]float64, n)
 	fc, ok = eval(center, sg)
 	if !ok {
@@ -940,7 +986,7 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []i
 	cuts := []cut{mkCut(center, sg, fc)}
 	delta := make([]float64, n)
 	for _, r := range act {
-		delta[r] = math.Max(m.ub[r]/4, 1e-9)
+		delta[r] = math.Max(ub[r]/4, 1e-9)
 		if center[r] > 0 {
 			delta[r] = math.Max(center[r]/2, delta[r]/8)
 		}
@@ -967,7 +1013,7 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []i
 		}
 		for _, r := range act {
 			lo[r] = math.Max(0, center[r]-delta[r])
-			hi[r] = math.Min(m.ub[r], center[r]+delta[r])
+			hi[r] = math.Min(ub[r], center[r]+delta[r])
 		}
 		for _, c := range cuts {
 			v := c.alpha
@@ -1007,9 +1053,9 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []i
 		copy(lam, center)
 		atEdge := false
 		for a, r := range act {
-			lam[r] = math.Min(math.Max(lo[r]+x[a], 0), m.ub[r])
+			lam[r] = math.Min(math.Max(lo[r]+x[a], 0), ub[r])
 			eps := 1e-9 * (1 + delta[r])
-			if (lo[r] > 0 && lam[r]-lo[r] < eps) || (hi[r] < m.ub[r] && hi[r]-lam[r] < eps) {
+			if (lo[r] > 0 && lam[r]-lo[r] < eps) || (hi[r] < ub[r] && hi[r]-lam[r] < eps) {
 				atEdge = true
 			}
 		}

@@ -173,10 +173,8 @@ func TestProbe9CapacityCliff(t *testing.T) {
 // divides them. Every solve without a deadline is Optimal at the brute
 // force's optimum; under a MaxNodes limit or an expired deadline the
 // answer is feasible, no worse than a feasible warm start, and its Bound
-// is not beaten by the optimum. (The cost of such solves still depends on
-// the magnitudes, within the knapsack tables' cap dpMaxCells: up to about
-// 0.3 s and 96 MB allocated on 10-25 jobs, where the same problem in GPUs
-// takes one node.)
+// is not beaten by the optimum. (Their cost against the same problem in
+// small counts: TestMag10MixedMagnitudesCost.)
 func TestProbe9MixedMagnitudes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 2))
 	solved := 0
