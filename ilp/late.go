@@ -151,22 +151,25 @@ func perGPU(pr float64, g int, bp float64, bg int) bool {
 // shortOfCapacity reads to estimate the free jobs' demand.
 const lateSample = 64
 
+// lateSampleOptions bounds the options shortOfCapacity reads (with a job
+// of 10^5 options, reading them all ran 2.4 ms past an expired deadline).
+const lateSampleOptions = 1 << 11
+
 // shortOfCapacity reports whether the free jobs from index from on that
 // assign leaves unallocated would, each on its most profitable option,
 // ask for more GPUs than the type rows have left: the first lateSample of
 // them (of options validated so far: below checked, or checked here; an
 // invalid one ends the sample, the admission returns its error) stand for
 // all, their share of the jobs read for the share of free jobs among the
-// rest. All of them count, not only those this admission has time for:
+// rest (at most lateSampleOptions options read). All of them count, not only those this admission has time for:
 // over warm-started rounds the others come in later (counting only the
 // first greedyMinJobs, an expired solve on 5,000 identical jobs kept its
 // 64 jobs on 16 GPUs each, and the rounds stopped at 448 such jobs). Its
 // work is linear in the jobs and options it reads, a few
 // hundred, whatever the problem's size.
 func shortOfCapacity(p *Problem, assign []int, from, checked int, sign float64, rows *lateRows) bool {
-	read, sampled, demand := 0, 0, 0.0
-	i := from
-	for ; i < len(p.Jobs) && sampled < lateSample && read < 16*lateSample; i++ {
+	read, sampled, demand, opts := 0, 0, 0.0, 0
+	for i := from; i < len(p.Jobs) && sampled < lateSample && read < 16*lateSample && opts < lateSampleOptions; i++ {
 		j := &p.Jobs[i]
 		read++
 		if j.Pin >= 0 || assign[i] >= 0 || len(j.Options) == 0 {
@@ -174,6 +177,9 @@ func shortOfCapacity(p *Problem, assign []int, from, checked int, sign float64, 
 		}
 		bk, bp := -1, 0.0
 		for k, o := range j.Options {
+			if opts++; opts > lateSampleOptions {
+				break // (a job of 10^5 options: its best so far)
+			}
 			if i >= checked && p.optionError(i, k) != nil {
 				return false // (the admission reports it)
 			}
