@@ -40,23 +40,24 @@ func TestRootHeuristicsNearDeadline(t *testing.T) {
 	for _, c := range ilptest.HardCorpus()[:2] {
 		p := ilptest.Hard(c)
 		worst, at := time.Duration(0), time.Duration(0)
+		var worstSteps []ilp.StepCPU
 		for d := 12 * time.Millisecond; d <= 24*time.Millisecond; d += 500 * time.Microsecond {
 			for range 3 {
-				over, _, sol, err := ilp.TraceSolve(p, d, nil)
+				over, steps, sol, err := ilp.TraceSolve(p, d, nil)
 				require.NoError(t, err)
 				require.NoError(t, p.Check(sol.Assignment))
 				if n++; over > ilp.Slack(d)/2 {
 					slow++
 				}
 				if over > worst {
-					worst, at = over, d
+					worst, at, worstSteps = over, d, steps
 				}
 			}
 		}
 		t.Logf("%s: most CPU past D %v (at %v)", c.Name(), worst, at)
 		// (twice the allowance, as TestProbe7RoundLoop: a collection's
 		// assists in the one solve it falls in)
-		assert.LessOrEqual(t, worst, 2*ilp.Slack(at), fmt.Sprintf("%s at %v", c.Name(), at))
+		assert.LessOrEqual(t, worst, 2*ilp.Slack(at), fmt.Sprintf("%s at %v: steps %v", c.Name(), at, worstSteps))
 	}
 	t.Logf("%d of %d solves past half the allowance", slow, n)
 	// (a collection's assists can still fall in one: at most 2 in 150;
