@@ -112,3 +112,30 @@ func TestLateRoundsSpreadCapacity(t *testing.T) {
 		assert.GreaterOrEqual(t, got, tc.share, tc.name)
 	}
 }
+
+// TestScaledFallbackObjective sweeps the deadline over the point where a
+// solve of values far from 1 (×2^-1000, scaled for the search) can no
+// longer afford the build's setup after its copy was scaled: the fallback
+// plan then returned the scaled copy's objective (TestProbe5SettingsAtLimits
+// saw 2.5 for an assignment worth 9.3e-301 under load). Every answer's
+// objective must be its assignment's, in the caller's values.
+func TestScaledFallbackObjective(t *testing.T) {
+	if !ilp.ThreadCPUClock {
+		t.Skip("needs a per-thread CPU clock (Linux)")
+	}
+	p := quotaHeavy(2000, 4000)
+	for i := range p.Jobs {
+		j := &p.Jobs[i]
+		j.Unallocated = math.Ldexp(j.Unallocated, -1000)
+		for k := range j.Options {
+			j.Options[k].Value = math.Ldexp(j.Options[k].Value+1, -1000)
+		}
+	}
+	require.NoError(t, p.Validate())
+	for d := time.Duration(0); d <= 4*time.Millisecond; d += 100 * time.Microsecond {
+		_, _, sol, err := ilp.TraceSolve(p, d, nil)
+		require.NoError(t, err)
+		require.NoError(t, p.Check(sol.Assignment))
+		require.Equal(t, p.Objective(sol.Assignment), sol.Objective, "deadline %v, %v", d, sol.Status)
+	}
+}
