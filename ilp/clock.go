@@ -33,6 +33,7 @@ type clock struct {
 	validateEnd, buildEnd, dualEnd, greedyEnd time.Time
 	work                                      int // work units (about a nanosecond each) since the last look
 	stopped                                   bool
+	sized                                     int // the nanoseconds asked of affords so far (for the tests' cost measures)
 }
 
 // now is the solver's clock: time.Now, except in the deadline tests, which
@@ -214,6 +215,7 @@ func (c *clock) essentialOver() bool {
 // deadline. Such work is sized before it starts: it is skipped when the
 // clock cannot afford it.
 func (c *clock) affords(n int) bool {
+	c.sized += n
 	if c.stopped {
 		return false
 	}

@@ -140,7 +140,7 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64, ma
 			cells += (n + 1) * (left[r] + 1)
 		}
 	}
-	if cells > coreMaxCells || !sr.clk.affords(4*cells) {
+	if cells > coreMaxCells || !sr.clk.affords(coreCellNanos*cells) {
 		return false
 	}
 	// jobs whose moves differ most in GPUs first: the states then spread
@@ -228,6 +228,7 @@ func (sr *search) coreDP(free []int32, capv []int, lam []float64, lp float64, ma
 		}
 		tail[r] = T
 	}
+	trace("coreDP.tables")
 	// lower bounds a state's D after job k-1; the tables' entries are
 	// non-negative and float32 rounds them by at most a relative 2^-24,
 	// which the factor undoes

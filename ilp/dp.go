@@ -2,6 +2,7 @@ package ilp
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -11,6 +12,25 @@ import (
 // bound falls back to the Lagrangian one), so their memory is bounded
 // whatever the capacity. 2^23 entries are 64 MB of float64.
 const dpMaxCells = 1 << 23
+
+// The knapsack programs' cost per cell of their tables (jobs × capacity
+// units), the thread's CPU over the cells, by which the clock sizes them
+// before they start (affords): BenchmarkDPCost on the hard corpus's
+// 1,000- and 1,500-job rounds (about 40 options per job), on fresh
+// tables as in a solve, cold (after a collection) and warm, load 5-6.
+// The largest ratio measured, rounded up: mckp (seqDP's rows) 8-13.6 ns,
+// improveByType 5.6-9.8 ns, forcedBounds (its two tables) 16-38 ns, and
+// the core program's backward tables with the moves they are built from
+// 16-25.4 ns (coreCellNanos, coredp.go). The old 4, 4, 16 and 4 ns let a
+// program start that could not end by the deadline: it then looked at
+// the clock inside and returned nothing, or ran past the deadline in what
+// it does not interrupt.
+const (
+	mckpCellNanos   = 14
+	byTypeCellNanos = 10
+	forcedCellNanos = 40
+	coreCellNanos   = 26
+)
 
 // dpFits reports whether a table of rows × (C+1) entries stays within
 // dpMaxCells (checked without overflow).
@@ -135,7 +155,7 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 					return !repair || sr.fitsAll(free, capv, choice)
 				}
 			}
-			if !dpFits(len(es), C) || !sr.clk.affords(4*len(es)*(C+1)) {
+			if !dpFits(len(es), C) || !sr.clk.affords(byTypeCellNanos*len(es)*(C+1)) {
 				continue
 			}
 			// capacity of t used by jobs outside the program is zero: every
@@ -163,6 +183,9 @@ func (sr *search) improveByType(free []int32, capv []int, choice []int, maxSweep
 				base := 0.0
 				if c := choice[e.k]; c >= 0 && !j.onType(c, t) {
 					base = j.opts[c].p
+				}
+				if sr.clk.tick(2 * (C + 1)) { // (the row's copy and reset)
+					return !repair || sr.fitsAll(free, capv, choice)
 				}
 				fr := from[n*(C+1) : (n+1)*(C+1)]
 				for c := 0; c <= C; c++ {
@@ -378,6 +401,12 @@ func (sr *search) rowBound(free []int32, capv []int, lam []float64, t int, allow
 // where a few hundred sums are reachable.
 const sparseMinCap = 1 << 16
 
+// sparseSortNanos is what rowBoundSparse's sort of n breakpoints costs per
+// point and per halving (n·log2 n of them), by which the clock sizes it:
+// a conservative estimate (a comparison sort of 16-byte points, about
+// 1-3 ns each on this machine), not a measure of this program.
+const sparseSortNanos = 4
+
 // frontPt is a breakpoint of a knapsack table: the best gain v within w
 // units, where the table steps up.
 type frontPt struct {
@@ -424,6 +453,11 @@ func (sr *search) rowBoundSparse(free []int32, lam []float64, t int, allowed [][
 		}
 		if len(grown) == 0 {
 			continue
+		}
+		// (the sort does not look at the clock: sized before it starts,
+		// sparseSortNanos per point and halving)
+		if n := len(grown); n > 1<<12 && !sr.clk.affords(sparseSortNanos*n*bits.Len(uint(n))) {
+			return math.Inf(1), true // out of time: no bound from this row
 		}
 		slices.SortFunc(grown, func(a, b frontPt) int { return a.w - b.w })
 		// merge: at each capacity the best of the old table and the
@@ -487,7 +521,7 @@ func (sr *search) mckp(groups [][]mcItem, C int) []int {
 	if C >= knapSparseMin && sr.mckpSparse(groups, rows, C, u, picks) {
 		return picks
 	}
-	if !dpFits(len(rows), C) || !sr.clk.affords(4*len(rows)*(C+1)) {
+	if !dpFits(len(rows), C) || !sr.clk.affords(mckpCellNanos*len(rows)*(C+1)) {
 		return picks
 	}
 	if cap(sr.dpA) < C+1 {
@@ -504,15 +538,20 @@ func (sr *search) mckp(groups [][]mcItem, C int) []int {
 	}
 	from := sr.from[:need]
 	for n, k := range rows {
+		// (the row's copy and its picks' reset count too: with a few
+		// items per row they are most of the work)
+		if sr.clk.tick(2 * (C + 1)) {
+			return picks // out of time: nothing picked
+		}
 		fr := from[n*(C+1) : (n+1)*(C+1)]
 		copy(next, dp)
 		for c := range fr {
 			fr[c] = -1
 		}
-		if sr.clk.tick(len(groups[k]) * (C + 1)) {
-			return picks // out of time: nothing picked
-		}
 		for ii, it := range groups[k] {
+			if sr.clk.tick(C + 1) {
+				return picks // out of time: nothing picked
+			}
 			for g, c := it.g/u, it.g/u; c <= C; c++ {
 				if v := dp[c-g] + it.gain; v > next[c] {
 					next[c] = v
@@ -721,7 +760,7 @@ func (sr *search) forcedBounds(free []int32, capv []int, lam []float64, t int, a
 		}
 	}
 	if join == nil {
-		if !dpFits(2*(n+1), C) || !sr.clk.affords(16*(n+1)*(C+1)) || sr.clk.expired() {
+		if !dpFits(2*(n+1), C) || !sr.clk.affords(forcedCellNanos*(n+1)*(C+1)) || sr.clk.expired() {
 			// the tables would be too large: no bound beyond the caller's
 			return noBound()
 		}

@@ -68,6 +68,7 @@ const greedyMinRows = 1 << 14
 // jobs (see over).
 type greedyPace struct {
 	jobs, work, since int
+	strict            bool // stop at the deadline too (a greedy that is not essential)
 }
 
 // over accounts for the next job of the pass, j, and reports whether the
@@ -87,7 +88,7 @@ func (g *greedyPace) over(clk *clock, j *mjob) bool {
 		return false
 	}
 	g.since = 0
-	return clk.greedyOver()
+	return clk.greedyOver() || g.strict && clk.expired()
 }
 
 // dualWork is the work, in units of a job's group or row read, that an

@@ -346,21 +346,29 @@ func (r *lateRows) fits(p *Problem, i int, o Option) (bool, int) {
 }
 
 // take subtracts option o of job i from the capacity left (it fits).
-func (r *lateRows) take(p *Problem, i int, o Option) {
+func (r *lateRows) take(p *Problem, i int, o Option) { r.add(p, i, o, -1) }
+
+// give adds option o of job i back to the capacity left (it was taken).
+func (r *lateRows) give(p *Problem, i int, o Option) { r.add(p, i, o, 1) }
+
+// add adds sign × option o's GPUs to the capacity left on every row o of
+// job i counts toward.
+func (r *lateRows) add(p *Problem, i int, o Option, sign int) {
 	tr := r.typeRow[o.Type]
-	r.left[tr] -= o.GPUs
+	d := sign * o.GPUs
+	r.left[tr] += d
 	for _, qi := range r.listedAt(i) {
 		if r.all != nil && r.all[qi] {
 			continue
 		}
 		if r.counts(p, qi, tr, o) {
-			r.left[r.nt+qi] -= o.GPUs
+			r.left[r.nt+qi] += d
 		}
 	}
 	anyQ, typed := r.allJobsOf(p, tr, o.GPUs)
 	for _, qs := range [2][]int32{anyQ, typed} {
 		for _, qi := range qs {
-			r.left[r.nt+int(qi)] -= o.GPUs
+			r.left[r.nt+int(qi)] += d
 		}
 	}
 }

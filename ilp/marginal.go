@@ -33,7 +33,7 @@ func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64, tight 
 		// past greedyEnd, only the jobs chained so far climb (the others
 		// go to the passes below, which stop too)
 		if !late && k >= greedyMinJobs && k%64 == 0 {
-			late = sr.clk.greedyOver()
+			late = sr.greedyOver()
 		}
 		if late {
 			ch.skip(k)
@@ -47,7 +47,7 @@ func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64, tight 
 		// essential greedy incumbent's (see clock): a round whose dual
 		// ended late still gets the best steps of every type, not the
 		// few made before the deadline (what is placed so far fits)
-		if sr.clk.tick(64) && (sr.clk.greedyEnd.IsZero() || sr.clk.greedyOver()) {
+		if sr.clk.tick(64) && (sr.clk.greedyEnd.IsZero() || sr.greedyOver()) {
 			break
 		}
 		k := ch.h.pop().k
@@ -62,6 +62,7 @@ func (sr *search) marginalGreedy(free []int32, capv []int, lam []float64, tight 
 	// the greedy incumbents' time, see clock.greedyOver, the jobs seen so
 	// far)
 	var pace1, pace2 greedyPace // the clock, by the work of each pass (lateclock.go)
+	pace1.strict, pace2.strict = sr.optional, sr.optional
 	for k, i := range free {
 		j := &m.jobs[i]
 		if pace1.over(sr.clk, j) {
@@ -301,4 +302,11 @@ func (h *stepHeap) pop() step {
 	*h = x[:n]
 	(*h).down(0)
 	return s
+}
+
+// greedyOver reports whether a greedy pass must stop: the clock's
+// greedyEnd has passed, or the deadline for a greedy that is not an
+// essential incumbent (search.optional).
+func (sr *search) greedyOver() bool {
+	return sr.clk.greedyOver() || sr.optional && sr.clk.expired()
 }

@@ -19,6 +19,11 @@ type search struct {
 	m   *model
 	set *Settings
 
+	// optional is set while the search runs a greedy that is not an
+	// essential incumbent (refine's): its passes stop at the deadline,
+	// not at the clock's greedyEnd
+	optional bool
+
 	step    float64 // a solution must beat the incumbent by more than step
 	grid    float64 // Problem.Grid when the search uses it, else 0
 	eqTol   float64 // profit differences below eqTol are ties
@@ -793,8 +798,10 @@ func (sr *search) refineDual(n *bbNode) {
 	n.lam, n.f = lam, f
 	n.bnd = math.Min(n.P+n.f, n.est)
 	sr.root = math.Min(sr.root, n.bnd)
-	if n.bnd > sr.target() && sr.clk.affords(cost) {
+	if n.bnd > sr.target() && sr.clk.affords(refineMargin*cost) {
+		sr.optional = true
 		sr.offerFree(n.free, sr.marginalGreedy(n.free, n.capv, n.lam, true))
+		sr.optional = false
 		trace("refineGreedy")
 	}
 }
@@ -805,14 +812,24 @@ func (sr *search) refineTies(n *bbNode) {
 	cost := marginalNanos * sr.optionCount(n.free)
 	rng := rand.New(rand.NewPCG(0x51a, uint64(len(n.free))))
 	lam := make([]float64, len(n.lam))
-	for k := 0; k < refineTries && n.bnd > sr.target() && sr.clk.affords(cost); k++ {
+	for k := 0; k < refineTries && n.bnd > sr.target() && sr.clk.affords(refineMargin*cost); k++ {
 		for r, l := range n.lam {
 			lam[r] = math.Min(l*(1+refineNoise*(2*rng.Float64()-1)), sr.m.ub[r])
 		}
+		sr.optional = true
 		sr.offerFree(n.free, sr.marginalGreedy(n.free, n.capv, lam, true))
+		sr.optional = false
 		trace("refine")
 	}
 }
+
+// refineMargin is the factor by which refine's greedies are sized over
+// marginalNanos per option: a try usually takes 0.7-1.0 ms on the hard
+// corpus's 1,000-job rounds, but up to 3 ms when a collection's assists
+// fall in it (a heap of a few MB collects every few ms), and a try is
+// not worth running past the deadline. Their passes stop at the deadline
+// (search.optional), not at greedyEnd as the essential incumbents'.
+const refineMargin = 3
 
 // refineNoise is the share by which refine perturbs each multiplier, and
 // refineTries the most tries it makes.

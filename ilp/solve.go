@@ -245,7 +245,9 @@ func Solve(ctx context.Context, p *Problem, s *Settings) (Solution, error) {
 	}
 	if m == nil {
 		if !setupAffordable(cl, p) {
-			return fallback(p, s.WarmStart, sc, clk)
+			// (orig: the fallback's objective is the caller's, not the
+			// scaled copy's)
+			return fallback(orig, s.WarmStart, sc, clk)
 		}
 		m = buildModel(p, sc, cl)
 	}
