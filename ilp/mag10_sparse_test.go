@@ -56,17 +56,8 @@ func TestMag10SparseForcedTwin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 2))
 	compared := 0
 	for it := 0; it < 600; it++ {
-		p := randomCoreProblem(rng, it%2 == 0)
-		require.NoError(t, p.Validate())
-		m := newModel(p)
-		sr := newSearch(newClock(context.Background(), time.Now(), 0), m, &Settings{})
-		free := m.allJobs()
-		lam, _ := m.minimizeDual(free, m.cap, nil, sr.dualTol, 300)
-		if it%3 == 1 {
-			for r := range lam {
-				lam[r] = rng.Float64()
-			}
-		}
+		m, sr, free := twinSearch(t, rng, it)
+		lam := twinMultipliers(rng, m, sr, free, it)
 		allowed := make([][]cand, len(free))
 		for k, i := range free {
 			allowed[k] = append(allowed[k], cand{o: -1})
@@ -118,11 +109,7 @@ func TestMag10SparseImproveTwin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 5))
 	steps := 0
 	for it := 0; it < 1500; it++ {
-		p := randomCoreProblem(rng, it%2 == 0)
-		require.NoError(t, p.Validate())
-		m := newModel(p)
-		sr := newSearch(newClock(context.Background(), time.Now(), 0), m, &Settings{})
-		free := m.allJobs()
+		m, sr, free := twinSearch(t, rng, it)
 		start := make([]int, len(free))
 		for k, i := range free {
 			start[k] = rng.IntN(len(m.jobs[i].opts)+1) - 1

@@ -18,17 +18,8 @@ func TestProbe9SparseRowBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 3))
 	compared := 0
 	for it := 0; it < 800; it++ {
-		p := randomCoreProblem(rng, it%2 == 0)
-		require.NoError(t, p.Validate())
-		m := newModel(p)
-		sr := newSearch(newClock(context.Background(), time.Now(), 0), m, &Settings{})
-		free := m.allJobs()
-		lam, _ := m.minimizeDual(free, m.cap, nil, sr.dualTol, 300)
-		if it%3 == 1 {
-			for r := range lam {
-				lam[r] = rng.Float64()
-			}
-		}
+		m, sr, free := twinSearch(t, rng, it)
+		lam := twinMultipliers(rng, m, sr, free, it)
 		var allowed [][]cand
 		if it%4 == 3 {
 			allowed = make([][]cand, len(free))
@@ -62,4 +53,25 @@ func TestProbe9SparseRowBound(t *testing.T) {
 		}
 	}
 	require.Greater(t, compared, 1000)
+}
+
+// twinSearch is the twin tests' instance it: a random core problem's model
+// (validated), a search on it without a deadline, and its jobs.
+func twinSearch(t *testing.T, rng *rand.Rand, it int) (*model, *search, []int32) {
+	p := randomCoreProblem(rng, it%2 == 0)
+	require.NoError(t, p.Validate())
+	m := newModel(p)
+	return m, newSearch(newClock(context.Background(), time.Now(), 0), m, &Settings{}), m.allJobs()
+}
+
+// twinMultipliers is the dual's multipliers at the jobs free, or random
+// ones for every third instance.
+func twinMultipliers(rng *rand.Rand, m *model, sr *search, free []int32, it int) []float64 {
+	lam, _ := m.minimizeDual(free, m.cap, nil, sr.dualTol, 300)
+	if it%3 == 1 {
+		for r := range lam {
+			lam[r] = rng.Float64()
+		}
+	}
+	return lam
 }
