@@ -87,17 +87,17 @@ func (s *Scheduler) Options() Options { return s.opts }
 // with a goodput edit (WithGoodputEdit), whose values the lean path does
 // not compute. The lean round allocates nothing per job. Its floor,
 // measured on the 5,000-job fleets of examples/round-deadline (thread CPU
-// of a round out of time, BenchmarkFleetFloor, 2.75–3.0 MB per round):
-// about 4.6 ms on the 8,000-GPU fleet at a load of 4 on two cores, and
-// 5.3–7 ms (up to 9 in single runs) at loads of 8–10, where the other
-// processes evict the snapshot from the caches between the round's passes
-// over it. Of a 6 ms round (600 rounds, each after a collection): validation
+// of a round out of time, BenchmarkFleetFloor, about 2.75 MB per round):
+// 4.6–7 ms on the 8,000-GPU fleet, depending on how much of the snapshot
+// the caches hold (more on a loaded machine, where other processes evict
+// it between the round's passes over it). Of a 6 ms round: validation
 // about 1.9 ms (the running jobs' Models.Model calls 0.7 ms, the job IDs'
 // check 0.4 ms), the running jobs' kept entries 1.5 ms, the cheap rows
 // 0.75 ms, the decisions 1.1 ms and the fill 0.2 ms; the standard path's
 // floor is 8–9 ms. At 5,000 jobs a 5 ms deadline is therefore overshot
-// by about that floor less D: Round ends 1–3 ms past D + S on an idle
-// core, more on a loaded machine.
+// by about that floor less D: in examples/round-deadline, whose rounds
+// each start after a collection and alternate two snapshots, Round ended
+// 1–4 ms past D at a load of about 1 (up to 8 ms in single rounds).
 // The solver (ilp.Solve) keeps the contract on its
 // own, its validation and model included. On a machine whose cores are
 // shared the tail is longer by what the round is not scheduled. Memory is
