@@ -1,7 +1,6 @@
 package ilp
 
 import (
-	"math/bits"
 	"slices"
 	"time"
 )
@@ -138,11 +137,3 @@ func topEntries[E any](es []E, k int, cmp func(a, b E) int) []E {
 	}
 	return top
 }
-
-// sortEntryNanos is quickGreedy's sort's cost per entry and level of the
-// sort (n·log2 n of them): 5,000 entries took 0.7-1.0 ms of CPU on the
-// shape of TestProbe7MasterManyRows (about 16 ns), with a margin.
-const sortEntryNanos = 20
-
-// sortCost is the estimated cost, in nanoseconds, of sorting n entries.
-func sortCost(n int) int { return sortEntryNanos * n * bits.Len(uint(n)) }

@@ -1349,11 +1349,10 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 		order = append(order, entry{k, h})
 	}
 	byProfit := func(a, b entry) int { return cmp.Or(cmp.Compare(b.h, a.h), a.k-b.k) }
-	if len(order) > greedyMinJobs && (sr.clk.greedyOver() || !sr.clk.greedyAffords(sortCost(len(order)))) {
-		// past greedyEnd, or too close to it for the sort, the pass below
-		// considers the first greedyMinJobs only: those, in order, without
-		// sorting the rest (the sort of 3,000 jobs took 0.4-0.5 ms past
-		// greedyEnd, of 5,000 jobs 0.7-1.0 ms, started before it)
+	if len(order) > greedyMinJobs && sr.clk.greedyOver() {
+		// past greedyEnd the pass below considers the first greedyMinJobs
+		// only: those, in order, without sorting the rest (the sort of
+		// 3,000 jobs took 0.4-0.5 ms past greedyEnd)
 		order = topEntries(order, greedyMinJobs, byProfit)
 	} else {
 		slices.SortFunc(order, byProfit)
