@@ -21,10 +21,10 @@ import (
 // with little time left: each is sized before it starts (affords, at
 // their measured cost per cell, see BenchmarkDPCost) and looks at the
 // clock inside, so every solve on the solving thread's CPU clock
-// (TraceSolve) ends within twice the allowance past D, and all but two of
-// the 150 within half of it (a collection's assists can fall in one). It
-// guards the sizes; it does not reliably fail before (2 of 150 did in one
-// run, which the bound allows).
+// (TraceSolve) ends within twice the allowance past D. It guards the
+// sizes; it does not reliably fail before. How many solves end past half
+// the allowance is logged, not asserted: 2 of 150 before, 0-3 after, so a
+// bound on it separated nothing and failed a CI run at 3.
 // Before, refine's greedies ran to greedyEnd and past it (2.5 ms past D at
 // 22.5 ms), seqDP's knapsack rows counted only their items' work (its row
 // copies ran 0.5-0.8 ms past D), and the programs were sized at a third to
@@ -60,9 +60,6 @@ func TestRootHeuristicsNearDeadline(t *testing.T) {
 		assert.LessOrEqual(t, worst, 2*ilp.Slack(at), fmt.Sprintf("%s at %v: steps %v", c.Name(), at, worstSteps))
 	}
 	t.Logf("%d of %d solves past half the allowance", slow, n)
-	// (a collection's assists can still fall in one: at most 2 in 150;
-	// before, 2 of 150 in one run, 0-1 after)
-	assert.LessOrEqual(t, slow, 2, "solves more than half the allowance past D")
 }
 
 // TestLateRoundsSpreadCapacity runs warm-started 5 ms rounds (each on the
