@@ -1,8 +1,10 @@
 package ilp
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -158,32 +160,50 @@ func TestDualLooksByWork(t *testing.T) {
 	assert.LessOrEqual(t, used, most, "more than the first job was evaluated before the first look")
 }
 
-// TestTopEntriesTwin: topEntries is the sort cut to k, on random entries
-// with ties broken by index (as quickGreedy's order is).
-func TestTopEntriesTwin(t *testing.T) {
-	type entry struct {
-		k int
-		h float64
-	}
-	cmpE := func(a, b entry) int {
-		switch {
-		case a.h > b.h:
-			return -1
-		case a.h < b.h:
-			return 1
-		}
-		return a.k - b.k
-	}
+// TestProfitOrderTwin: profitOrder yields quickGreedy's entries in the
+// order of a sort by decreasing profit, ties broken by index (the order
+// quickGreedy sorted them in before), however many it is asked for: on
+// random entries with many ties, zeros of both signs, infinities and NaN.
+func TestProfitOrderTwin(t *testing.T) {
+	byProfit := func(a, b profitEntry) int { return cmp.Or(cmp.Compare(b.h, a.h), a.k-b.k) }
+	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN()}
 	rng := rand.New(rand.NewPCG(5, 5))
-	for c := range 300 {
-		n, k := rng.IntN(300), 1+rng.IntN(80)
-		es := make([]entry, n)
-		for i := range es {
-			es[i] = entry{i, float64(rng.IntN(1 + rng.IntN(50)))}
+	for c := range 400 {
+		n := rng.IntN(300)
+		if c%50 == 0 {
+			n = 5000
 		}
+		es := make([]profitEntry, n)
+		for i := range es {
+			es[i] = profitEntry{i, float64(rng.IntN(1+rng.IntN(50))) - 10}
+			if rng.IntN(20) == 0 {
+				es[i].h = special[rng.IntN(len(special))]
+			}
+		}
+		rng.Shuffle(n, func(a, b int) { es[a], es[b] = es[b], es[a] })
 		want := slices.Clone(es)
-		slices.SortFunc(want, cmpE)
-		want = want[:min(k, n)]
-		assert.Equal(t, want, topEntries(slices.Clone(es), k, cmpE), "case %d: n %d, k %d", c, n, k)
+		slices.SortFunc(want, byProfit)
+		take := n
+		if c%2 == 1 {
+			take = rng.IntN(n + 1) // a pass stopped by its clock
+		}
+		var order profitOrder
+		for _, e := range es {
+			order.push(e)
+		}
+		got := make([]profitEntry, 0, n)
+		for range take {
+			e, ok := order.next()
+			require.True(t, ok, "case %d: entry %d of %d", c, len(got), n)
+			got = append(got, e)
+		}
+		require.Len(t, got, take)
+		for i := range got { // NaN != NaN: compare by the order
+			require.Zero(t, byProfit(want[i], got[i]), "case %d: entry %d of %d: %v, want %v", c, i, n, got[i], want[i])
+		}
+		if take == n {
+			_, ok := order.next()
+			assert.False(t, ok, "case %d: an entry past the last", c)
+		}
 	}
 }

@@ -1,7 +1,7 @@
 package ilp
 
 import (
-	"slices"
+	"cmp"
 	"time"
 )
 
@@ -120,20 +120,74 @@ func (d *dualPace) over(j *mjob, stop func() bool) bool {
 	return stop()
 }
 
-// topEntries returns the k first of es in the order cmp (es sorted by it,
-// cut to k), in time linear in len(es) for a small k: each entry is
-// compared with the k-th kept, and only a better one is inserted.
-func topEntries[E any](es []E, k int, cmp func(a, b E) int) []E {
-	top := make([]E, 0, k+1)
-	for _, e := range es {
-		if len(top) == k && cmp(e, top[k-1]) >= 0 {
-			continue
+// profitEntry is a job of quickGreedy's pass (its index k in the free
+// jobs) with its best Lagrangian profit h.
+type profitEntry struct {
+	k int
+	h float64
+}
+
+// before reports whether e comes before o in quickGreedy's order:
+// decreasing profit (cmp.Compare's order of floats, NaN last), ties broken
+// by increasing index. No two entries are equal, so the order is total.
+func (e profitEntry) before(o profitEntry) bool {
+	return cmp.Less(o.h, e.h) || !cmp.Less(e.h, o.h) && e.k < o.k
+}
+
+// profitOrder yields entries in quickGreedy's order (before) one at a
+// time: a binary heap, each entry pushed as the pass computing the
+// profits reaches its job (a push costs a comparison or two on average,
+// at most one per level), each next taken in time logarithmic in the
+// entries. Unlike a sort of every entry (0.7-1.0 ms on 5,000 jobs, which
+// nothing interrupted) or a heap built at once (0.1-0.2 ms on 10,000),
+// the work comes a job at a time, between the passes' looks at the
+// clock, and the pass that takes the entries pays only for those it
+// takes: the order is the sorted order, however far the pass goes.
+type profitOrder []profitEntry
+
+// push adds e to the order.
+func (h *profitOrder) push(e profitEntry) {
+	*h = append(*h, e)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s[i].before(s[p]) {
+			return
 		}
-		i, _ := slices.BinarySearchFunc(top, e, cmp)
-		top = slices.Insert(top, i, e)
-		if len(top) > k {
-			top = top[:k]
-		}
+		s[i], s[p] = s[p], s[i]
+		i = p
 	}
-	return top
+}
+
+// next removes and returns the first entry left; ok is false once none is.
+func (h *profitOrder) next() (e profitEntry, ok bool) {
+	s := *h
+	if len(s) == 0 {
+		return profitEntry{}, false
+	}
+	e = s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	*h = s[:n]
+	h.down(0)
+	return e, true
+}
+
+// down restores the heap below i, whose entry may come after its children's.
+func (h profitOrder) down(i int) {
+	n := len(h)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if r := c + 1; r < n && h[r].before(h[c]) {
+			c = r
+		}
+		if !h[c].before(h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }

@@ -1313,8 +1313,9 @@ func (sr *search) tightDeadline(free []int32) bool {
 }
 
 // quickGreedy is the incumbent of last resort, linear in the options but
-// for one sort of the jobs: it starts from start (a choice parallel to free
-// that fits capv; nil = every job unallocated), lets every unassigned job,
+// for ordering the jobs (a heap, paid per job taken: profitOrder): it
+// starts from start (a choice parallel to free that fits capv; nil = every
+// job unallocated), lets every unassigned job,
 // in decreasing order of its best Lagrangian profit at lam, take the option
 // of least reduced cost that still fits, then upgrades any job whose more
 // profitable option fits. Started from a warm start, it keeps the previous
@@ -1323,11 +1324,7 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 	m := sr.m
 	choice := make([]int, len(free))
 	left := append([]int(nil), capv...)
-	type entry struct {
-		k int
-		h float64
-	}
-	var order []entry
+	order := make(profitOrder, 0, len(free))
 	late := false
 	var pace0, pace1, pace2 greedyPace // the clock, by the work of each pass (lateclock.go)
 	for k, i := range free {
@@ -1346,18 +1343,16 @@ func (sr *search) quickGreedy(free []int32, capv []int, lam []float64, start []i
 			continue
 		}
 		h, _ := j.best(lam)
-		order = append(order, entry{k, h})
+		order.push(profitEntry{k, h})
 	}
-	byProfit := func(a, b entry) int { return cmp.Or(cmp.Compare(b.h, a.h), a.k-b.k) }
-	if len(order) > greedyMinJobs && sr.clk.greedyOver() {
-		// past greedyEnd the pass below considers the first greedyMinJobs
-		// only: those, in order, without sorting the rest (the sort of
-		// 3,000 jobs took 0.4-0.5 ms past greedyEnd)
-		order = topEntries(order, greedyMinJobs, byProfit)
-	} else {
-		slices.SortFunc(order, byProfit)
-	}
-	for _, e := range order {
+	// the jobs in decreasing order of profit, taken one at a time: the pass
+	// looks at its clock between any two, and goes down the order past
+	// jobs that do not fit for as long as it has time
+	for {
+		e, ok := order.next()
+		if !ok {
+			break
+		}
 		j := &m.jobs[free[e.k]]
 		if pace1.over(sr.clk, j) {
 			break // out of time (see clock.greedyOver)
