@@ -101,7 +101,8 @@ func TestFeasibleByIndexTwin(t *testing.T) {
 					choice[i] = rng.IntN(len(m.jobs[i].opts))
 				}
 			}
-			byRows := sr.feasibleByRows(choice)
+			byRows, done := sr.feasibleByRows(choice, math.MaxInt)
+			require.True(t, done)
 			require.Equal(t, byRows, m.fitsByIndex(choice), "case %d: the two checks differ on %v", c, choice)
 			require.Equal(t, byRows, sr.feasible(choice), "case %d", c)
 			if byRows {
