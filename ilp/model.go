@@ -971,15 +971,35 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []i
 		return center, fc, true
 	}
 	act = masterRows(act, sg)
+	// The multipliers outside act keep their values (center's, never
+	// moved), so each cut is kept on act alone: its value at λ is fix plus
+	// its subgradient on act times λ there. Every loop of an iteration is
+	// then over the cuts × the rows of act (at most masterMaxRows), not
+	// × every row: with 5,000 quota rows, 60 cuts over every row took
+	// about 1 ms of CPU between two looks at stop (the root's dual ended
+	// up to 1 ms past its end). The rows outside act are those of no
+	// capacity, whose multipliers are 0, unless masterRows cut act: their
+	// terms are then zeros, and the sums the same floats.
 	type cut struct {
-		alpha float64   // f(λk) − g·λk
-		g     []float64 // subgradient
+		fix float64   // f(λk) − g·λk + g·λ over the rows outside act
+		g   []float64 // the subgradient on act (g[a]: row act[a])
+	}
+	inAct := make([]bool, n)
+	for _, r := range act {
+		inAct[r] = true
 	}
 	mkCut := func(lam, g []float64, f float64) cut {
-		c := cut{g: append([]float64(nil), g...)}
-		c.alpha = f
+		c := cut{g: make([]float64, len(act)), fix: f}
 		for r := range g {
-			c.alpha -= g[r] * lam[r]
+			c.fix -= g[r] * lam[r]
+		}
+		for r := range g {
+			if !inAct[r] {
+				c.fix += g[r] * lam[r]
+			}
+		}
+		for a, r := range act {
+			c.g[a] = g[r]
 		}
 		return c
 	}
@@ -1016,9 +1036,9 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []i
 			hi[r] = math.Min(ub[r], center[r]+delta[r])
 		}
 		for _, c := range cuts {
-			v := c.alpha
-			for r := range c.g {
-				v += math.Min(c.g[r]*lo[r], c.g[r]*hi[r])
+			v := c.fix
+			for a, r := range act {
+				v += math.Min(c.g[a]*lo[r], c.g[a]*hi[r])
 			}
 			thLo = math.Max(thLo, v)
 		}
@@ -1026,13 +1046,11 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []i
 		b := make([]float64, 0, len(cuts)+na)
 		for _, c := range cuts {
 			row := make([]float64, na+1)
-			rh := thLo - c.alpha
-			for r := range c.g {
-				rh -= c.g[r] * lo[r]
-			}
+			rh := thLo - c.fix
 			for a, r := range act {
-				row[a] = c.g[r]
+				rh -= c.g[a] * lo[r]
 			}
+			copy(row, c.g)
 			row[na] = -1
 			A = append(A, row)
 			b = append(b, rh)
@@ -1090,9 +1108,9 @@ func (m *model) minimizeFn(eval func(lam, sg []float64) (float64, bool), act []i
 			// drop the oldest cuts that are slack at the center, keep the newest
 			keep := cuts[:0:0]
 			for ci, c := range cuts {
-				v := c.alpha
-				for r := range c.g {
-					v += c.g[r] * center[r]
+				v := c.fix
+				for a, r := range act {
+					v += c.g[a] * center[r]
 				}
 				if ci >= len(cuts)-30 || fc-v < 1e-9*(1+math.Abs(fc)) {
 					keep = append(keep, c)
