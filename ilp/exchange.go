@@ -76,8 +76,8 @@ func (sr *search) exchange(free []int32, capv []int, choice []int) bool {
 			return improved
 		}
 		moves, ok := sr.upMoves(free, choice, left, downs, dirtyJob, dirtyType)
-		if !ok || len(moves) == 0 {
-			return improved
+		if !ok || len(moves) == 0 || !sr.clk.affords(sortCost(len(moves))) {
+			return improved // (a sort of 5,000 moves: 0.5-1 ms, uninterruptible)
 		}
 		slices.SortFunc(moves, func(a, b upMove) int { return cmp.Or(cmp.Compare(b.net, a.net), a.k-b.k, a.o-b.o) })
 		clear(touched)
@@ -144,7 +144,7 @@ func (sr *search) downsOf(free []int32, choice []int, downs [][]down, dirty []bo
 		if !dirty[t] {
 			continue
 		}
-		if sr.clk.tick(64 * len(downs[t])) {
+		if sr.clk.tick(64*len(downs[t])) || !sr.clk.affords(sortCost(len(downs[t]))) {
 			return false
 		}
 		slices.SortFunc(downs[t], func(a, b down) int {
