@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sia-sched/sia/bootstrap"
@@ -61,7 +63,7 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if err := validateQuotas(s, cl); err != nil {
 		return nil, err
 	}
-	pins, err := validateJobs(s, cl, nodes, placed)
+	pins, err := validateJobs(s, cl, nodes, placed, validationWorkers(o, len(s.Jobs)))
 	if err != nil {
 		return nil, err
 	}
@@ -132,32 +134,183 @@ func reservedGPUs(s *Snapshot, cl *cluster, t string) int {
 	return min(s.Reserved[t], cl.capacity[t])
 }
 
-// validateJobs checks every job (validateJob) and that no two share an ID,
+// validateJobs checks every job (checkJobAlone, validatePlacement) and that no two share an ID,
 // counts them for the round's budget (cluster.counts), and returns the
-// pinned jobs (by index in s.Jobs), to be checked together.
-func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool) (pins []int, err error) {
+// pinned jobs (by index in s.Jobs), to be checked together. With par ≥ 2
+// workers the checks of each job on its own (checkJobAlone) run on chunks
+// of the jobs in parallel first; the checks across jobs (placement, IDs)
+// then run in order: the first error is the sequential one either way.
+func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool, par int) (pins []int, err error) {
 	ids := newJobIDs(len(s.Jobs))
-	if running := ids.hashAll(s.Jobs); running > 0 {
-		// validateReplicaSize's arrays, sized in the same pass
-		cl.curAt = make([]int32, len(s.Jobs))
-		cl.cur = make([]curModel, 0, running)
+	dup := ids.firstDup(s.Jobs)
+	cl.rankRunning(s.Jobs)
+	tt := newTypeTable(cl)
+	bad, badErr := len(s.Jobs), error(nil)
+	if par > 1 {
+		bad, badErr = checkJobsParallel(s, cl, tt, placed, par)
 	}
-	cl.counts = jobCounts{held: make(map[string]int, len(cl.types))}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		if err := validateJob(j, i, s, cl, cl.shapes, nodes, placed); err != nil {
-			return nil, err
+		if par <= 1 {
+			if err := checkJobAlone(j, i, s, cl, tt, placed, tt.held); err != nil {
+				return nil, err
+			}
+		} else if i == bad {
+			return nil, badErr
 		}
-		cl.counts.count(j)
-		if ids.add(s.Jobs, i) {
-			return nil, &InputError{Job: j.ID, Field: fmt.Sprintf("Jobs[%d].ID", i), Reason: "duplicate job ID"}
+		if j.State.Current.Running() {
+			if err := validatePlacement(j, i, s, nodes, &cl.cur[cl.curAt[i]-1]); err != nil {
+				return nil, err
+			}
+		}
+		if i == dup {
+			return nil, &InputError{Job: j.ID, Field: "Jobs[" + strconv.Itoa(i) + "].ID", Reason: "duplicate job ID"}
 		}
 		if pinned(j, s.Now) {
 			pins = append(pins, i)
 		}
 	}
-	cl.counts.ok = true
+	cl.counts = jobCounts{ok: true, running: len(cl.cur), held: tt.heldByName()}
 	return pins, nil
+}
+
+// rankRunning sizes cl.cur for the jobs that hold GPUs (Current.GPUs > 0,
+// valid or not) and gives each its slot: curAt[i] = 1 + the number of such
+// jobs before job i (0: none). A valid snapshot fills every slot.
+func (cl *cluster) rankRunning(jobs []Job) {
+	var at []int32
+	n := int32(0)
+	for i := range jobs {
+		if jobs[i].State.Current.Running() {
+			if at == nil {
+				at = make([]int32, len(jobs))
+			}
+			n++
+			at[i] = n
+		}
+	}
+	cl.curAt, cl.cur = at, nil
+	if n > 0 {
+		cl.cur = make([]curModel, n)
+	}
+}
+
+// checkJobsParallel runs checkJobAlone on par contiguous chunks of the
+// jobs, each on its own goroutine (the caller's takes the first), each
+// stopping at its first error or once a lower chunk has failed. It
+// returns the lowest index of a job that fails with its error
+// (len(s.Jobs), nil: none), and adds the chunks' held GPUs to tt.held.
+func checkJobsParallel(s *Snapshot, cl *cluster, tt *typeTable, placed bool, par int) (int, error) {
+	n := len(s.Jobs)
+	type result struct {
+		bad  int
+		err  error
+		held []int
+	}
+	res := make([]result, par)
+	var lowest atomic.Int64
+	lowest.Store(int64(n))
+	run := func(w int) {
+		lo, hi := w*n/par, (w+1)*n/par
+		r := &res[w]
+		r.bad, r.held = n, make([]int, len(tt.names))
+		for i := lo; i < hi && int64(i) < lowest.Load(); i++ {
+			if err := checkJobAlone(&s.Jobs[i], i, s, cl, tt, placed, r.held); err != nil {
+				r.bad, r.err = i, err
+				for { // lower the bound others stop at (i is below it if w's chunk is first)
+					if cur := lowest.Load(); int64(i) >= cur || lowest.CompareAndSwap(cur, int64(i)) {
+						break
+					}
+				}
+				return
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < par; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			run(w)
+		}(w)
+	}
+	run(0)
+	wg.Wait()
+	for w := range res {
+		if res[w].err != nil {
+			return res[w].bad, res[w].err // chunks in order: the lowest index
+		}
+		for k, g := range res[w].held {
+			tt.held[k] += g
+		}
+	}
+	return n, nil
+}
+
+// validationWorkers is the number of goroutines that check the jobs on
+// their own (checkJobsParallel): Options.Parallelism, at most one per
+// minJobsPerWorker jobs (1: the caller's only).
+func validationWorkers(o *Options, jobs int) int { return workers(o, jobs) }
+
+// typeTable indexes the cluster's GPU types for validation: a job's type
+// name is looked up once (index), then its capacity, node sizes and the
+// GPUs its running jobs hold are read by that index, without a map per
+// field.
+type typeTable struct {
+	names  []string
+	cap    []int
+	sizes  [][]sizeCount
+	held   []int          // GPUs held per type by the valid running jobs (sequential checks)
+	byName map[string]int // name -> index, for many types (nil: names are scanned)
+}
+
+// manyTypes is the number of GPU types above which typeTable looks names
+// up in a map rather than scanning them.
+const manyTypes = 16
+
+// newTypeTable returns the cluster's types with their capacities and
+// node sizes.
+func newTypeTable(cl *cluster) *typeTable {
+	n := len(cl.types)
+	tt := &typeTable{names: cl.types, cap: make([]int, n), sizes: make([][]sizeCount, n), held: make([]int, n)}
+	for k, t := range cl.types {
+		tt.cap[k], tt.sizes[k] = cl.capacity[t], cl.shapes[t]
+	}
+	if n > manyTypes {
+		tt.byName = make(map[string]int, n)
+		for k, t := range cl.types {
+			tt.byName[t] = k
+		}
+	}
+	return tt
+}
+
+// index returns the index of GPU type t (false: not a type of the
+// cluster). The names a host passes are mostly the very strings of its
+// nodes' types, which compare without reading their bytes.
+func (tt *typeTable) index(t string) (int, bool) {
+	if tt.byName != nil {
+		k, ok := tt.byName[t]
+		return k, ok
+	}
+	for k := range tt.names {
+		if tt.names[k] == t {
+			return k, true
+		}
+	}
+	return -1, false
+}
+
+// heldByName returns the held GPUs by type name, for the types some
+// running job holds (jobCounts.held).
+func (tt *typeTable) heldByName() map[string]int {
+	m := make(map[string]int, len(tt.names))
+	for k, g := range tt.held {
+		if g > 0 {
+			m[tt.names[k]] = g
+		}
+	}
+	return m
 }
 
 // jobIDs finds the first job whose ID an earlier job has, without a map
@@ -170,23 +323,6 @@ type jobIDs struct {
 	seed maphash.Seed
 	mask uint64
 	slot []uint64 // tag<<32 | job index; 0: free (a tag is never 0)
-	// hash has every job's ID hashed (hashAll), in one pass of its own:
-	// the IDs' bytes lie apart in memory, and a short loop of independent
-	// reads waits for several at once (nil: add hashes).
-	hash []uint64
-}
-
-// hashAll hashes the IDs of jobs for add, and returns the number of
-// jobs that hold GPUs (Current.GPUs > 0, valid or not).
-func (s *jobIDs) hashAll(jobs []Job) (running int) {
-	s.hash = make([]uint64, len(jobs))
-	for i := range jobs {
-		s.hash[i] = maphash.String(s.seed, jobs[i].ID)
-		if jobs[i].State.Current.Running() {
-			running++
-		}
-	}
-	return running
 }
 
 // newJobIDs returns a set for n IDs.
@@ -198,16 +334,26 @@ func newJobIDs(n int) *jobIDs {
 	return &jobIDs{seed: maphash.MakeSeed(), mask: uint64(size - 1), slot: make([]uint64, size)}
 }
 
+// firstDup adds the IDs of jobs in order and returns the index of the
+// first job whose ID an earlier job has (len(jobs): none), in a pass of its
+// own: the IDs' bytes lie apart in memory, and a short loop of independent
+// reads waits for several at once. Whether job i's ID repeats an earlier
+// one does not depend on the other checks, so validateJobs reports it when
+// its sequential pass reaches job i.
+func (s *jobIDs) firstDup(jobs []Job) int {
+	for i := range jobs {
+		if s.add(jobs, i) {
+			return i
+		}
+	}
+	return len(jobs)
+}
+
 // add adds the ID of jobs[i] (i < 2³²) and reports whether an earlier job
 // has it.
 func (s *jobIDs) add(jobs []Job, i int) bool {
 	id := jobs[i].ID
-	var h uint64
-	if i < len(s.hash) {
-		h = s.hash[i]
-	} else {
-		h = maphash.String(s.seed, id)
-	}
+	h := maphash.String(s.seed, id)
 	tag := (h>>32 | 1) << 32
 	for k := h & s.mask; ; k = (k + 1) & s.mask {
 		v := s.slot[k]
@@ -343,10 +489,13 @@ func (g *gpuIndex) slots(k int) []int32 {
 	return g.owner[g.base[k] : g.base[k]+n : g.base[k]+n]
 }
 
-// validateJob checks job i of the snapshot: its fields, its state and,
-// for a running job, its current allocation (shape, pins, replica size,
-// placement), recording its GPUs in nodes and its model in cl.
-func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuIndex, placed bool) error {
+// checkJobAlone checks job i of the snapshot on its own: its fields, its
+// state and, for a running job, its current allocation (shape, pins,
+// replica size), keeping its model in cl.cur (slot curAt[i]) and adding
+// its GPUs to held (by type index). It reads the snapshot, cl and tt
+// only: jobs check in parallel (checkJobsParallel). validateJobs then
+// checks what depends on the other jobs (placement, IDs).
+func checkJobAlone(j *Job, i int, s *Snapshot, cl *cluster, tt *typeTable, placed bool, held []int) error {
 	bad := func(f, format string, args ...any) error {
 		return &InputError{Job: j.ID, Field: fmt.Sprintf("Jobs[%d]", i) + f, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -356,7 +505,8 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuI
 	if err := validateJobState(&j.State, bad); err != nil || !j.State.Current.Running() {
 		return err
 	}
-	if err := validateCurrentShape(j, i, cl, sh, placed, bad); err != nil {
+	k, err := validateCurrentShape(j, i, tt, placed, bad)
+	if err != nil {
 		return err
 	}
 	if pinned(j, s.Now) {
@@ -364,13 +514,14 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuI
 			return err
 		}
 	}
-	if err := validateReplicaSize(j, i, s, cl); err != nil {
+	if err := validateReplicaSize(j, i, s, &cl.cur[cl.curAt[i]-1]); err != nil {
 		return err
 	}
-	return validatePlacement(j, i, s, nodes, &cl.cur[len(cl.cur)-1])
+	held[k] += j.State.Current.GPUs
+	return nil
 }
 
-// badField makes the InputError of one of a job's fields (see validateJob).
+// badField makes the InputError of one of a job's fields (see checkJobAlone).
 type badField func(field, format string, args ...any) error
 
 // validateJobFields checks the job's own fields: ID, Kind, Models, the GPU
@@ -438,48 +589,38 @@ func validateJobState(st *JobState, bad badField) error {
 // its GPUs. A rigid job's count need not match it: an unpinned job whose
 // bounds changed is re-decided within them (validatePinnedBounds checks
 // the pinned ones).
-func validateCurrentShape(j *Job, i int, cl *cluster, sh shapes, placed bool, bad badField) error {
-	cur := j.State.Current
-	cap, ok := cl.capacity[cur.Type]
-	ss := sh[cur.Type] // the type's node sizes, looked up once
-	switch {
-	case !ok:
-		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.Type", Reason: "not a GPU type of the cluster"}
-	case cur.Nodes < 1 || cur.Nodes > cur.GPUs:
-		return bad(".State.Current.Nodes", "%d, want 1..GPUs (%d)", cur.Nodes, cur.GPUs)
-	case cur.GPUs > cap:
-		return bad(".State.Current.GPUs", "%d exceeds the capacity %d of type %q", cur.GPUs, cap, cur.Type)
-	case cur.Nodes > nodesIn(ss):
-		return bad(".State.Current.Nodes", "%d, but the cluster has %d nodes of type %q", cur.Nodes, nodesIn(ss), cur.Type)
-	case cur.GPUs > mostOf(ss, cur.Nodes):
-		return bad(".State.Current.GPUs", "%d GPUs do not fit on %d nodes of type %q (at most %d)", cur.GPUs, cur.Nodes, cur.Type, mostOf(ss, cur.Nodes))
-	case placed && len(cur.Placement) == 0:
-		return bad(".State.Current.Placement", "empty for a running job: list the %d GPUs it holds (or clear Current if they are unknown: the job is then queued)", cur.GPUs)
-	case len(cur.Placement) != 0 && len(cur.Placement) != cur.GPUs:
-		return bad(".State.Current.Placement", "%d GPUs listed for an allocation of %d", len(cur.Placement), cur.GPUs)
+func validateCurrentShape(j *Job, i int, tt *typeTable, placed bool, bad badField) (int, error) {
+	cur := &j.State.Current
+	k, ok := tt.index(cur.Type)
+	if !ok {
+		return k, &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.Type", Reason: "not a GPU type of the cluster"}
 	}
-	return nil
+	cap, ss := tt.cap[k], tt.sizes[k] // the type's capacity and node sizes
+	switch {
+	case cur.Nodes < 1 || cur.Nodes > cur.GPUs:
+		return k, bad(".State.Current.Nodes", "%d, want 1..GPUs (%d)", cur.Nodes, cur.GPUs)
+	case cur.GPUs > cap:
+		return k, bad(".State.Current.GPUs", "%d exceeds the capacity %d of type %q", cur.GPUs, cap, cur.Type)
+	case cur.Nodes > nodesIn(ss):
+		return k, bad(".State.Current.Nodes", "%d, but the cluster has %d nodes of type %q", cur.Nodes, nodesIn(ss), cur.Type)
+	case cur.GPUs > mostOf(ss, cur.Nodes):
+		return k, bad(".State.Current.GPUs", "%d GPUs do not fit on %d nodes of type %q (at most %d)", cur.GPUs, cur.Nodes, cur.Type, mostOf(ss, cur.Nodes))
+	case placed && len(cur.Placement) == 0:
+		return k, bad(".State.Current.Placement", "empty for a running job: list the %d GPUs it holds (or clear Current if they are unknown: the job is then queued)", cur.GPUs)
+	case len(cur.Placement) != 0 && len(cur.Placement) != cur.GPUs:
+		return k, bad(".State.Current.Placement", "%d GPUs listed for an allocation of %d", len(cur.Placement), cur.GPUs)
+	}
+	return k, nil
 }
 
 // validateReplicaSize checks that a running job holds whole replicas of its
 // model on its type (unless its models exclude the type), and keeps the
 // model in cl.cur for the matrix: the round asks a job's Models for the
 // type it runs on once.
-func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
-	cur := j.State.Current
-	m, src := j.Models.Model(cur.Type)
-	if cl.curAt == nil {
-		cl.curAt = make([]int32, len(s.Jobs))
-		running := 0
-		for k := i; k < len(s.Jobs); k++ {
-			if s.Jobs[k].State.Current.Running() {
-				running++
-			}
-		}
-		cl.cur = make([]curModel, 0, running)
-	}
-	cl.cur = append(cl.cur, curModel{m: m, src: src})
-	cl.curAt[i] = int32(len(cl.cur))
+func validateReplicaSize(j *Job, i int, s *Snapshot, cm *curModel) error {
+	cur := &j.State.Current
+	cm.m, cm.src = j.Models.Model(cur.Type)
+	src := cm.src
 	if src == bootstrap.Excluded && pinned(j, s.Now) {
 		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.Type",
 			Reason: "the job's Models exclude the type it runs on, but the job is pinned (Restoring or NonPreemptible) and cannot move"}
@@ -487,7 +628,7 @@ func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
 	if src == bootstrap.Excluded {
 		return nil
 	}
-	p, err := replicaSize(j, cur.Type, m.Stages)
+	p, err := replicaSize(j, cur.Type, cm.m.Stages)
 	if err != nil {
 		return atJob(err, i)
 	}
