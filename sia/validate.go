@@ -41,8 +41,19 @@ func (s *Snapshot) Validate() error {
 
 // validateSnapshot checks the snapshot and returns the per-round cluster
 // view; placed requires running jobs to list their GPUs (Round and Place
-// need them, the matrix does not).
+// need them, the matrix does not). The jobs are checked on
+// Options.Parallelism goroutines (validationWorkers), with the same result.
 func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
+	n := 0
+	if s != nil {
+		n = len(s.Jobs)
+	}
+	return validateWith(s, o, placed, validationWorkers(o, n))
+}
+
+// validateWith is validateSnapshot with the jobs checked on par goroutines
+// (validateJobs).
+func validateWith(s *Snapshot, o *Options, placed bool, par int) (*cluster, error) {
 	if s == nil {
 		return nil, &InputError{Field: "Snapshot", Reason: "nil snapshot"}
 	}
@@ -63,7 +74,7 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if err := validateQuotas(s, cl); err != nil {
 		return nil, err
 	}
-	pins, err := validateJobs(s, cl, nodes, placed, validationWorkers(o, len(s.Jobs)))
+	pins, err := validateJobs(s, cl, nodes, placed, par)
 	if err != nil {
 		return nil, err
 	}
@@ -141,9 +152,7 @@ func reservedGPUs(s *Snapshot, cl *cluster, t string) int {
 // of the jobs in parallel first; the checks across jobs (placement, IDs)
 // then run in order: the first error is the sequential one either way.
 func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool, par int) (pins []int, err error) {
-	ids := newJobIDs(len(s.Jobs))
-	dup := ids.firstDup(s.Jobs)
-	cl.rankRunning(s.Jobs)
+	dup := scanJobs(s.Jobs, cl)
 	tt := newTypeTable(cl)
 	bad, badErr := len(s.Jobs), error(nil)
 	if par > 1 {
@@ -174,13 +183,24 @@ func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool, par in
 	return pins, nil
 }
 
-// rankRunning sizes cl.cur for the jobs that hold GPUs (Current.GPUs > 0,
-// valid or not) and gives each its slot: curAt[i] = 1 + the number of such
-// jobs before job i (0: none). A valid snapshot fills every slot.
-func (cl *cluster) rankRunning(jobs []Job) {
+// scanJobs reads every job once before the checks, in a short loop of
+// independent reads (the jobs and their IDs' bytes lie apart in memory,
+// and such a loop waits for several at once): it returns the index of the
+// first job whose ID an earlier job has (len(jobs): none; jobIDs), and
+// sizes cl.cur for the jobs that hold GPUs (Current.GPUs > 0, valid or
+// not), giving each its slot: curAt[i] = 1 + the number of such jobs
+// before job i (0: none). A valid snapshot fills every slot. Whether job
+// i's ID repeats an earlier one does not depend on the other checks, so
+// validateJobs reports it when its pass in order reaches job i.
+func scanJobs(jobs []Job, cl *cluster) (dup int) {
+	ids := newJobIDs(len(jobs))
+	dup = len(jobs)
 	var at []int32
 	n := int32(0)
 	for i := range jobs {
+		if dup == len(jobs) && ids.add(jobs, i) {
+			dup = i
+		}
 		if jobs[i].State.Current.Running() {
 			if at == nil {
 				at = make([]int32, len(jobs))
@@ -193,6 +213,7 @@ func (cl *cluster) rankRunning(jobs []Job) {
 	if n > 0 {
 		cl.cur = make([]curModel, n)
 	}
+	return dup
 }
 
 // checkJobsParallel runs checkJobAlone on par contiguous chunks of the
@@ -332,21 +353,6 @@ func newJobIDs(n int) *jobIDs {
 		size *= 2
 	}
 	return &jobIDs{seed: maphash.MakeSeed(), mask: uint64(size - 1), slot: make([]uint64, size)}
-}
-
-// firstDup adds the IDs of jobs in order and returns the index of the
-// first job whose ID an earlier job has (len(jobs): none), in a pass of its
-// own: the IDs' bytes lie apart in memory, and a short loop of independent
-// reads waits for several at once. Whether job i's ID repeats an earlier
-// one does not depend on the other checks, so validateJobs reports it when
-// its sequential pass reaches job i.
-func (s *jobIDs) firstDup(jobs []Job) int {
-	for i := range jobs {
-		if s.add(jobs, i) {
-			return i
-		}
-	}
-	return len(jobs)
 }
 
 // add adds the ID of jobs[i] (i < 2³²) and reports whether an earlier job
@@ -509,12 +515,13 @@ func checkJobAlone(j *Job, i int, s *Snapshot, cl *cluster, tt *typeTable, place
 	if err != nil {
 		return err
 	}
-	if pinned(j, s.Now) {
+	pin := pinned(j, s.Now)
+	if pin {
 		if err := validatePinnedBounds(j, i); err != nil {
 			return err
 		}
 	}
-	if err := validateReplicaSize(j, i, s, &cl.cur[cl.curAt[i]-1]); err != nil {
+	if err := validateReplicaSize(j, i, pin, &cl.cur[cl.curAt[i]-1]); err != nil {
 		return err
 	}
 	held[k] += j.State.Current.GPUs
@@ -613,15 +620,15 @@ func validateCurrentShape(j *Job, i int, tt *typeTable, placed bool, bad badFiel
 	return k, nil
 }
 
-// validateReplicaSize checks that a running job holds whole replicas of its
-// model on its type (unless its models exclude the type), and keeps the
-// model in cl.cur for the matrix: the round asks a job's Models for the
-// type it runs on once.
-func validateReplicaSize(j *Job, i int, s *Snapshot, cm *curModel) error {
+// validateReplicaSize checks that a running job (pinned: pin) holds whole
+// replicas of its model on its type (unless its models exclude the type),
+// and keeps the model in cm (its slot of cl.cur) for the matrix: the round
+// asks a job's Models for the type it runs on once.
+func validateReplicaSize(j *Job, i int, pin bool, cm *curModel) error {
 	cur := &j.State.Current
 	cm.m, cm.src = j.Models.Model(cur.Type)
 	src := cm.src
-	if src == bootstrap.Excluded && pinned(j, s.Now) {
+	if src == bootstrap.Excluded && pin {
 		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.Type",
 			Reason: "the job's Models exclude the type it runs on, but the job is pinned (Restoring or NonPreemptible) and cannot move"}
 	}
@@ -632,7 +639,7 @@ func validateReplicaSize(j *Job, i int, s *Snapshot, cm *curModel) error {
 	if err != nil {
 		return atJob(err, i)
 	}
-	if cur.GPUs%p != 0 && pinned(j, s.Now) { // else resized, moved or preempted
+	if cur.GPUs%p != 0 && pin { // else resized, moved or preempted
 		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.GPUs",
 			Reason: fmt.Sprintf("%d is not a multiple of the job's replica size on the type (%d pipeline stages)", cur.GPUs, p)}
 	}
