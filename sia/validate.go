@@ -155,11 +155,15 @@ func reservedGPUs(s *Snapshot, cl *cluster, t string) int {
 // of the jobs in parallel first; the checks across jobs (placement, IDs)
 // then run in order: the first error is the sequential one either way.
 func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool, par int) (pins []int, err error) {
-	dup := scanJobs(s.Jobs, cl)
+	var ids *jobIDs
+	if par <= 1 {
+		ids = newJobIDs(len(s.Jobs))
+	}
+	dup := scanJobs(s.Jobs, cl, ids)
 	tt := newTypeTable(cl)
 	bad, badErr := len(s.Jobs), error(nil)
 	if par > 1 {
-		bad, badErr = checkJobsParallel(s, cl, tt, placed, par)
+		dup, bad, badErr = checkJobsParallel(s, cl, tt, placed, par)
 	}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
@@ -189,19 +193,18 @@ func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool, par in
 // scanJobs reads every job once before the checks, in a short loop of
 // independent reads (the jobs and their IDs' bytes lie apart in memory,
 // and such a loop waits for several at once): it returns the index of the
-// first job whose ID an earlier job has (len(jobs): none; jobIDs), and
-// sizes cl.cur for the jobs that hold GPUs (Current.GPUs > 0, valid or
+// first job whose ID an earlier job has (len(jobs): none, or ids nil; the
+// IDs are then not read), adding them to ids, and sizes cl.cur for the jobs that hold GPUs (Current.GPUs > 0, valid or
 // not), giving each its slot: curAt[i] = 1 + the number of such jobs
 // before job i (0: none). A valid snapshot fills every slot. Whether job
 // i's ID repeats an earlier one does not depend on the other checks, so
 // validateJobs reports it when its pass in order reaches job i.
-func scanJobs(jobs []Job, cl *cluster) (dup int) {
-	ids := newJobIDs(len(jobs))
+func scanJobs(jobs []Job, cl *cluster, ids *jobIDs) (dup int) {
 	dup = len(jobs)
 	var at []int32
 	n := int32(0)
 	for i := range jobs {
-		if dup == len(jobs) && ids.add(jobs, i) {
+		if ids != nil && dup == len(jobs) && ids.add(jobs, i) {
 			dup = i
 		}
 		if jobs[i].State.Current.Running() {
@@ -221,10 +224,12 @@ func scanJobs(jobs []Job, cl *cluster) (dup int) {
 
 // checkJobsParallel runs checkJobAlone on par contiguous chunks of the
 // jobs, each on its own goroutine (the caller's takes the first), each
-// stopping at its first error or once a lower chunk has failed. It
-// returns the lowest index of a job that fails with its error
-// (len(s.Jobs), nil: none), and adds the chunks' held GPUs to tt.held.
-func checkJobsParallel(s *Snapshot, cl *cluster, tt *typeTable, placed bool, par int) (int, error) {
+// stopping at its first error or once a lower chunk has failed; the last
+// goroutine first finds the first duplicate ID (jobIDs.firstDup), which
+// it returns as dup. It returns the lowest index of a job that fails with
+// its error (len(s.Jobs), nil: none), and adds the chunks' held GPUs to
+// tt.held.
+func checkJobsParallel(s *Snapshot, cl *cluster, tt *typeTable, placed bool, par int) (dup, bad int, err error) {
 	n := len(s.Jobs)
 	type result struct {
 		bad  int
@@ -235,6 +240,9 @@ func checkJobsParallel(s *Snapshot, cl *cluster, tt *typeTable, placed bool, par
 	var lowest atomic.Int64
 	lowest.Store(int64(n))
 	run := func(w int) {
+		if w == par-1 {
+			dup = newJobIDs(n).firstDup(s.Jobs)
+		}
 		lo, hi := w*n/par, (w+1)*n/par
 		r := &res[w]
 		r.bad, r.held = n, make([]int, len(tt.names))
@@ -262,13 +270,13 @@ func checkJobsParallel(s *Snapshot, cl *cluster, tt *typeTable, placed bool, par
 	wg.Wait()
 	for w := range res {
 		if res[w].err != nil {
-			return res[w].bad, res[w].err // chunks in order: the lowest index
+			return dup, res[w].bad, res[w].err // chunks in order: the lowest index
 		}
 		for k, g := range res[w].held {
 			tt.held[k] += g
 		}
 	}
-	return n, nil
+	return dup, n, nil
 }
 
 // validationWorkers is the number of goroutines that check the jobs on
@@ -356,6 +364,17 @@ func newJobIDs(n int) *jobIDs {
 		size *= 2
 	}
 	return &jobIDs{seed: maphash.MakeSeed(), mask: uint64(size - 1), slot: make([]uint64, size)}
+}
+
+// firstDup adds the IDs of jobs in order and returns the index of the
+// first job whose ID an earlier job has (len(jobs): none).
+func (s *jobIDs) firstDup(jobs []Job) int {
+	for i := range jobs {
+		if s.add(jobs, i) {
+			return i
+		}
+	}
+	return len(jobs)
 }
 
 // add adds the ID of jobs[i] (i < 2³²) and reports whether an earlier job
