@@ -148,9 +148,10 @@ func reservedGPUs(s *Snapshot, cl *cluster, t string) int {
 	return min(s.Reserved[t], cl.capacity[t])
 }
 
-// validateJobs checks every job (checkJobAlone, validatePlacement) and that no two share an ID,
-// counts them for the round's budget (cluster.counts), and returns the
-// pinned jobs (by index in s.Jobs), to be checked together. With par ≥ 2
+// validateJobs checks every job (checkJobAlone, validatePlacement) and
+// that no two share an ID, counts them for the round's budget
+// (cluster.counts), and returns the pinned jobs (by index in s.Jobs), to
+// be checked together. With par ≥ 2
 // workers the checks of each job on its own (checkJobAlone) run on chunks
 // of the jobs in parallel first; the checks across jobs (placement, IDs)
 // then run in order: the first error is the sequential one either way.
@@ -194,9 +195,10 @@ func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool, par in
 // independent reads (the jobs and their IDs' bytes lie apart in memory,
 // and such a loop waits for several at once): it returns the index of the
 // first job whose ID an earlier job has (len(jobs): none, or ids nil; the
-// IDs are then not read), adding them to ids, and sizes cl.cur for the jobs that hold GPUs (Current.GPUs > 0, valid or
-// not), giving each its slot: curAt[i] = 1 + the number of such jobs
-// before job i (0: none). A valid snapshot fills every slot. Whether job
+// IDs are then not read), adding them to ids, and sizes cl.cur for the
+// jobs that hold GPUs (Current.GPUs > 0, valid or not), giving each its
+// slot: curAt[i] = 1 + the number of such jobs before job i (0: none). A
+// valid snapshot fills every slot. Whether job
 // i's ID repeats an earlier one does not depend on the other checks, so
 // validateJobs reports it when its pass in order reaches job i.
 func scanJobs(jobs []Job, cl *cluster, ids *jobIDs) (dup int) {
@@ -649,7 +651,7 @@ func validateJobState(st *JobState, bad badField) error {
 // cluster (Nodes nodes of its type holding GPUs GPUs) and (placed) lists
 // its GPUs. A rigid job's count need not match it: an unpinned job whose
 // bounds changed is re-decided within them (validatePinnedBounds checks
-// the pinned ones).
+// the pinned ones). It returns the index of the job's type in tt.
 func validateCurrentShape(j *Job, i int, tt *typeTable, placed bool, bad badField) (int, error) {
 	cur := &j.State.Current
 	k, ok := tt.index(cur.Type)
