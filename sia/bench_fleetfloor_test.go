@@ -21,15 +21,21 @@ func fleetSnapshot(tb testing.TB, c placeFleet) Snapshot {
 // validation, matrix, the solver's step (greedy), placement, and the rest
 // (fill and the plan). The lean-gc runs are lean rounds each after a
 // collection (runtime.GC, untimed), as examples/round-deadline runs them:
-// caches cold, the heap's free spans unused.
+// caches cold, the heap's free spans unused. The lean-p2 runs are lean
+// rounds with Options.Parallelism 2 (validation's checks of each job on
+// two goroutines: the round's thread does about half of them).
 func BenchmarkFleetFloor(b *testing.B) {
 	for _, c := range []placeFleet{{5000, 8000, 6, 4}, {5000, 16000, 8, 5}} {
 		snap := fleetSnapshot(b, c)
-		for _, path := range []string{"lean", "lean-gc", "standard"} {
+		for _, path := range []string{"lean", "lean-gc", "standard", "lean-p2"} {
 			b.Run(fmt.Sprintf("gpus=%d/%s", c.GPUs, path), func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
-				s, err := New(nil)
+				var opts *Options
+				if path == "lean-p2" {
+					opts = &Options{Parallelism: 2}
+				}
+				s, err := New(opts)
 				if err != nil {
 					b.Fatal(err)
 				}

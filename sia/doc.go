@@ -159,6 +159,6 @@
 // StatusFeasible and how much was done depends on the machine's speed):
 // iteration follows snapshot and cluster order, never map order, and ties
 // are broken by Options.Seed. The package starts no goroutines unless asked
-// to (Options.Parallelism builds the matrix on several, with the same
-// result); Round may be called concurrently on distinct snapshots.
+// to (Options.Parallelism validates the jobs and builds the matrix on
+// several, with the same result); Round may be called concurrently on distinct snapshots.
 package sia

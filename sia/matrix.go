@@ -231,14 +231,6 @@ type jobCounts struct {
 	held    map[string]int // GPU type -> the GPUs its running jobs hold
 }
 
-// count adds a valid job to the counts.
-func (c *jobCounts) count(j *Job) {
-	if cur := &j.State.Current; cur.Running() {
-		c.running++
-		c.held[cur.Type] += cur.GPUs
-	}
-}
-
 // newCluster groups the nodes into pools (one per type and node size,
 // package configset) and lists their configurations; nodeAt indexes nodes
 // by ID (validation's index: one map of the nodes per round).

@@ -8,7 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/configset"
@@ -39,8 +42,19 @@ func (s *Snapshot) Validate() error {
 
 // validateSnapshot checks the snapshot and returns the per-round cluster
 // view; placed requires running jobs to list their GPUs (Round and Place
-// need them, the matrix does not).
+// need them, the matrix does not). The jobs are checked on
+// Options.Parallelism goroutines (validationWorkers), with the same result.
 func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
+	n := 0
+	if s != nil {
+		n = len(s.Jobs)
+	}
+	return validateWith(s, o, placed, validationWorkers(o, n))
+}
+
+// validateWith is validateSnapshot with the jobs checked on par goroutines
+// (validateJobs).
+func validateWith(s *Snapshot, o *Options, placed bool, par int) (*cluster, error) {
 	if s == nil {
 		return nil, &InputError{Field: "Snapshot", Reason: "nil snapshot"}
 	}
@@ -61,7 +75,7 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 	if err := validateQuotas(s, cl); err != nil {
 		return nil, err
 	}
-	pins, err := validateJobs(s, cl, nodes, placed)
+	pins, err := validateJobs(s, cl, nodes, placed, par)
 	if err != nil {
 		return nil, err
 	}
@@ -81,11 +95,13 @@ func validateSnapshot(s *Snapshot, o *Options, placed bool) (*cluster, error) {
 // MaxGPUsPerNode GPUs, at most MaxInt in all) and returns their index.
 func validateNodes(ns []Node) (*gpuIndex, error) {
 	nodes := &gpuIndex{byID: make(map[string]int, len(ns)), base: make([]int, len(ns)), stamp: make([]int32, len(ns))}
+	nodes.newHints(len(ns))
 	total := 0
 	for i := range ns {
 		n := &ns[i]
 		field := func() string { return "Nodes[" + strconv.Itoa(i) + "]" }
 		nodes.byID[n.ID] = i // one map operation: a duplicate leaves the length
+		nodes.hint[nodes.hintSlot(n.ID)] = int32(i + 1)
 		dup := len(nodes.byID) == i
 		switch {
 		case n.ID == "":
@@ -132,32 +148,203 @@ func reservedGPUs(s *Snapshot, cl *cluster, t string) int {
 	return min(s.Reserved[t], cl.capacity[t])
 }
 
-// validateJobs checks every job (validateJob) and that no two share an ID,
-// counts them for the round's budget (cluster.counts), and returns the
-// pinned jobs (by index in s.Jobs), to be checked together.
-func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool) (pins []int, err error) {
-	ids := newJobIDs(len(s.Jobs))
-	if running := ids.hashAll(s.Jobs); running > 0 {
-		// validateReplicaSize's arrays, sized in the same pass
-		cl.curAt = make([]int32, len(s.Jobs))
-		cl.cur = make([]curModel, 0, running)
+// validateJobs checks every job (checkJobAlone, validatePlacement) and
+// that no two share an ID, counts them for the round's budget
+// (cluster.counts), and returns the pinned jobs (by index in s.Jobs), to
+// be checked together. With par ≥ 2
+// workers the checks of each job on its own (checkJobAlone) run on chunks
+// of the jobs in parallel first; the checks across jobs (placement, IDs)
+// then run in order: the first error is the sequential one either way.
+func validateJobs(s *Snapshot, cl *cluster, nodes *gpuIndex, placed bool, par int) (pins []int, err error) {
+	var ids *jobIDs
+	if par <= 1 {
+		ids = newJobIDs(len(s.Jobs))
 	}
-	cl.counts = jobCounts{held: make(map[string]int, len(cl.types))}
+	dup := scanJobs(s.Jobs, cl, ids)
+	tt := newTypeTable(cl)
+	bad, badErr := len(s.Jobs), error(nil)
+	if par > 1 {
+		dup, bad, badErr = checkJobsParallel(s, cl, tt, placed, par)
+	}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		if err := validateJob(j, i, s, cl, cl.shapes, nodes, placed); err != nil {
-			return nil, err
+		if par <= 1 {
+			if err := checkJobAlone(j, i, s, cl, tt, placed, tt.held); err != nil {
+				return nil, err
+			}
+		} else if i == bad {
+			return nil, badErr
 		}
-		cl.counts.count(j)
-		if ids.add(s.Jobs, i) {
-			return nil, &InputError{Job: j.ID, Field: fmt.Sprintf("Jobs[%d].ID", i), Reason: "duplicate job ID"}
+		if j.State.Current.Running() {
+			if err := validatePlacement(j, i, s, nodes, &cl.cur[cl.curAt[i]-1]); err != nil {
+				return nil, err
+			}
+		}
+		if i == dup {
+			return nil, &InputError{Job: j.ID, Field: "Jobs[" + strconv.Itoa(i) + "].ID", Reason: "duplicate job ID"}
 		}
 		if pinned(j, s.Now) {
 			pins = append(pins, i)
 		}
 	}
-	cl.counts.ok = true
+	cl.counts = jobCounts{ok: true, running: len(cl.cur), held: tt.heldByName()}
 	return pins, nil
+}
+
+// scanJobs reads every job once before the checks, in a short loop of
+// independent reads (the jobs and their IDs' bytes lie apart in memory,
+// and such a loop waits for several at once): it returns the index of the
+// first job whose ID an earlier job has (len(jobs): none, or ids nil; the
+// IDs are then not read), adding them to ids, and sizes cl.cur for the
+// jobs that hold GPUs (Current.GPUs > 0, valid or not), giving each its
+// slot: curAt[i] = 1 + the number of such jobs before job i (0: none). A
+// valid snapshot fills every slot. Whether job
+// i's ID repeats an earlier one does not depend on the other checks, so
+// validateJobs reports it when its pass in order reaches job i.
+func scanJobs(jobs []Job, cl *cluster, ids *jobIDs) (dup int) {
+	dup = len(jobs)
+	var at []int32
+	n := int32(0)
+	for i := range jobs {
+		if ids != nil && dup == len(jobs) && ids.add(jobs, i) {
+			dup = i
+		}
+		if jobs[i].State.Current.Running() {
+			if at == nil {
+				at = make([]int32, len(jobs))
+			}
+			n++
+			at[i] = n
+		}
+	}
+	cl.curAt, cl.cur = at, nil
+	if n > 0 {
+		cl.cur = make([]curModel, n)
+	}
+	return dup
+}
+
+// checkJobsParallel runs checkJobAlone on par contiguous chunks of the
+// jobs, each on its own goroutine (the caller's takes the first), each
+// stopping at its first error or once a lower chunk has failed; the last
+// goroutine first finds the first duplicate ID (jobIDs.firstDup), which
+// it returns as dup. It returns the lowest index of a job that fails with
+// its error (len(s.Jobs), nil: none), and adds the chunks' held GPUs to
+// tt.held.
+func checkJobsParallel(s *Snapshot, cl *cluster, tt *typeTable, placed bool, par int) (dup, bad int, err error) {
+	n := len(s.Jobs)
+	type result struct {
+		bad  int
+		err  error
+		held []int
+	}
+	res := make([]result, par)
+	var lowest atomic.Int64
+	lowest.Store(int64(n))
+	run := func(w int) {
+		if w == par-1 {
+			dup = newJobIDs(n).firstDup(s.Jobs)
+		}
+		lo, hi := w*n/par, (w+1)*n/par
+		r := &res[w]
+		r.bad, r.held = n, make([]int, len(tt.names))
+		for i := lo; i < hi && int64(i) < lowest.Load(); i++ {
+			if err := checkJobAlone(&s.Jobs[i], i, s, cl, tt, placed, r.held); err != nil {
+				r.bad, r.err = i, err
+				for { // lower the bound others stop at (i is below it if w's chunk is first)
+					if cur := lowest.Load(); int64(i) >= cur || lowest.CompareAndSwap(cur, int64(i)) {
+						break
+					}
+				}
+				return
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < par; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			run(w)
+		}(w)
+	}
+	run(0)
+	wg.Wait()
+	for w := range res {
+		if res[w].err != nil {
+			return dup, res[w].bad, res[w].err // chunks in order: the lowest index
+		}
+		for k, g := range res[w].held {
+			tt.held[k] += g
+		}
+	}
+	return dup, n, nil
+}
+
+// validationWorkers is the number of goroutines that check the jobs on
+// their own (checkJobsParallel): Options.Parallelism, at most one per
+// minJobsPerWorker jobs (1: the caller's only).
+func validationWorkers(o *Options, jobs int) int { return workers(o, jobs) }
+
+// typeTable indexes the cluster's GPU types for validation: a job's type
+// name is looked up once (index), then its capacity, node sizes and the
+// GPUs its running jobs hold are read by that index, without a map per
+// field.
+type typeTable struct {
+	names  []string
+	cap    []int
+	sizes  [][]sizeCount
+	held   []int          // GPUs held per type by the valid running jobs (sequential checks)
+	byName map[string]int // name -> index, for many types (nil: names are scanned)
+}
+
+// manyTypes is the number of GPU types above which typeTable looks names
+// up in a map rather than scanning them.
+const manyTypes = 16
+
+// newTypeTable returns the cluster's types with their capacities and
+// node sizes.
+func newTypeTable(cl *cluster) *typeTable {
+	n := len(cl.types)
+	tt := &typeTable{names: cl.types, cap: make([]int, n), sizes: make([][]sizeCount, n), held: make([]int, n)}
+	for k, t := range cl.types {
+		tt.cap[k], tt.sizes[k] = cl.capacity[t], cl.shapes[t]
+	}
+	if n > manyTypes {
+		tt.byName = make(map[string]int, n)
+		for k, t := range cl.types {
+			tt.byName[t] = k
+		}
+	}
+	return tt
+}
+
+// index returns the index of GPU type t (false: not a type of the
+// cluster). The names a host passes are mostly the very strings of its
+// nodes' types, which compare without reading their bytes.
+func (tt *typeTable) index(t string) (int, bool) {
+	if tt.byName != nil {
+		k, ok := tt.byName[t]
+		return k, ok
+	}
+	for k := range tt.names {
+		if tt.names[k] == t {
+			return k, true
+		}
+	}
+	return -1, false
+}
+
+// heldByName returns the held GPUs by type name, for the types some
+// running job holds (jobCounts.held).
+func (tt *typeTable) heldByName() map[string]int {
+	m := make(map[string]int, len(tt.names))
+	for k, g := range tt.held {
+		if g > 0 {
+			m[tt.names[k]] = g
+		}
+	}
+	return m
 }
 
 // jobIDs finds the first job whose ID an earlier job has, without a map
@@ -170,23 +357,6 @@ type jobIDs struct {
 	seed maphash.Seed
 	mask uint64
 	slot []uint64 // tag<<32 | job index; 0: free (a tag is never 0)
-	// hash has every job's ID hashed (hashAll), in one pass of its own:
-	// the IDs' bytes lie apart in memory, and a short loop of independent
-	// reads waits for several at once (nil: add hashes).
-	hash []uint64
-}
-
-// hashAll hashes the IDs of jobs for add, and returns the number of
-// jobs that hold GPUs (Current.GPUs > 0, valid or not).
-func (s *jobIDs) hashAll(jobs []Job) (running int) {
-	s.hash = make([]uint64, len(jobs))
-	for i := range jobs {
-		s.hash[i] = maphash.String(s.seed, jobs[i].ID)
-		if jobs[i].State.Current.Running() {
-			running++
-		}
-	}
-	return running
 }
 
 // newJobIDs returns a set for n IDs.
@@ -198,16 +368,22 @@ func newJobIDs(n int) *jobIDs {
 	return &jobIDs{seed: maphash.MakeSeed(), mask: uint64(size - 1), slot: make([]uint64, size)}
 }
 
+// firstDup adds the IDs of jobs in order and returns the index of the
+// first job whose ID an earlier job has (len(jobs): none).
+func (s *jobIDs) firstDup(jobs []Job) int {
+	for i := range jobs {
+		if s.add(jobs, i) {
+			return i
+		}
+	}
+	return len(jobs)
+}
+
 // add adds the ID of jobs[i] (i < 2³²) and reports whether an earlier job
 // has it.
 func (s *jobIDs) add(jobs []Job, i int) bool {
 	id := jobs[i].ID
-	var h uint64
-	if i < len(s.hash) {
-		h = s.hash[i]
-	} else {
-		h = maphash.String(s.seed, id)
-	}
+	h := maphash.String(s.seed, id)
 	tag := (h>>32 | 1) << 32
 	for k := h & s.mask; ; k = (k + 1) & s.mask {
 		v := s.slot[k]
@@ -335,6 +511,38 @@ type gpuIndex struct {
 	base  []int          // per node: the slot of its GPU 0 in owner
 	owner []int32        // per GPU: the holding job's index + 1, 0 = free
 	stamp []int32        // per node: the last job (index + 1) that listed a GPU on it
+	// hint maps a node ID's string, by the address of its bytes (hintSlot),
+	// to 1 + the node's index (0: none), for node.
+	hint      []int32
+	hintShift uint
+}
+
+// newHints sizes hint for n nodes (at most half full).
+func (g *gpuIndex) newHints(n int) {
+	size, shift := 2, uint(63)
+	for size < 2*n {
+		size, shift = size*2, shift-1
+	}
+	g.hint, g.hintShift = make([]int32, size), shift
+}
+
+// hintSlot returns the slot of hint for a string: its bytes' address,
+// hashed (Fibonacci hashing), not its bytes.
+func (g *gpuIndex) hintSlot(id string) uint64 {
+	return uint64(uintptr(unsafe.Pointer(unsafe.StringData(id)))) * 0x9E3779B97F4A7C15 >> g.hintShift
+}
+
+// node returns the index of the node with the given ID (false: none).
+// A host mostly lists a running job's GPUs with its nodes' own ID strings
+// (the very bytes of Node.ID): hint finds those without hashing the ID,
+// and the ID is compared before it is believed, so any other string costs
+// the map lookup only. The snapshot's node IDs are unique (validateNodes).
+func (g *gpuIndex) node(id string) (int, bool) {
+	if k := g.hint[g.hintSlot(id)]; k > 0 && g.nodes[k-1].ID == id {
+		return int(k - 1), true
+	}
+	k, ok := g.byID[id]
+	return k, ok
 }
 
 // slots returns the owners of node k's GPUs (by index).
@@ -343,10 +551,13 @@ func (g *gpuIndex) slots(k int) []int32 {
 	return g.owner[g.base[k] : g.base[k]+n : g.base[k]+n]
 }
 
-// validateJob checks job i of the snapshot: its fields, its state and,
-// for a running job, its current allocation (shape, pins, replica size,
-// placement), recording its GPUs in nodes and its model in cl.
-func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuIndex, placed bool) error {
+// checkJobAlone checks job i of the snapshot on its own: its fields, its
+// state and, for a running job, its current allocation (shape, pins,
+// replica size), keeping its model in cl.cur (slot curAt[i]) and adding
+// its GPUs to held (by type index). It reads the snapshot, cl and tt
+// only: jobs check in parallel (checkJobsParallel). validateJobs then
+// checks what depends on the other jobs (placement, IDs).
+func checkJobAlone(j *Job, i int, s *Snapshot, cl *cluster, tt *typeTable, placed bool, held []int) error {
 	bad := func(f, format string, args ...any) error {
 		return &InputError{Job: j.ID, Field: fmt.Sprintf("Jobs[%d]", i) + f, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -356,21 +567,24 @@ func validateJob(j *Job, i int, s *Snapshot, cl *cluster, sh shapes, nodes *gpuI
 	if err := validateJobState(&j.State, bad); err != nil || !j.State.Current.Running() {
 		return err
 	}
-	if err := validateCurrentShape(j, i, cl, sh, placed, bad); err != nil {
+	k, err := validateCurrentShape(j, i, tt, placed, bad)
+	if err != nil {
 		return err
 	}
-	if pinned(j, s.Now) {
+	pin := pinned(j, s.Now)
+	if pin {
 		if err := validatePinnedBounds(j, i); err != nil {
 			return err
 		}
 	}
-	if err := validateReplicaSize(j, i, s, cl); err != nil {
+	if err := validateReplicaSize(j, i, pin, &cl.cur[cl.curAt[i]-1]); err != nil {
 		return err
 	}
-	return validatePlacement(j, i, s, nodes, &cl.cur[len(cl.cur)-1])
+	held[k] += j.State.Current.GPUs
+	return nil
 }
 
-// badField makes the InputError of one of a job's fields (see validateJob).
+// badField makes the InputError of one of a job's fields (see checkJobAlone).
 type badField func(field, format string, args ...any) error
 
 // validateJobFields checks the job's own fields: ID, Kind, Models, the GPU
@@ -437,61 +651,51 @@ func validateJobState(st *JobState, bad badField) error {
 // cluster (Nodes nodes of its type holding GPUs GPUs) and (placed) lists
 // its GPUs. A rigid job's count need not match it: an unpinned job whose
 // bounds changed is re-decided within them (validatePinnedBounds checks
-// the pinned ones).
-func validateCurrentShape(j *Job, i int, cl *cluster, sh shapes, placed bool, bad badField) error {
-	cur := j.State.Current
-	cap, ok := cl.capacity[cur.Type]
-	ss := sh[cur.Type] // the type's node sizes, looked up once
-	switch {
-	case !ok:
-		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.Type", Reason: "not a GPU type of the cluster"}
-	case cur.Nodes < 1 || cur.Nodes > cur.GPUs:
-		return bad(".State.Current.Nodes", "%d, want 1..GPUs (%d)", cur.Nodes, cur.GPUs)
-	case cur.GPUs > cap:
-		return bad(".State.Current.GPUs", "%d exceeds the capacity %d of type %q", cur.GPUs, cap, cur.Type)
-	case cur.Nodes > nodesIn(ss):
-		return bad(".State.Current.Nodes", "%d, but the cluster has %d nodes of type %q", cur.Nodes, nodesIn(ss), cur.Type)
-	case cur.GPUs > mostOf(ss, cur.Nodes):
-		return bad(".State.Current.GPUs", "%d GPUs do not fit on %d nodes of type %q (at most %d)", cur.GPUs, cur.Nodes, cur.Type, mostOf(ss, cur.Nodes))
-	case placed && len(cur.Placement) == 0:
-		return bad(".State.Current.Placement", "empty for a running job: list the %d GPUs it holds (or clear Current if they are unknown: the job is then queued)", cur.GPUs)
-	case len(cur.Placement) != 0 && len(cur.Placement) != cur.GPUs:
-		return bad(".State.Current.Placement", "%d GPUs listed for an allocation of %d", len(cur.Placement), cur.GPUs)
+// the pinned ones). It returns the index of the job's type in tt.
+func validateCurrentShape(j *Job, i int, tt *typeTable, placed bool, bad badField) (int, error) {
+	cur := &j.State.Current
+	k, ok := tt.index(cur.Type)
+	if !ok {
+		return k, &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.Type", Reason: "not a GPU type of the cluster"}
 	}
-	return nil
+	cap, ss := tt.cap[k], tt.sizes[k] // the type's capacity and node sizes
+	switch {
+	case cur.Nodes < 1 || cur.Nodes > cur.GPUs:
+		return k, bad(".State.Current.Nodes", "%d, want 1..GPUs (%d)", cur.Nodes, cur.GPUs)
+	case cur.GPUs > cap:
+		return k, bad(".State.Current.GPUs", "%d exceeds the capacity %d of type %q", cur.GPUs, cap, cur.Type)
+	case cur.Nodes > nodesIn(ss):
+		return k, bad(".State.Current.Nodes", "%d, but the cluster has %d nodes of type %q", cur.Nodes, nodesIn(ss), cur.Type)
+	case cur.GPUs > mostOf(ss, cur.Nodes):
+		return k, bad(".State.Current.GPUs", "%d GPUs do not fit on %d nodes of type %q (at most %d)", cur.GPUs, cur.Nodes, cur.Type, mostOf(ss, cur.Nodes))
+	case placed && len(cur.Placement) == 0:
+		return k, bad(".State.Current.Placement", "empty for a running job: list the %d GPUs it holds (or clear Current if they are unknown: the job is then queued)", cur.GPUs)
+	case len(cur.Placement) != 0 && len(cur.Placement) != cur.GPUs:
+		return k, bad(".State.Current.Placement", "%d GPUs listed for an allocation of %d", len(cur.Placement), cur.GPUs)
+	}
+	return k, nil
 }
 
-// validateReplicaSize checks that a running job holds whole replicas of its
-// model on its type (unless its models exclude the type), and keeps the
-// model in cl.cur for the matrix: the round asks a job's Models for the
-// type it runs on once.
-func validateReplicaSize(j *Job, i int, s *Snapshot, cl *cluster) error {
-	cur := j.State.Current
-	m, src := j.Models.Model(cur.Type)
-	if cl.curAt == nil {
-		cl.curAt = make([]int32, len(s.Jobs))
-		running := 0
-		for k := i; k < len(s.Jobs); k++ {
-			if s.Jobs[k].State.Current.Running() {
-				running++
-			}
-		}
-		cl.cur = make([]curModel, 0, running)
-	}
-	cl.cur = append(cl.cur, curModel{m: m, src: src})
-	cl.curAt[i] = int32(len(cl.cur))
-	if src == bootstrap.Excluded && pinned(j, s.Now) {
+// validateReplicaSize checks that a running job (pinned: pin) holds whole
+// replicas of its model on its type (unless its models exclude the type),
+// and keeps the model in cm (its slot of cl.cur) for the matrix: the round
+// asks a job's Models for the type it runs on once.
+func validateReplicaSize(j *Job, i int, pin bool, cm *curModel) error {
+	cur := &j.State.Current
+	cm.m, cm.src = j.Models.Model(cur.Type)
+	src := cm.src
+	if src == bootstrap.Excluded && pin {
 		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.Type",
 			Reason: "the job's Models exclude the type it runs on, but the job is pinned (Restoring or NonPreemptible) and cannot move"}
 	}
 	if src == bootstrap.Excluded {
 		return nil
 	}
-	p, err := replicaSize(j, cur.Type, m.Stages)
+	p, err := replicaSize(j, cur.Type, cm.m.Stages)
 	if err != nil {
 		return atJob(err, i)
 	}
-	if cur.GPUs%p != 0 && pinned(j, s.Now) { // else resized, moved or preempted
+	if cur.GPUs%p != 0 && pin { // else resized, moved or preempted
 		return &InputError{Job: j.ID, Type: cur.Type, Field: "Jobs[" + strconv.Itoa(i) + "].State.Current.GPUs",
 			Reason: fmt.Sprintf("%d is not a multiple of the job's replica size on the type (%d pipeline stages)", cur.GPUs, p)}
 	}
@@ -511,7 +715,7 @@ func validatePlacement(j *Job, i int, s *Snapshot, nodes *gpuIndex, cm *curModel
 		f := func() string { return "Jobs[" + strconv.Itoa(i) + "].State.Current.Placement[" + strconv.Itoa(k) + "]" }
 		if ni < 0 || g.Node != prev {
 			var ok bool
-			if ni, ok = nodes.byID[g.Node]; !ok {
+			if ni, ok = nodes.node(g.Node); !ok {
 				return &InputError{Job: j.ID, Node: g.Node, Field: f(), Reason: "unknown node"}
 			}
 			prev = g.Node
