@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/sia-sched/sia/bootstrap"
 	"github.com/sia-sched/sia/configset"
@@ -95,13 +94,11 @@ func validateWith(s *Snapshot, o *Options, placed bool, par int) (*cluster, erro
 // MaxGPUsPerNode GPUs, at most MaxInt in all) and returns their index.
 func validateNodes(ns []Node) (*gpuIndex, error) {
 	nodes := &gpuIndex{byID: make(map[string]int, len(ns)), base: make([]int, len(ns)), stamp: make([]int32, len(ns))}
-	nodes.newHints(len(ns))
 	total := 0
 	for i := range ns {
 		n := &ns[i]
 		field := func() string { return "Nodes[" + strconv.Itoa(i) + "]" }
 		nodes.byID[n.ID] = i // one map operation: a duplicate leaves the length
-		nodes.hint[nodes.hintSlot(n.ID)] = int32(i + 1)
 		dup := len(nodes.byID) == i
 		switch {
 		case n.ID == "":
@@ -511,36 +508,10 @@ type gpuIndex struct {
 	base  []int          // per node: the slot of its GPU 0 in owner
 	owner []int32        // per GPU: the holding job's index + 1, 0 = free
 	stamp []int32        // per node: the last job (index + 1) that listed a GPU on it
-	// hint maps a node ID's string, by the address of its bytes (hintSlot),
-	// to 1 + the node's index (0: none), for node.
-	hint      []int32
-	hintShift uint
-}
-
-// newHints sizes hint for n nodes (at most half full).
-func (g *gpuIndex) newHints(n int) {
-	size, shift := 2, uint(63)
-	for size < 2*n {
-		size, shift = size*2, shift-1
-	}
-	g.hint, g.hintShift = make([]int32, size), shift
-}
-
-// hintSlot returns the slot of hint for a string: its bytes' address,
-// hashed (Fibonacci hashing), not its bytes.
-func (g *gpuIndex) hintSlot(id string) uint64 {
-	return uint64(uintptr(unsafe.Pointer(unsafe.StringData(id)))) * 0x9E3779B97F4A7C15 >> g.hintShift
 }
 
 // node returns the index of the node with the given ID (false: none).
-// A host mostly lists a running job's GPUs with its nodes' own ID strings
-// (the very bytes of Node.ID): hint finds those without hashing the ID,
-// and the ID is compared before it is believed, so any other string costs
-// the map lookup only. The snapshot's node IDs are unique (validateNodes).
 func (g *gpuIndex) node(id string) (int, bool) {
-	if k := g.hint[g.hintSlot(id)]; k > 0 && g.nodes[k-1].ID == id {
-		return int(k - 1), true
-	}
 	k, ok := g.byID[id]
 	return k, ok
 }
