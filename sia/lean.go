@@ -2,6 +2,8 @@ package sia
 
 import (
 	"context"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/sia-sched/sia/ilp"
@@ -70,11 +72,12 @@ func takeLean(ctx context.Context, clk *roundClock, snap *Snapshot, cl *cluster,
 func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, clk *roundClock) (plan Plan, ok bool, err error) {
 	o := &s.opts
 	t1 := time.Now()
-	m, lambda, ev, ok := leanKept(snap, o, cl)
+	sc := s.leanPool.take()
+	m, lambda, ev, ok := leanKept(snap, o, cl, &sc)
 	if !ok {
-		return Plan{}, false, nil
+		return Plan{}, false, nil // m and sc dropped
 	}
-	if err := leanCheap(snap, o, cl, clk, m, lambda, ev); err != nil {
+	if err := leanCheap(snap, o, cl, clk, m, lambda, ev, &sc); err != nil {
 		s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Duration: time.Since(t1), Err: err})
 		return Plan{}, true, err
 	}
@@ -91,7 +94,71 @@ func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, 
 	s.observe(Event{Stage: StagePlace, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status, Duration: time.Since(t2)})
 	assemble(&plan, snap, m, sol, lay, o)
 	plan.lean = true
+	s.leanPool.keepUntilDropped(m, sc)
 	return plan, true, nil
+}
+
+// leanScratch is the lean round's matrix storage, reused from round to
+// round (Scheduler.leanPool): the rows, one per job, the kept rows'
+// entries (one per running job) and the cheap rows' entries. Every row is
+// written before it is read, so a reused row holds nothing of an earlier
+// round's. A plan holds its matrix (Plan.matrix), so the storage goes back
+// to the pool only once that matrix is unreachable (keepUntilDropped): a
+// round never writes into the rows of a plan still held, and concurrent
+// rounds never share storage.
+type leanScratch struct {
+	rows  []matrixRow
+	kept  []matrixEntry
+	cheap []matrixEntry
+}
+
+// leanPool holds the lean rounds' storage that no plan holds any more.
+type leanPool struct{ p sync.Pool }
+
+// take returns storage for a lean round: the pool's, else none (the round
+// allocates it). A nil pool has none.
+func (lp *leanPool) take() leanScratch {
+	if lp != nil {
+		if sc, ok := lp.p.Get().(*leanScratch); ok {
+			return *sc
+		}
+	}
+	return leanScratch{}
+}
+
+// keepUntilDropped records sc as m's storage and returns it to lp once m
+// is unreachable: a finalizer the collector runs after the plan holding m
+// is dropped (it allocates nothing on the round, unlike a cleanup).
+func (lp *leanPool) keepUntilDropped(m *goodputMatrix, sc leanScratch) {
+	if lp != nil {
+		m.store, m.pool = sc, lp
+		runtime.SetFinalizer(m, recycleLean)
+	}
+}
+
+// recycleLean returns the storage of m, now unreachable, to its pool.
+func recycleLean(m *goodputMatrix) {
+	sc := m.store
+	m.store = leanScratch{}
+	m.pool.p.Put(&sc)
+}
+
+// rowsFor returns n rows of the storage (their contents stale: every row
+// is written before it is read).
+func (sc *leanScratch) rowsFor(n int) []matrixRow {
+	if cap(sc.rows) < n {
+		sc.rows = make([]matrixRow, n)
+	}
+	return sc.rows[:n]
+}
+
+// entriesFor returns *buf emptied, with room for n entries (a new array
+// when it has less).
+func entriesFor(buf *[]matrixEntry, n int) []matrixEntry {
+	if cap(*buf) < n {
+		*buf = make([]matrixEntry, 0, n)
+	}
+	return (*buf)[:0]
 }
 
 // leanKept builds the lean round's matrix with every running job's kept
@@ -103,12 +170,13 @@ func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, 
 // the kept entries fit every pool's capacity, reservation and quota as
 // the allocation problem counts them (keptFit). A row the steps cannot
 // build (an error) leaves the standard path to report it.
-// It returns the evaluator it used (nil: none).
-func leanKept(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, float64, *evaluator, bool) {
-	m, k, lambda := matrixHeader(snap, o, cl)
+// It returns the evaluator it used (nil: none). The rows and the kept
+// entries are sc's storage.
+func leanKept(snap *Snapshot, o *Options, cl *cluster, sc *leanScratch) (*goodputMatrix, float64, *evaluator, bool) {
+	m, k, lambda := matrixHeaderRows(snap, o, cl, sc.rowsFor(len(snap.Jobs)))
 	m.Partial = true
 	running, _, _ := roundShape(snap, cl)
-	backing := make([]matrixEntry, 0, running)
+	backing := entriesFor(&sc.kept, running)
 	var ev *evaluator // for the rows bareRow does not cover
 	pools := make(keptPools, 0, 2*len(m.Types)+1)
 	for i := range snap.Jobs {
@@ -137,6 +205,7 @@ func leanKept(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, float64,
 		}
 		pools.add(m, e)
 	}
+	sc.kept = backing[:0] // grown by rowSteps's rows, if any
 	return m, lambda, ev, keptFit(snap, m, pools)
 }
 
@@ -173,6 +242,28 @@ func (ps *keptPools) add(m *goodputMatrix, e *matrixEntry) {
 	(*ps)[k].n += o.GPUs
 }
 
+// use returns the GPUs charged to the pool named name (pools of several
+// node sizes may share a name).
+func (ps keptPools) use(name string) int {
+	n := 0
+	for _, p := range ps {
+		if p.name == name {
+			n += p.n
+		}
+	}
+	return n
+}
+
+// first reports whether ps[k] is the first of ps with its name.
+func (ps keptPools) first(k int) bool {
+	for _, p := range ps[:k] {
+		if p.name == ps[k].name {
+			return false
+		}
+	}
+	return true
+}
+
 // keptFit reports whether the running jobs' current entries of m, each
 // counting its charge against its pool (as the allocation problem counts
 // them; pools: their sums, keptPools.add), fit every pool's capacity less
@@ -180,12 +271,8 @@ func (ps *keptPools) add(m *goodputMatrix, e *matrixEntry) {
 // every quota's Limit: the greedy allocation of the standard path then
 // keeps them all.
 func keptFit(snap *Snapshot, m *goodputMatrix, pools keptPools) bool {
-	use := make(map[string]int, len(pools))
-	for _, p := range pools {
-		use[p.name] += p.n
-	}
-	for pool, n := range use {
-		if n > m.Capacity[pool] {
+	for k, p := range pools {
+		if pools.first(k) && pools.use(p.name) > m.Capacity[p.name] {
 			return false
 		}
 	}
@@ -194,7 +281,7 @@ func keptFit(snap *Snapshot, m *goodputMatrix, pools keptPools) bool {
 		total, held := 0, 0
 		for _, pl := range ps {
 			total += m.Capacity[pl]
-			held += use[pl]
+			held += pools.use(pl)
 		}
 		if held > total-r {
 			return false
@@ -227,8 +314,9 @@ func keptFit(snap *Snapshot, m *goodputMatrix, pools keptPools) bool {
 // more until the rest of the round must start to end by D (leanRestPerJob
 // per job), and none once the rows built need all the free GPUs (their
 // smallest configurations' GPUs).
-// ev is the evaluator to use (nil: a new one).
-func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *goodputMatrix, lambda float64, ev *evaluator) error {
+// ev is the evaluator to use (nil: a new one); the rows' entries are sc's
+// storage.
+func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *goodputMatrix, lambda float64, ev *evaluator, sc *leanScratch) error {
 	_, queued, free := roundShape(snap, cl)
 	if queued == 0 || free == 0 {
 		return nil
@@ -242,7 +330,7 @@ func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *good
 		ev = newEvaluator()
 	}
 	cands := cl.cheapFirst(snap, o, 0, len(snap.Jobs), max(cheapExamine*floor, free))
-	backing := make([]matrixEntry, 0, min(len(cands), floor)*len(cl.types))
+	backing := entriesFor(&sc.cheap, min(len(cands), floor)*len(cl.types))
 	end := clk.deadline.Add(-time.Duration(len(snap.Jobs)) * leanRestPerJob)
 	// need: the admitted rows' smallest GPU counts; starts: the time the
 	// fill may take to start them (placement's per-start and per-GPU
@@ -266,6 +354,7 @@ func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *good
 			starts += placeCostPerStart + time.Duration(least)*placeCostPerGPU
 		}
 	}
+	sc.cheap = backing[:0] // grown past the floor's rows, if any
 	return nil
 }
 

@@ -108,7 +108,7 @@ func TestFillerOwnersTwin(t *testing.T) {
 			o := (*Options)(nil).WithDefaults()
 			cl, err := validateSnapshot(&snap, &o, true)
 			require.NoError(t, err)
-			m, _, _, ok := leanKept(&snap, &o, cl)
+			m, _, _, ok := leanKept(&snap, &o, cl, &leanScratch{})
 			require.True(t, ok)
 			lay := leanLayout(&snap, m)
 			lay.nodeAt = cl.nodeAt

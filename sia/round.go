@@ -21,6 +21,9 @@ type Scheduler struct {
 	// noLean keeps every round on the standard path (tests compare the
 	// lean round with it).
 	noLean bool
+	// leanPool keeps the lean rounds' matrix storage that no plan holds
+	// any more (lean.go; nil: none kept).
+	leanPool *leanPool
 }
 
 // New returns a Scheduler with the given options (nil = all defaults), or an
@@ -29,7 +32,7 @@ func New(opts *Options) (*Scheduler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Scheduler{opts: opts.WithDefaults(), place: &placeCache{}}, nil
+	return &Scheduler{opts: opts.WithDefaults(), place: &placeCache{}, leanPool: &leanPool{}}, nil
 }
 
 // Options returns the scheduler's options with defaults filled in.
