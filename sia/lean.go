@@ -171,42 +171,95 @@ func entriesFor(buf *[]matrixEntry, n int) []matrixEntry {
 // the allocation problem counts them (keptFit). A row the steps cannot
 // build (an error) leaves the standard path to report it.
 // It returns the evaluator it used (nil: none). The rows and the kept
-// entries are sc's storage.
+// entries are sc's storage. With Options.Parallelism, contiguous ranges of
+// the jobs are built on several goroutines (workers), each with its own
+// entries, pools and evaluator: the same matrix for any number of them.
 func leanKept(snap *Snapshot, o *Options, cl *cluster, sc *leanScratch) (*goodputMatrix, float64, *evaluator, bool) {
 	m, k, lambda := matrixHeaderRows(snap, o, cl, sc.rowsFor(len(snap.Jobs)))
 	m.Partial = true
-	running, _, _ := roundShape(snap, cl)
-	backing := entriesFor(&sc.kept, running)
-	var ev *evaluator // for the rows bareRow does not cover
-	pools := make(keptPools, 0, 2*len(m.Types)+1)
-	for i := range snap.Jobs {
+	w := workers(o, len(snap.Jobs))
+	if w == 1 {
+		running, _, _ := roundShape(snap, cl)
+		kr := keptRange{backing: entriesFor(&sc.kept, running), pools: make(keptPools, 0, 2*len(m.Types)+1)}
+		ok := kr.build(snap, o, &k, cl, m, lambda, 0, len(snap.Jobs))
+		sc.kept = kr.backing[:0] // grown by rowSteps's rows, if any
+		if !ok {
+			return nil, 0, nil, false
+		}
+		return m, lambda, kr.ev, keptFit(snap, m, kr.pools)
+	}
+	// Worker r's entries are its jobs' share of one array (at most one per
+	// job: bareRow's; rowSteps's rows beyond it go to an array of their own).
+	all := entriesFor(&sc.kept, len(snap.Jobs))[:len(snap.Jobs)]
+	krs := make([]keptRange, w)
+	var wg sync.WaitGroup
+	for r := range krs {
+		lo, hi := r*len(snap.Jobs)/w, (r+1)*len(snap.Jobs)/w
+		krs[r] = keptRange{backing: all[lo:lo:hi], pools: make(keptPools, 0, 2*len(m.Types)+1)}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			krs[r].ok = krs[r].build(snap, o, &k, cl, m, lambda, lo, hi)
+		}()
+	}
+	wg.Wait()
+	var ev *evaluator
+	pools := krs[0].pools
+	for r := range krs {
+		if !krs[r].ok {
+			return nil, 0, nil, false
+		}
+		if ev == nil {
+			ev = krs[r].ev
+		}
+		if r > 0 {
+			pools = append(pools, krs[r].pools...) // keptFit sums pools of one name
+		}
+	}
+	return m, lambda, ev, keptFit(snap, m, pools)
+}
+
+// keptRange is one range of leanKept's jobs: its kept entries, the pools
+// they count against and the evaluator of the rows bareRow does not cover
+// (nil: none yet).
+type keptRange struct {
+	backing []matrixEntry
+	pools   keptPools
+	ev      *evaluator
+	ok      bool
+}
+
+// build builds rows [lo, hi) of m as leanKept does and reports whether
+// each running job among them keeps its allocation (its entry offered or
+// pinned, on one pool), its entries charged to r.pools.
+func (r *keptRange) build(snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, m *goodputMatrix, lambda float64, lo, hi int) bool {
+	for i := lo; i < hi; i++ {
 		j := &snap.Jobs[i]
 		if !j.State.Current.Running() {
 			m.Rows[i] = matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: true}
 			continue
 		}
 		var ok bool
-		if backing, ok = bareRow(backing, snap, o, &k, cl, m, lambda, i); !ok {
-			if ev == nil {
-				ev = newEvaluator()
+		if r.backing, ok = bareRow(r.backing, snap, o, k, cl, m, lambda, i); !ok {
+			if r.ev == nil {
+				r.ev = newEvaluator()
 			}
 			var err error
-			if backing, err = rowSteps(backing, snap, o, &k, cl, ev, m, lambda, i, rowBare); err != nil {
-				return nil, 0, nil, false
+			if r.backing, err = rowSteps(r.backing, snap, o, k, cl, r.ev, m, lambda, i, rowBare); err != nil {
+				return false
 			}
 		}
 		row := &m.Rows[i]
 		if row.Current < 0 || row.spill != nil {
-			return nil, 0, nil, false
+			return false
 		}
 		e := &row.Entries[row.Current]
 		if e.Config.Spanning() || row.Pin < 0 && (e.Dropped || e.Dominated) {
-			return nil, 0, nil, false
+			return false
 		}
-		pools.add(m, e)
+		r.pools.add(m, e)
 	}
-	sc.kept = backing[:0] // grown by rowSteps's rows, if any
-	return m, lambda, ev, keptFit(snap, m, pools)
+	return true
 }
 
 // keptPools are the pools the running jobs' kept entries count against

@@ -126,3 +126,52 @@ func TestLeanStorageConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestLeanKeptParallelTwin builds the lean round's kept rows with
+// Options.Parallelism 1 to 8 on snapshots large enough for several
+// workers (rigid jobs among them: rows bareRow does not cover), with and
+// without a pinned job that makes the round take the standard path, and
+// checks that every value gives the same matrix and the same answer.
+func TestLeanKeptParallelTwin(t *testing.T) {
+	snaps := []Snapshot{
+		fleetSnapshot(t, placeFleet{Jobs: 400, GPUs: 800, Types: 4, Seed: 2}),
+		largeSnapshot(t, 8, 600, 3),
+	}
+	// A running job whose current shape is beyond its MaxGPUs: not kept,
+	// no lean round.
+	bad := snaps[1]
+	bad.Jobs = slices.Clone(bad.Jobs)
+	found := false
+	for i := len(bad.Jobs) - 1; i >= 0; i-- { // in the last worker's range
+		j := &bad.Jobs[i]
+		if j.State.Current.GPUs > 1 && j.Kind != Rigid && !pinned(j, bad.Now) {
+			j.MaxGPUs, j.MinGPUs = j.State.Current.GPUs-1, 1
+			found = true
+			break
+		}
+	}
+	require.True(t, found)
+	snaps = append(snaps, bad)
+	for n, snap := range snaps {
+		var want []matrixRow
+		var wantOK bool
+		for par := 1; par <= 8; par++ {
+			o := (&Options{Parallelism: par}).WithDefaults()
+			s := snap
+			cl, err := validateSnapshot(&s, &o, true)
+			require.NoError(t, err)
+			m, _, _, ok := leanKept(&s, &o, cl, &leanScratch{})
+			var rows []matrixRow
+			if ok {
+				rows = copyRows(m)
+			}
+			if par == 1 {
+				want, wantOK = rows, ok
+				assert.Equal(t, n < 2, ok, "snapshot %d", n)
+				continue
+			}
+			require.Equal(t, wantOK, ok, "snapshot %d, parallelism %d", n, par)
+			require.Equal(t, want, rows, "snapshot %d, parallelism %d", n, par)
+		}
+	}
+}
