@@ -7,10 +7,12 @@ import (
 )
 
 // Scheduler runs Sia's scheduling rounds with fixed Options. It holds no
-// state between rounds (the host owns the snapshot, including each job's
-// models), does no I/O and starts no goroutines (unless Options.Parallelism
-// asks for them); Round is safe for
-// concurrent use on distinct snapshots.
+// state between rounds that a plan depends on (the host owns the snapshot,
+// including each job's models; it keeps only storage for later rounds:
+// placement's, and the lean round's matrix, reused once the plan that held
+// it is dropped), does no I/O and starts no goroutines (unless
+// Options.Parallelism asks for them); Round is safe for concurrent use on
+// distinct snapshots.
 type Scheduler struct {
 	opts Options
 	edit matrixEdit       // see WithGoodputEdit
