@@ -373,8 +373,14 @@ func keptFit(snap *Snapshot, m *goodputMatrix, pools keptPools) bool {
 // per job), and none once the rows built need all the free GPUs (their
 // smallest configurations' GPUs).
 // ev is the evaluator to use (nil: a new one); the rows' entries are sc's
-// storage.
+// storage. With Options.Parallelism the rows are built on several
+// goroutines (cheapRows): the same rows for any number of them.
 func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *goodputMatrix, lambda float64, ev *evaluator, sc *leanScratch) error {
+	return leanCheapOn(snap, o, cl, clk, m, lambda, ev, sc, workers(o, len(snap.Jobs)))
+}
+
+// leanCheapOn is leanCheap with its rows built on par goroutines.
+func leanCheapOn(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *goodputMatrix, lambda float64, ev *evaluator, sc *leanScratch, par int) error {
 	_, queued, free := roundShape(snap, cl)
 	if queued == 0 || free == 0 {
 		return nil
@@ -383,25 +389,21 @@ func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *good
 	left := max(clk.deadline.Sub(clk.now()), 0)
 	w := workers(o, len(snap.Jobs))
 	floor := lateCheapRows(free, len(cl.types), left, w) * w
-	k := o.knobs()
 	if ev == nil {
 		ev = newEvaluator()
 	}
-	cands := cl.cheapFirst(snap, o, 0, len(snap.Jobs), max(cheapExamine*floor, free))
-	backing := entriesFor(&sc.cheap, min(len(cands), floor)*len(cl.types))
+	cr := cheapRows{snap: snap, o: o, k: o.knobs(), cl: cl, m: m, lambda: lambda,
+		cands: cl.cheapFirst(snap, o, 0, len(snap.Jobs), max(cheapExamine*floor, free))}
+	cr.backing = entriesFor(&sc.cheap, min(len(cr.cands), floor)*len(cl.types))
 	end := clk.deadline.Add(-time.Duration(len(snap.Jobs)) * leanRestPerJob)
 	// need: the admitted rows' smallest GPU counts; starts: the time the
 	// fill may take to start them (placement's per-start and per-GPU
 	// costs), which the rows beyond the floor's must leave before end.
 	admitted, need, starts := 0, 0, time.Duration(0)
-	for n, i := range cands {
-		if need >= free || (admitted >= floor || n >= cheapExamine*floor) && clk.past(end.Add(-starts)) {
-			break // no more can start, or no time for more
-		}
-		var err error
-		if backing, err = buildRow(backing, snap, o, &k, cl, ev, m, lambda, i, rowCheap); err != nil {
-			return err
-		}
+	stop := func(n int) bool {
+		return need >= free || (admitted >= floor || n >= cheapExamine*floor) && clk.past(end.Add(-starts))
+	}
+	admit := func(i int) {
 		if es := m.Rows[i].Entries; len(es) > 0 {
 			admitted++
 			least := es[0].Config.GPUs
@@ -412,8 +414,108 @@ func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *good
 			starts += placeCostPerStart + time.Duration(least)*placeCostPerGPU
 		}
 	}
-	sc.cheap = backing[:0] // grown past the floor's rows, if any
+	var err error
+	if par <= 1 {
+		err = cr.serial(ev, stop, admit)
+		sc.cheap = cr.backing[:0] // grown past the floor's rows, if any
+	} else {
+		err = cr.parallel(ev, par, stop, admit)
+	}
+	return err
+}
+
+// cheapRows builds leanCheap's rows: the cheap rows of cands, in order,
+// until stop says no more (stop(n) before the n-th; admit(i) counts each
+// row built), their entries appended to backing.
+type cheapRows struct {
+	snap    *Snapshot
+	o       *Options
+	k       ArtifactKnobs
+	cl      *cluster
+	m       *goodputMatrix
+	lambda  float64
+	cands   []int
+	backing []matrixEntry
+}
+
+// serial builds the rows one by one with ev.
+func (cr *cheapRows) serial(ev *evaluator, stop func(int) bool, admit func(int)) error {
+	for n, i := range cr.cands {
+		if stop(n) {
+			break // no more can start, or no time for more
+		}
+		var err error
+		if cr.backing, err = buildRow(cr.backing, cr.snap, cr.o, &cr.k, cr.cl, ev, cr.m, cr.lambda, i, rowCheap); err != nil {
+			return err
+		}
+		admit(i)
+	}
 	return nil
+}
+
+// cheapBatchPerWorker is the rows each goroutine of cheapRows.parallel
+// builds per batch (a cheap row is a few µs: a batch of 8 is tens of µs,
+// and the rows built past stop are few).
+const cheapBatchPerWorker = 8
+
+// parallel builds the rows in batches, each on par goroutines (contiguous
+// shares, each with its own evaluator and entries; ev is the first's),
+// then reads the batch in order as serial does: the rows past stop are
+// emptied again (as leanKept leaves a queued job's row), an error is the
+// first row's in order that serial would have built. The rows are those of
+// serial whenever stop answers the same.
+func (cr *cheapRows) parallel(ev *evaluator, par int, stop func(int) bool, admit func(int)) error {
+	type worker struct {
+		ev      *evaluator
+		backing []matrixEntry
+	}
+	ws := make([]worker, par)
+	for r := range ws {
+		ws[r].ev = ev
+		if r > 0 {
+			ws[r].ev = newEvaluator()
+		}
+	}
+	ws[0].backing = cr.backing
+	batch := par * cheapBatchPerWorker
+	errs := make([]error, batch)
+	for lo := 0; lo < len(cr.cands); lo += batch {
+		if stop(lo) {
+			return nil
+		}
+		hi := min(lo+batch, len(cr.cands))
+		var wg sync.WaitGroup
+		for r := range ws {
+			a, b := lo+r*(hi-lo)/par, lo+(r+1)*(hi-lo)/par
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := a; n < b; n++ {
+					ws[r].backing, errs[n-lo] = buildRow(ws[r].backing, cr.snap, cr.o, &cr.k, cr.cl, ws[r].ev, cr.m, cr.lambda, cr.cands[n], rowCheap)
+				}
+			}()
+		}
+		wg.Wait()
+		for n := lo; n < hi; n++ {
+			if n > lo && stop(n) {
+				cr.empty(cr.cands[n:hi])
+				return nil
+			}
+			if errs[n-lo] != nil {
+				return errs[n-lo]
+			}
+			admit(cr.cands[n])
+		}
+	}
+	return nil
+}
+
+// empty leaves the rows of jobs is empty again, as leanKept leaves a
+// queued job's row.
+func (cr *cheapRows) empty(is []int) {
+	for _, i := range is {
+		cr.m.Rows[i] = matrixRow{Job: cr.snap.Jobs[i].ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: cr.lambda, Partial: true}
+	}
 }
 
 // leanSolution is the lean round's allocation: every running job on its

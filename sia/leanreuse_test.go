@@ -175,3 +175,59 @@ func TestLeanKeptParallelTwin(t *testing.T) {
 		}
 	}
 }
+
+// TestLeanCheapParallelTwin builds the lean round's cheap rows on 1 to 5
+// goroutines (leanCheapOn) under three clocks that read the same at the
+// same call (a round out of time; one whose time for more rows ends after
+// a few hundred readings; one with time for all), and checks that every
+// number of goroutines gives the same rows and the same error.
+func TestLeanCheapParallelTwin(t *testing.T) {
+	snaps := []Snapshot{
+		fleetSnapshot(t, placeFleet{Jobs: 400, GPUs: 800, Types: 4, Seed: 2}),
+		largeSnapshot(t, 8, 600, 3),
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clocks := map[string]func(jobs int) *roundClock{
+		"out of time": func(int) *roundClock {
+			return &roundClock{deadline: t0, now: func() time.Time { return t0.Add(time.Hour) }}
+		},
+		"ends": func(jobs int) *roundClock {
+			calls := 0
+			return &roundClock{deadline: t0.Add(time.Duration(jobs)*leanRestPerJob + 300*time.Microsecond), now: func() time.Time {
+				calls++
+				return t0.Add(time.Duration(calls) * time.Microsecond)
+			}}
+		},
+		"time for all": func(int) *roundClock {
+			return &roundClock{deadline: t0.Add(time.Hour), now: func() time.Time { return t0 }}
+		},
+	}
+	for n, snap := range snaps {
+		for name, clock := range clocks {
+			var want []matrixRow
+			for par := 1; par <= 5; par++ {
+				o := (&Options{Parallelism: 4}).WithDefaults()
+				s := snap
+				cl, err := validateSnapshot(&s, &o, true)
+				require.NoError(t, err)
+				m, lambda, ev, ok := leanKept(&s, &o, cl, &leanScratch{})
+				require.True(t, ok)
+				require.NoError(t, leanCheapOn(&s, &o, cl, clock(len(s.Jobs)), m, lambda, ev, &leanScratch{}, par))
+				rows := copyRows(m)
+				if par == 1 {
+					want = rows
+					built := 0
+					for i := range rows {
+						if !s.Jobs[i].State.Current.Running() && len(rows[i].Entries) > 0 {
+							built++
+						}
+					}
+					t.Logf("snapshot %d, %s: %d cheap rows", n, name, built)
+					assert.Positive(t, built)
+					continue
+				}
+				require.Equal(t, want, rows, "snapshot %d, %s, %d goroutines", n, name, par)
+			}
+		}
+	}
+}
