@@ -111,7 +111,9 @@ func TestLeanStorageConcurrent(t *testing.T) {
 				} else {
 					assert.Equal(t, want[(w+r)%2].Decisions, p.Decisions, "worker %d round %d", w, r)
 				}
-				runtime.GC()
+				if w == 0 {
+					runtime.GC() // now and then: the plans dropped give their storage back
+				}
 			}
 		}()
 	}
