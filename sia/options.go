@@ -182,7 +182,8 @@ type Options struct {
 	// SolverMaxNodes caps the solver's branch-and-bound nodes (0 = none).
 	SolverMaxNodes int
 	// Parallelism is the number of goroutines that build the goodput matrix
-	// (rows are independent; the result is the same for any value). 0 or 1
+	// (rows are independent; the result is the same for any value), the
+	// lean round's kept and cheap rows included (Scheduler.Round). 0 or 1
 	// means none: the round runs on the caller's goroutine only. Snapshots
 	// below 128 jobs always build on one goroutine.
 	Parallelism int
