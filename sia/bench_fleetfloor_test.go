@@ -22,20 +22,21 @@ func fleetSnapshot(tb testing.TB, c placeFleet) Snapshot {
 // (fill and the plan). The lean-gc runs are lean rounds each after a
 // collection (runtime.GC, untimed), as examples/round-deadline runs them:
 // caches cold, the heap's free spans unused. The lean-p2 runs are lean
-// rounds with Options.Parallelism 2 (validation's checks of each job on
-// two goroutines: the round's thread does about half of them).
+// rounds with Options.Parallelism 2 (validation's checks of each job and
+// the kept and cheap rows on two goroutines: the round's thread does about
+// half of them; ns/op is then the figure to read).
 func BenchmarkFleetFloor(b *testing.B) {
 	for _, c := range []placeFleet{{5000, 8000, 6, 4}, {5000, 16000, 8, 5}} {
 		snap := fleetSnapshot(b, c)
-		for _, path := range []string{"lean", "lean-gc", "standard", "lean-p2"} {
+		for _, path := range []string{"lean", "lean-gc", "lean-p2", "standard"} {
 			b.Run(fmt.Sprintf("gpus=%d/%s", c.GPUs, path), func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
-				var opts *Options
+				var o Options
 				if path == "lean-p2" {
-					opts = &Options{Parallelism: 2}
+					o.Parallelism = 2
 				}
-				s, err := New(opts)
+				s, err := New(&o)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -2,6 +2,8 @@ package sia
 
 import (
 	"context"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/sia-sched/sia/ilp"
@@ -70,20 +72,21 @@ func takeLean(ctx context.Context, clk *roundClock, snap *Snapshot, cl *cluster,
 func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, clk *roundClock) (plan Plan, ok bool, err error) {
 	o := &s.opts
 	t1 := time.Now()
-	m, lambda, ev, ok := leanKept(snap, o, cl)
+	sc := s.leanPool.take()
+	m, lambda, ev, ok := leanKept(snap, o, cl, &sc)
 	if !ok {
-		return Plan{}, false, nil
+		return Plan{}, false, nil // m and sc dropped
 	}
-	if err := leanCheap(snap, o, cl, clk, m, lambda, ev); err != nil {
+	if err := leanCheap(snap, o, cl, clk, m, lambda, ev, &sc); err != nil {
 		s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Duration: time.Since(t1), Err: err})
 		return Plan{}, true, err
 	}
 	t2 := time.Now()
 	nopts := m.Offered()
 	s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Offered: nopts, Duration: t2.Sub(t1)})
-	sol := leanSolution(snap, m)
+	sol := leanSolution(snap, m, &sc)
 	s.observe(Event{Stage: StageSolve, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status})
-	lay := leanLayout(snap, m)
+	lay := leanLayout(snap, m, &sc)
 	lay.nodeAt, lay.gpus = cl.nodeAt, cl.gpus
 	if filled := fillIdle(snap, m, sol, &lay, -1); len(filled) > 0 {
 		lay.fill = fillOutcome{Filled: filled, Objective: planObjective(m, sol, &lay), Bound: sol.Bound}
@@ -91,7 +94,76 @@ func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, 
 	s.observe(Event{Stage: StagePlace, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status, Duration: time.Since(t2)})
 	assemble(&plan, snap, m, sol, lay, o)
 	plan.lean = true
+	s.leanPool.keepUntilDropped(m, sc)
 	return plan, true, nil
+}
+
+// leanScratch is the lean round's matrix storage, reused from round to
+// round (Scheduler.leanPool): the rows, one per job, the kept rows'
+// entries (one per running job) and the cheap rows' entries, and the
+// round's per-job arrays that no plan holds. Every row is
+// written before it is read, so a reused row holds nothing of an earlier
+// round's. A plan holds its matrix (Plan.matrix), so the storage goes back
+// to the pool only once that matrix is unreachable (keepUntilDropped): a
+// round never writes into the rows of a plan still held, and concurrent
+// rounds never share storage.
+type leanScratch struct {
+	rows  []matrixRow
+	kept  []matrixEntry
+	cheap []matrixEntry
+	// choice and gpus are the solution's choices and the layout's GPUs
+	// per job (leanSolution, leanLayout): the plan holds neither.
+	choice []int
+	gpus   [][]GPU
+}
+
+// leanPool holds the lean rounds' storage that no plan holds any more.
+type leanPool struct{ p sync.Pool }
+
+// take returns storage for a lean round: the pool's, else none (the round
+// allocates it). A nil pool has none.
+func (lp *leanPool) take() leanScratch {
+	if lp != nil {
+		if sc, ok := lp.p.Get().(*leanScratch); ok {
+			return *sc
+		}
+	}
+	return leanScratch{}
+}
+
+// keepUntilDropped records sc as m's storage and returns it to lp once m
+// is unreachable: a finalizer the collector runs after the plan holding m
+// is dropped (it allocates nothing on the round, unlike a cleanup).
+func (lp *leanPool) keepUntilDropped(m *goodputMatrix, sc leanScratch) {
+	if lp != nil {
+		m.store, m.pool = sc, lp
+		runtime.SetFinalizer(m, recycleLean)
+	}
+}
+
+// recycleLean returns the storage of m, now unreachable, to its pool.
+func recycleLean(m *goodputMatrix) {
+	sc := m.store
+	m.store = leanScratch{}
+	m.pool.p.Put(&sc)
+}
+
+// rowsFor returns n rows of the storage (their contents stale: every row
+// is written before it is read).
+func (sc *leanScratch) rowsFor(n int) []matrixRow {
+	if cap(sc.rows) < n {
+		sc.rows = make([]matrixRow, n)
+	}
+	return sc.rows[:n]
+}
+
+// entriesFor returns *buf emptied, with room for n entries (a new array
+// when it has less).
+func entriesFor(buf *[]matrixEntry, n int) []matrixEntry {
+	if cap(*buf) < n {
+		*buf = make([]matrixEntry, 0, n)
+	}
+	return (*buf)[:0]
 }
 
 // leanKept builds the lean round's matrix with every running job's kept
@@ -103,41 +175,96 @@ func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, 
 // the kept entries fit every pool's capacity, reservation and quota as
 // the allocation problem counts them (keptFit). A row the steps cannot
 // build (an error) leaves the standard path to report it.
-// It returns the evaluator it used (nil: none).
-func leanKept(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, float64, *evaluator, bool) {
-	m, k, lambda := matrixHeader(snap, o, cl)
+// It returns the evaluator it used (nil: none). The rows and the kept
+// entries are sc's storage. With Options.Parallelism, contiguous ranges of
+// the jobs are built on several goroutines (workers), each with its own
+// entries, pools and evaluator: the same matrix for any number of them.
+func leanKept(snap *Snapshot, o *Options, cl *cluster, sc *leanScratch) (*goodputMatrix, float64, *evaluator, bool) {
+	m, k, lambda := matrixHeaderRows(snap, o, cl, sc.rowsFor(len(snap.Jobs)))
 	m.Partial = true
-	running, _, _ := roundShape(snap, cl)
-	backing := make([]matrixEntry, 0, running)
-	var ev *evaluator // for the rows bareRow does not cover
-	pools := make(keptPools, 0, 2*len(m.Types)+1)
-	for i := range snap.Jobs {
+	w := workers(o, len(snap.Jobs))
+	if w == 1 {
+		running, _, _ := roundShape(snap, cl)
+		kr := keptRange{backing: entriesFor(&sc.kept, running), pools: make(keptPools, 0, 2*len(m.Types)+1)}
+		ok := kr.build(snap, o, &k, cl, m, lambda, 0, len(snap.Jobs))
+		sc.kept = kr.backing[:0] // grown by rowSteps's rows, if any
+		if !ok {
+			return nil, 0, nil, false
+		}
+		return m, lambda, kr.ev, keptFit(snap, m, kr.pools)
+	}
+	// Worker r's entries are its jobs' share of one array (at most one per
+	// job: bareRow's; rowSteps's rows beyond it go to an array of their own).
+	all := entriesFor(&sc.kept, len(snap.Jobs))[:len(snap.Jobs)]
+	krs := make([]keptRange, w)
+	var wg sync.WaitGroup
+	for r := range krs {
+		lo, hi := r*len(snap.Jobs)/w, (r+1)*len(snap.Jobs)/w
+		krs[r] = keptRange{backing: all[lo:lo:hi], pools: make(keptPools, 0, 2*len(m.Types)+1)}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			krs[r].ok = krs[r].build(snap, o, &k, cl, m, lambda, lo, hi)
+		}()
+	}
+	wg.Wait()
+	var ev *evaluator
+	pools := krs[0].pools
+	for r := range krs {
+		if !krs[r].ok {
+			return nil, 0, nil, false
+		}
+		if ev == nil {
+			ev = krs[r].ev
+		}
+		if r > 0 {
+			pools = append(pools, krs[r].pools...) // keptFit sums pools of one name
+		}
+	}
+	return m, lambda, ev, keptFit(snap, m, pools)
+}
+
+// keptRange is one range of leanKept's jobs: its kept entries, the pools
+// they count against and the evaluator of the rows bareRow does not cover
+// (nil: none yet).
+type keptRange struct {
+	backing []matrixEntry
+	pools   keptPools
+	ev      *evaluator
+	ok      bool
+}
+
+// build builds rows [lo, hi) of m as leanKept does and reports whether
+// each running job among them keeps its allocation (its entry offered or
+// pinned, on one pool), its entries charged to r.pools.
+func (r *keptRange) build(snap *Snapshot, o *Options, k *ArtifactKnobs, cl *cluster, m *goodputMatrix, lambda float64, lo, hi int) bool {
+	for i := lo; i < hi; i++ {
 		j := &snap.Jobs[i]
 		if !j.State.Current.Running() {
 			m.Rows[i] = matrixRow{Job: j.ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: lambda, Partial: true}
 			continue
 		}
 		var ok bool
-		if backing, ok = bareRow(backing, snap, o, &k, cl, m, lambda, i); !ok {
-			if ev == nil {
-				ev = newEvaluator()
+		if r.backing, ok = bareRow(r.backing, snap, o, k, cl, m, lambda, i); !ok {
+			if r.ev == nil {
+				r.ev = newEvaluator()
 			}
 			var err error
-			if backing, err = rowSteps(backing, snap, o, &k, cl, ev, m, lambda, i, rowBare); err != nil {
-				return nil, 0, nil, false
+			if r.backing, err = rowSteps(r.backing, snap, o, k, cl, r.ev, m, lambda, i, rowBare); err != nil {
+				return false
 			}
 		}
 		row := &m.Rows[i]
 		if row.Current < 0 || row.spill != nil {
-			return nil, 0, nil, false
+			return false
 		}
 		e := &row.Entries[row.Current]
 		if e.Config.Spanning() || row.Pin < 0 && (e.Dropped || e.Dominated) {
-			return nil, 0, nil, false
+			return false
 		}
-		pools.add(m, e)
+		r.pools.add(m, e)
 	}
-	return m, lambda, ev, keptFit(snap, m, pools)
+	return true
 }
 
 // keptPools are the pools the running jobs' kept entries count against
@@ -173,6 +300,28 @@ func (ps *keptPools) add(m *goodputMatrix, e *matrixEntry) {
 	(*ps)[k].n += o.GPUs
 }
 
+// use returns the GPUs charged to the pool named name (pools of several
+// node sizes may share a name).
+func (ps keptPools) use(name string) int {
+	n := 0
+	for _, p := range ps {
+		if p.name == name {
+			n += p.n
+		}
+	}
+	return n
+}
+
+// first reports whether ps[k] is the first of ps with its name.
+func (ps keptPools) first(k int) bool {
+	for _, p := range ps[:k] {
+		if p.name == ps[k].name {
+			return false
+		}
+	}
+	return true
+}
+
 // keptFit reports whether the running jobs' current entries of m, each
 // counting its charge against its pool (as the allocation problem counts
 // them; pools: their sums, keptPools.add), fit every pool's capacity less
@@ -180,12 +329,8 @@ func (ps *keptPools) add(m *goodputMatrix, e *matrixEntry) {
 // every quota's Limit: the greedy allocation of the standard path then
 // keeps them all.
 func keptFit(snap *Snapshot, m *goodputMatrix, pools keptPools) bool {
-	use := make(map[string]int, len(pools))
-	for _, p := range pools {
-		use[p.name] += p.n
-	}
-	for pool, n := range use {
-		if n > m.Capacity[pool] {
+	for k, p := range pools {
+		if pools.first(k) && pools.use(p.name) > m.Capacity[p.name] {
 			return false
 		}
 	}
@@ -194,7 +339,7 @@ func keptFit(snap *Snapshot, m *goodputMatrix, pools keptPools) bool {
 		total, held := 0, 0
 		for _, pl := range ps {
 			total += m.Capacity[pl]
-			held += use[pl]
+			held += pools.use(pl)
 		}
 		if held > total-r {
 			return false
@@ -227,8 +372,15 @@ func keptFit(snap *Snapshot, m *goodputMatrix, pools keptPools) bool {
 // more until the rest of the round must start to end by D (leanRestPerJob
 // per job), and none once the rows built need all the free GPUs (their
 // smallest configurations' GPUs).
-// ev is the evaluator to use (nil: a new one).
-func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *goodputMatrix, lambda float64, ev *evaluator) error {
+// ev is the evaluator to use (nil: a new one); the rows' entries are sc's
+// storage. With Options.Parallelism the rows are built on several
+// goroutines (cheapRows): the same rows for any number of them.
+func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *goodputMatrix, lambda float64, ev *evaluator, sc *leanScratch) error {
+	return leanCheapOn(snap, o, cl, clk, m, lambda, ev, sc, workers(o, len(snap.Jobs)))
+}
+
+// leanCheapOn is leanCheap with its rows built on par goroutines.
+func leanCheapOn(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *goodputMatrix, lambda float64, ev *evaluator, sc *leanScratch, par int) error {
 	_, queued, free := roundShape(snap, cl)
 	if queued == 0 || free == 0 {
 		return nil
@@ -237,25 +389,21 @@ func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *good
 	left := max(clk.deadline.Sub(clk.now()), 0)
 	w := workers(o, len(snap.Jobs))
 	floor := lateCheapRows(free, len(cl.types), left, w) * w
-	k := o.knobs()
 	if ev == nil {
 		ev = newEvaluator()
 	}
-	cands := cl.cheapFirst(snap, o, 0, len(snap.Jobs), max(cheapExamine*floor, free))
-	backing := make([]matrixEntry, 0, min(len(cands), floor)*len(cl.types))
+	cr := cheapRows{snap: snap, o: o, k: o.knobs(), cl: cl, m: m, lambda: lambda,
+		cands: cl.cheapFirst(snap, o, 0, len(snap.Jobs), max(cheapExamine*floor, free))}
+	cr.backing = entriesFor(&sc.cheap, min(len(cr.cands), floor)*len(cl.types))
 	end := clk.deadline.Add(-time.Duration(len(snap.Jobs)) * leanRestPerJob)
 	// need: the admitted rows' smallest GPU counts; starts: the time the
 	// fill may take to start them (placement's per-start and per-GPU
 	// costs), which the rows beyond the floor's must leave before end.
 	admitted, need, starts := 0, 0, time.Duration(0)
-	for n, i := range cands {
-		if need >= free || (admitted >= floor || n >= cheapExamine*floor) && clk.past(end.Add(-starts)) {
-			break // no more can start, or no time for more
-		}
-		var err error
-		if backing, err = buildRow(backing, snap, o, &k, cl, ev, m, lambda, i, rowCheap); err != nil {
-			return err
-		}
+	stop := func(n int) bool {
+		return need >= free || (admitted >= floor || n >= cheapExamine*floor) && clk.past(end.Add(-starts))
+	}
+	admit := func(i int) {
 		if es := m.Rows[i].Entries; len(es) > 0 {
 			admitted++
 			least := es[0].Config.GPUs
@@ -266,7 +414,108 @@ func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *good
 			starts += placeCostPerStart + time.Duration(least)*placeCostPerGPU
 		}
 	}
+	var err error
+	if par <= 1 {
+		err = cr.serial(ev, stop, admit)
+		sc.cheap = cr.backing[:0] // grown past the floor's rows, if any
+	} else {
+		err = cr.parallel(ev, par, stop, admit)
+	}
+	return err
+}
+
+// cheapRows builds leanCheap's rows: the cheap rows of cands, in order,
+// until stop says no more (stop(n) before the n-th; admit(i) counts each
+// row built), their entries appended to backing.
+type cheapRows struct {
+	snap    *Snapshot
+	o       *Options
+	k       ArtifactKnobs
+	cl      *cluster
+	m       *goodputMatrix
+	lambda  float64
+	cands   []int
+	backing []matrixEntry
+}
+
+// serial builds the rows one by one with ev.
+func (cr *cheapRows) serial(ev *evaluator, stop func(int) bool, admit func(int)) error {
+	for n, i := range cr.cands {
+		if stop(n) {
+			break // no more can start, or no time for more
+		}
+		var err error
+		if cr.backing, err = buildRow(cr.backing, cr.snap, cr.o, &cr.k, cr.cl, ev, cr.m, cr.lambda, i, rowCheap); err != nil {
+			return err
+		}
+		admit(i)
+	}
 	return nil
+}
+
+// cheapBatchPerWorker is the rows each goroutine of cheapRows.parallel
+// builds per batch (a cheap row is a few µs: a batch of 8 is tens of µs,
+// and the rows built past stop are few).
+const cheapBatchPerWorker = 8
+
+// parallel builds the rows in batches, each on par goroutines (contiguous
+// shares, each with its own evaluator and entries; ev is the first's),
+// then reads the batch in order as serial does: the rows past stop are
+// emptied again (as leanKept leaves a queued job's row), an error is the
+// first row's in order that serial would have built. The rows are those of
+// serial whenever stop answers the same.
+func (cr *cheapRows) parallel(ev *evaluator, par int, stop func(int) bool, admit func(int)) error {
+	type worker struct {
+		ev      *evaluator
+		backing []matrixEntry
+	}
+	ws := make([]worker, par)
+	for r := range ws {
+		ws[r].ev = ev
+		if r > 0 {
+			ws[r].ev = newEvaluator()
+		}
+	}
+	ws[0].backing = cr.backing
+	batch := par * cheapBatchPerWorker
+	errs := make([]error, batch)
+	for lo := 0; lo < len(cr.cands); lo += batch {
+		if stop(lo) {
+			return nil
+		}
+		hi := min(lo+batch, len(cr.cands))
+		var wg sync.WaitGroup
+		for r := range ws {
+			a, b := lo+r*(hi-lo)/par, lo+(r+1)*(hi-lo)/par
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := a; n < b; n++ {
+					ws[r].backing, errs[n-lo] = buildRow(ws[r].backing, cr.snap, cr.o, &cr.k, cr.cl, ws[r].ev, cr.m, cr.lambda, cr.cands[n], rowCheap)
+				}
+			}()
+		}
+		wg.Wait()
+		for n := lo; n < hi; n++ {
+			if n > lo && stop(n) {
+				cr.empty(cr.cands[n:hi])
+				return nil
+			}
+			if errs[n-lo] != nil {
+				return errs[n-lo]
+			}
+			admit(cr.cands[n])
+		}
+	}
+	return nil
+}
+
+// empty leaves the rows of jobs is empty again, as leanKept leaves a
+// queued job's row.
+func (cr *cheapRows) empty(is []int) {
+	for _, i := range is {
+		cr.m.Rows[i] = matrixRow{Job: cr.snap.Jobs[i].ID, Index: i, Current: -1, Pin: -1, Restart: 1, Scale: 1, Unallocated: cr.lambda, Partial: true}
+	}
 }
 
 // leanSolution is the lean round's allocation: every running job on its
@@ -274,8 +523,12 @@ func leanCheap(snap *Snapshot, o *Options, cl *cluster, clk *roundClock, m *good
 // bound unknown (the matrix is partial), its objective the kept entries'
 // values (N_min each, as kept rows without a prediction) and λ for the
 // others.
-func leanSolution(snap *Snapshot, m *goodputMatrix) solution {
-	sol := solution{Choice: make([]int, len(snap.Jobs)), Status: StatusFeasible, Bound: unknownBound(m.Sense)}
+// Its choices are sc's storage (the plan keeps none of the solution).
+func leanSolution(snap *Snapshot, m *goodputMatrix, sc *leanScratch) solution {
+	if cap(sc.choice) < len(snap.Jobs) {
+		sc.choice = make([]int, len(snap.Jobs))
+	}
+	sol := solution{Choice: sc.choice[:len(snap.Jobs)], Status: StatusFeasible, Bound: unknownBound(m.Sense)}
 	for i := range m.Rows {
 		row := &m.Rows[i]
 		sol.Choice[i] = -1
@@ -291,15 +544,20 @@ func leanSolution(snap *Snapshot, m *goodputMatrix) solution {
 
 // leanLayout is the lean round's layout: every running job on exactly its
 // current GPUs (validation proved them on the snapshot's nodes and held
-// once), copied into one array.
-func leanLayout(snap *Snapshot, m *goodputMatrix) layout {
+// once), copied into one array (the plan's decisions hold it); the list
+// of each job's GPUs is sc's storage (the plan keeps none of it).
+func leanLayout(snap *Snapshot, m *goodputMatrix, sc *leanScratch) layout {
 	n := 0
 	for i := range snap.Jobs {
 		n += len(snap.Jobs[i].State.Current.Placement)
 	}
 	gpus := make([]GPU, n)
-	lay := layout{GPUs: make([][]GPU, len(snap.Jobs))}
+	if cap(sc.gpus) < len(snap.Jobs) {
+		sc.gpus = make([][]GPU, len(snap.Jobs))
+	}
+	lay := layout{GPUs: sc.gpus[:len(snap.Jobs)]}
 	for i := range snap.Jobs {
+		lay.GPUs[i] = nil
 		if cur := snap.Jobs[i].State.Current; cur.Running() {
 			k := copy(gpus, cur.Placement)
 			lay.GPUs[i], gpus = gpus[:k:k], gpus[k:]

@@ -108,9 +108,9 @@ func TestFillerOwnersTwin(t *testing.T) {
 			o := (*Options)(nil).WithDefaults()
 			cl, err := validateSnapshot(&snap, &o, true)
 			require.NoError(t, err)
-			m, _, _, ok := leanKept(&snap, &o, cl)
+			m, _, _, ok := leanKept(&snap, &o, cl, &leanScratch{})
 			require.True(t, ok)
-			lay := leanLayout(&snap, m)
+			lay := leanLayout(&snap, m, &leanScratch{})
 			lay.nodeAt = cl.nodeAt
 			counted := newFiller(&snap, m, &lay)
 			lay.gpus = cl.gpus

@@ -136,6 +136,10 @@ type goodputMatrix struct {
 	// configuration per type) and then in full while time lasts, so queued
 	// jobs can still start on free GPUs.
 	Partial bool
+	// store is the lean round's storage of the rows and entries, and pool
+	// where it goes once the matrix is unreachable (lean.go; nil: none).
+	store leanScratch
+	pool  *leanPool
 }
 
 // TypeCapacity returns the GPUs of GPU type t: the sum of its pools'
@@ -367,9 +371,16 @@ const ctxCheckJobs = 8
 // to build (the columns, capacities, quotas and sense), the variant's knobs
 // and λ, the value of leaving a job unallocated.
 func matrixHeader(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, ArtifactKnobs, float64) {
+	return matrixHeaderRows(snap, o, cl, make([]matrixRow, len(snap.Jobs)))
+}
+
+// matrixHeaderRows is matrixHeader with the given rows, one per job (the
+// lean round's reused storage, see leanScratch: every row is written
+// before it is read).
+func matrixHeaderRows(snap *Snapshot, o *Options, cl *cluster, rows []matrixRow) (*goodputMatrix, ArtifactKnobs, float64) {
 	k := o.knobs()
 	m := &goodputMatrix{
-		Rows:     make([]matrixRow, len(snap.Jobs)),
+		Rows:     rows,
 		Configs:  cl.set.Configs(),
 		Types:    cl.types,
 		Capacity: cl.poolCap,

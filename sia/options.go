@@ -182,12 +182,12 @@ type Options struct {
 	// SolverMaxNodes caps the solver's branch-and-bound nodes (0 = none).
 	SolverMaxNodes int
 	// Parallelism is the number of goroutines that build the goodput matrix
-	// and check the snapshot's jobs each on its own (rows and those checks
-	// are independent; the result, and the first error of an invalid
-	// snapshot, are the same for any value). 0 or 1 means none: the round
-	// runs on the caller's goroutine only. Snapshots below 128 jobs always
-	// run on one goroutine. Models.Model is then called from several
-	// goroutines (see Models).
+	// and check the snapshot's jobs each on its own, the lean round's kept
+	// and cheap rows included (rows and those checks are independent; the
+	// result, and the first error of an invalid snapshot, are the same for
+	// any value). 0 or 1 means none: the round runs on the caller's
+	// goroutine only. Snapshots below 128 jobs always run on one goroutine.
+	// Models.Model is then called from several goroutines (see Models).
 	Parallelism int
 	// Seed breaks ties: with Seed ≠ 0 the jobs are presented to the solver
 	// in a seeded pseudo-random order, so equally good allocations are not

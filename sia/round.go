@@ -7,10 +7,12 @@ import (
 )
 
 // Scheduler runs Sia's scheduling rounds with fixed Options. It holds no
-// state between rounds (the host owns the snapshot, including each job's
-// models), does no I/O and starts no goroutines (unless Options.Parallelism
-// asks for them); Round is safe for
-// concurrent use on distinct snapshots.
+// state between rounds that a plan depends on (the host owns the snapshot,
+// including each job's models; it keeps only storage for later rounds:
+// placement's, and the lean round's matrix, reused once the plan that held
+// it is dropped), does no I/O and starts no goroutines (unless
+// Options.Parallelism asks for them); Round is safe for concurrent use on
+// distinct snapshots.
 type Scheduler struct {
 	opts Options
 	edit matrixEdit       // see WithGoodputEdit
@@ -21,6 +23,9 @@ type Scheduler struct {
 	// noLean keeps every round on the standard path (tests compare the
 	// lean round with it).
 	noLean bool
+	// leanPool keeps the lean rounds' matrix storage that no plan holds
+	// any more (lean.go; nil: none kept).
+	leanPool *leanPool
 }
 
 // New returns a Scheduler with the given options (nil = all defaults), or an
@@ -29,7 +34,7 @@ func New(opts *Options) (*Scheduler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Scheduler{opts: opts.WithDefaults(), place: &placeCache{}}, nil
+	return &Scheduler{opts: opts.WithDefaults(), place: &placeCache{}, leanPool: &leanPool{}}, nil
 }
 
 // Options returns the scheduler's options with defaults filled in.
@@ -85,19 +90,24 @@ func (s *Scheduler) Options() Options { return s.opts }
 // sizes, or its GPUs beyond a type's capacity less Reserved or a quota's
 // Limit) takes the standard path, as does every round of a scheduler
 // with a goodput edit (WithGoodputEdit), whose values the lean path does
-// not compute. The lean round allocates nothing per job. Its floor,
+// not compute. The lean round allocates nothing per job, and reuses its
+// matrix storage from round to round (the rows and entries of a plan the
+// host has dropped: never those of a plan still held). Its floor,
 // measured on the 5,000-job fleets of examples/round-deadline (thread CPU
-// of a round out of time, BenchmarkFleetFloor, about 2.75 MB per round):
-// 4.6–7 ms on the 8,000-GPU fleet, depending on how much of the snapshot
-// the caches hold (more on a loaded machine, where other processes evict
-// it between the round's passes over it). Of a 6 ms round: validation
-// about 1.9 ms (the running jobs' Models.Model calls 0.7 ms, the job IDs'
-// check 0.4 ms), the running jobs' kept entries 1.5 ms, the cheap rows
-// 0.75 ms, the decisions 1.1 ms and the fill 0.2 ms; the standard path's
-// floor is 8–9 ms. At 5,000 jobs a 5 ms deadline is therefore overshot
-// by about that floor less D: in examples/round-deadline, whose rounds
-// each start after a collection and alternate two snapshots, Round ended
-// 1–4 ms past D at a load of about 1 (up to 8 ms in single rounds).
+// of a round out of time, BenchmarkFleetFloor, 1.7–2.2 MB per round, of
+// which the decisions 0.8 MB): 4.5–5.5 ms on the 8,000-GPU fleet, 5–6 ms
+// on the 16,000-GPU one, depending on how much of the snapshot the caches
+// hold (more on a loaded machine, where other processes evict it between
+// the round's passes over it). Of a 5 ms round: validation about 2 ms,
+// the running jobs' kept entries 1.2 ms, the cheap rows 0.6 ms, the
+// decisions 0.8 ms and the fill 0.3 ms; the standard path's floor is
+// 8–9 ms. With Options.Parallelism 2 the kept entries and the cheap rows
+// are built on two goroutines, and the round's own thread spends about
+// 0.7 ms less (4.1 ms and 4.7 ms). At 5,000 jobs a 5 ms deadline is
+// therefore overshot by about that floor less D: in examples/round-deadline,
+// whose rounds each start after a collection and alternate two snapshots,
+// Round ended 1–4 ms past D (median), up to 17 ms in single rounds, at a
+// load of 6–7 on two cores.
 // The solver (ilp.Solve) keeps the contract on its
 // own, its validation and model included. On a machine whose cores are
 // shared the tail is longer by what the round is not scheduled. Memory is

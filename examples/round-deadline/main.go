@@ -48,6 +48,7 @@ func main() {
 	setup := flag.Duration("setup", 2*time.Second, "deadline of the round that builds each snapshot's running jobs")
 	verbose := flag.Bool("v", false, "one line per round")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the measured rounds to this file")
+	parallel := flag.Int("parallel", 0, "sia.Options.Parallelism: goroutines that build the matrix (0: one)")
 	flag.Parse()
 	deadlines, err := measure.ParseDeadlines(*dls, time.Minute)
 	if err != nil {
@@ -60,6 +61,10 @@ func main() {
 	}
 	if err := measure.CheckCPUProfile(*prof); err != nil {
 		fmt.Fprintln(os.Stderr, "round-deadline:", err)
+		os.Exit(2)
+	}
+	if *parallel < 0 || *parallel > 256 {
+		fmt.Fprintln(os.Stderr, "round-deadline: -parallel must be in [0,256]")
 		os.Exit(2)
 	}
 	if *setup <= 0 || *setup > time.Minute {
@@ -111,7 +116,7 @@ func main() {
 			stages[2] += e.Duration
 		}
 	}
-	s, err := sia.New(&sia.Options{Observer: obs}) // one goroutine: the round runs on this thread
+	s, err := sia.New(&sia.Options{Observer: obs, Parallelism: *parallel}) // -parallel 0: one goroutine, the round runs on this thread
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "round-deadline:", err)
 		os.Exit(1)
