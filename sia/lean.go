@@ -84,9 +84,9 @@ func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, 
 	t2 := time.Now()
 	nopts := m.Offered()
 	s.observe(Event{Stage: StageMatrix, Jobs: len(snap.Jobs), Offered: nopts, Duration: t2.Sub(t1)})
-	sol := leanSolution(snap, m, &sc)
+	sol := leanSolution(snap, m)
 	s.observe(Event{Stage: StageSolve, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status})
-	lay := leanLayout(snap, m, &sc)
+	lay := leanLayout(snap, m)
 	lay.nodeAt, lay.gpus = cl.nodeAt, cl.gpus
 	if filled := fillIdle(snap, m, sol, &lay, -1); len(filled) > 0 {
 		lay.fill = fillOutcome{Filled: filled, Objective: planObjective(m, sol, &lay), Bound: sol.Bound}
@@ -100,8 +100,7 @@ func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, 
 
 // leanScratch is the lean round's matrix storage, reused from round to
 // round (Scheduler.leanPool): the rows, one per job, the kept rows'
-// entries (one per running job) and the cheap rows' entries, and the
-// round's per-job arrays that no plan holds. Every row is
+// entries (one per running job) and the cheap rows' entries. Every row is
 // written before it is read, so a reused row holds nothing of an earlier
 // round's. A plan holds its matrix (Plan.matrix), so the storage goes back
 // to the pool only once that matrix is unreachable (keepUntilDropped): a
@@ -111,10 +110,6 @@ type leanScratch struct {
 	rows  []matrixRow
 	kept  []matrixEntry
 	cheap []matrixEntry
-	// choice and gpus are the solution's choices and the layout's GPUs
-	// per job (leanSolution, leanLayout): the plan holds neither.
-	choice []int
-	gpus   [][]GPU
 }
 
 // leanPool holds the lean rounds' storage that no plan holds any more.
@@ -523,12 +518,8 @@ func (cr *cheapRows) empty(is []int) {
 // bound unknown (the matrix is partial), its objective the kept entries'
 // values (N_min each, as kept rows without a prediction) and λ for the
 // others.
-// Its choices are sc's storage (the plan keeps none of the solution).
-func leanSolution(snap *Snapshot, m *goodputMatrix, sc *leanScratch) solution {
-	if cap(sc.choice) < len(snap.Jobs) {
-		sc.choice = make([]int, len(snap.Jobs))
-	}
-	sol := solution{Choice: sc.choice[:len(snap.Jobs)], Status: StatusFeasible, Bound: unknownBound(m.Sense)}
+func leanSolution(snap *Snapshot, m *goodputMatrix) solution {
+	sol := solution{Choice: make([]int, len(snap.Jobs)), Status: StatusFeasible, Bound: unknownBound(m.Sense)}
 	for i := range m.Rows {
 		row := &m.Rows[i]
 		sol.Choice[i] = -1
@@ -544,20 +535,15 @@ func leanSolution(snap *Snapshot, m *goodputMatrix, sc *leanScratch) solution {
 
 // leanLayout is the lean round's layout: every running job on exactly its
 // current GPUs (validation proved them on the snapshot's nodes and held
-// once), copied into one array (the plan's decisions hold it); the list
-// of each job's GPUs is sc's storage (the plan keeps none of it).
-func leanLayout(snap *Snapshot, m *goodputMatrix, sc *leanScratch) layout {
+// once), copied into one array.
+func leanLayout(snap *Snapshot, m *goodputMatrix) layout {
 	n := 0
 	for i := range snap.Jobs {
 		n += len(snap.Jobs[i].State.Current.Placement)
 	}
 	gpus := make([]GPU, n)
-	if cap(sc.gpus) < len(snap.Jobs) {
-		sc.gpus = make([][]GPU, len(snap.Jobs))
-	}
-	lay := layout{GPUs: sc.gpus[:len(snap.Jobs)]}
+	lay := layout{GPUs: make([][]GPU, len(snap.Jobs))}
 	for i := range snap.Jobs {
-		lay.GPUs[i] = nil
 		if cur := snap.Jobs[i].State.Current; cur.Running() {
 			k := copy(gpus, cur.Placement)
 			lay.GPUs[i], gpus = gpus[:k:k], gpus[k:]

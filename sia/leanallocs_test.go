@@ -110,7 +110,7 @@ func TestFillerOwnersTwin(t *testing.T) {
 			require.NoError(t, err)
 			m, _, _, ok := leanKept(&snap, &o, cl, &leanScratch{})
 			require.True(t, ok)
-			lay := leanLayout(&snap, m, &leanScratch{})
+			lay := leanLayout(&snap, m)
 			lay.nodeAt = cl.nodeAt
 			counted := newFiller(&snap, m, &lay)
 			lay.gpus = cl.gpus
