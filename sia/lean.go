@@ -2,7 +2,6 @@ package sia
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"time"
 
@@ -72,7 +71,7 @@ func takeLean(ctx context.Context, clk *roundClock, snap *Snapshot, cl *cluster,
 func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, clk *roundClock) (plan Plan, ok bool, err error) {
 	o := &s.opts
 	t1 := time.Now()
-	sc := s.leanPool.take()
+	var sc leanScratch
 	m, lambda, ev, ok := leanKept(snap, o, cl, &sc)
 	if !ok {
 		return Plan{}, false, nil // m and sc dropped
@@ -94,53 +93,16 @@ func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, 
 	s.observe(Event{Stage: StagePlace, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status, Duration: time.Since(t2)})
 	assemble(&plan, snap, m, sol, lay, o)
 	plan.lean = true
-	s.leanPool.keepUntilDropped(m, sc)
 	return plan, true, nil
 }
 
-// leanScratch is the lean round's matrix storage, reused from round to
-// round (Scheduler.leanPool): the rows, one per job, the kept rows'
-// entries (one per running job) and the cheap rows' entries. Every row is
-// written before it is read, so a reused row holds nothing of an earlier
-// round's. A plan holds its matrix (Plan.matrix), so the storage goes back
-// to the pool only once that matrix is unreachable (keepUntilDropped): a
-// round never writes into the rows of a plan still held, and concurrent
-// rounds never share storage.
+// leanScratch is the lean round's matrix storage: the rows, one per job,
+// the kept rows' entries (one per running job) and the cheap rows' entries,
+// each allocated once per round at its final size.
 type leanScratch struct {
 	rows  []matrixRow
 	kept  []matrixEntry
 	cheap []matrixEntry
-}
-
-// leanPool holds the lean rounds' storage that no plan holds any more.
-type leanPool struct{ p sync.Pool }
-
-// take returns storage for a lean round: the pool's, else none (the round
-// allocates it). A nil pool has none.
-func (lp *leanPool) take() leanScratch {
-	if lp != nil {
-		if sc, ok := lp.p.Get().(*leanScratch); ok {
-			return *sc
-		}
-	}
-	return leanScratch{}
-}
-
-// keepUntilDropped records sc as m's storage and returns it to lp once m
-// is unreachable: a finalizer the collector runs after the plan holding m
-// is dropped (it allocates nothing on the round, unlike a cleanup).
-func (lp *leanPool) keepUntilDropped(m *goodputMatrix, sc leanScratch) {
-	if lp != nil {
-		m.store, m.pool = sc, lp
-		runtime.SetFinalizer(m, recycleLean)
-	}
-}
-
-// recycleLean returns the storage of m, now unreachable, to its pool.
-func recycleLean(m *goodputMatrix) {
-	sc := m.store
-	m.store = leanScratch{}
-	m.pool.p.Put(&sc)
 }
 
 // rowsFor returns n rows of the storage (their contents stale: every row

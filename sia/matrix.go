@@ -136,10 +136,6 @@ type goodputMatrix struct {
 	// configuration per type) and then in full while time lasts, so queued
 	// jobs can still start on free GPUs.
 	Partial bool
-	// store is the lean round's storage of the rows and entries, and pool
-	// where it goes once the matrix is unreachable (lean.go; nil: none).
-	store leanScratch
-	pool  *leanPool
 }
 
 // TypeCapacity returns the GPUs of GPU type t: the sum of its pools'
@@ -375,8 +371,8 @@ func matrixHeader(snap *Snapshot, o *Options, cl *cluster) (*goodputMatrix, Arti
 }
 
 // matrixHeaderRows is matrixHeader with the given rows, one per job (the
-// lean round's reused storage, see leanScratch: every row is written
-// before it is read).
+// lean round's storage, see leanScratch: every row is written before it
+// is read).
 func matrixHeaderRows(snap *Snapshot, o *Options, cl *cluster, rows []matrixRow) (*goodputMatrix, ArtifactKnobs, float64) {
 	k := o.knobs()
 	m := &goodputMatrix{

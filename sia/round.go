@@ -8,9 +8,8 @@ import (
 
 // Scheduler runs Sia's scheduling rounds with fixed Options. It holds no
 // state between rounds that a plan depends on (the host owns the snapshot,
-// including each job's models; it keeps only storage for later rounds:
-// placement's, and the lean round's matrix, reused once the plan that held
-// it is dropped), does no I/O and starts no goroutines (unless
+// including each job's models; it keeps only placement's storage for
+// later rounds), does no I/O and starts no goroutines (unless
 // Options.Parallelism asks for them); Round is safe for concurrent use on
 // distinct snapshots.
 type Scheduler struct {
@@ -23,9 +22,6 @@ type Scheduler struct {
 	// noLean keeps every round on the standard path (tests compare the
 	// lean round with it).
 	noLean bool
-	// leanPool keeps the lean rounds' matrix storage that no plan holds
-	// any more (lean.go; nil: none kept).
-	leanPool *leanPool
 }
 
 // New returns a Scheduler with the given options (nil = all defaults), or an
@@ -34,7 +30,7 @@ func New(opts *Options) (*Scheduler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Scheduler{opts: opts.WithDefaults(), place: &placeCache{}, leanPool: &leanPool{}}, nil
+	return &Scheduler{opts: opts.WithDefaults(), place: &placeCache{}}, nil
 }
 
 // Options returns the scheduler's options with defaults filled in.
@@ -90,9 +86,7 @@ func (s *Scheduler) Options() Options { return s.opts }
 // sizes, or its GPUs beyond a type's capacity less Reserved or a quota's
 // Limit) takes the standard path, as does every round of a scheduler
 // with a goodput edit (WithGoodputEdit), whose values the lean path does
-// not compute. The lean round allocates nothing per job, and reuses its
-// matrix storage from round to round (the rows and entries of a plan the
-// host has dropped: never those of a plan still held). Its floor,
+// not compute. The lean round allocates nothing per job. Its floor,
 // measured on the 5,000-job fleets of examples/round-deadline (thread CPU
 // of a round out of time, BenchmarkFleetFloor, 1.7–2.2 MB per round, of
 // which the decisions 0.8 MB): 4.5–5.5 ms on the 8,000-GPU fleet, 5–6 ms

@@ -29,54 +29,9 @@ func copyRows(m *goodputMatrix) []matrixRow {
 	return rows
 }
 
-// copyDecisions returns a deep copy of ds (placements included).
-func copyDecisions(ds []Decision) []Decision {
-	out := slices.Clone(ds)
-	for i := range out {
-		out[i].Allocation.Placement = slices.Clone(out[i].Allocation.Placement)
-	}
-	return out
-}
-
-// TestLeanStorageInvisible checks that the lean round's reused storage
-// (leanScratch) is invisible to a host that keeps a plan: the rounds after
-// it, on another snapshot, reuse the storage of the plans dropped (the
-// same rows again) and never the kept plan's, whose decisions and matrix
-// stay as they were.
-func TestLeanStorageInvisible(t *testing.T) {
-	snaps := leanReuseFleets(t)
-	s, err := New(nil)
-	require.NoError(t, err)
-	kept := roundOutOfTime(t, s, snaps[0])
-	require.True(t, kept.lean)
-	wantRows, wantDecisions := copyRows(kept.matrix), copyDecisions(kept.Decisions)
-	keptRows := &kept.matrix.Rows[0]
-
-	reused := false
-	for k := 0; k < 200 && !reused; k++ {
-		// The pool's storage, if the plans dropped so far gave some back.
-		var rows *matrixRow
-		if sc, ok := s.leanPool.p.Get().(*leanScratch); ok {
-			require.NotEmpty(t, sc.rows)
-			rows = &sc.rows[0]
-			s.leanPool.p.Put(sc)
-		}
-		p := roundOutOfTime(t, s, snaps[1])
-		require.True(t, p.lean)
-		require.NotSame(t, keptRows, &p.matrix.Rows[0], "round %d writes into a plan still held", k)
-		reused = rows == &p.matrix.Rows[0]
-		runtime.GC() // p is dropped: its storage goes back to the pool
-		time.Sleep(time.Millisecond)
-	}
-	assert.True(t, reused, "the storage of dropped plans is reused")
-	assert.Equal(t, wantRows, kept.matrix.Rows, "the kept plan's matrix")
-	assert.Equal(t, wantDecisions, kept.Decisions, "the kept plan's decisions")
-	runtime.KeepAlive(kept)
-}
-
 // TestLeanStorageConcurrent runs lean rounds of two snapshots on one
-// scheduler from several goroutines, with collections between them (so
-// that storage is reused), and checks every plan against the snapshot's
+// scheduler from several goroutines, with collections between them, and
+// checks every plan against the snapshot's
 // plan from a scheduler of its own (decisions and matrix, also of the
 // plans held while the others run).
 func TestLeanStorageConcurrent(t *testing.T) {
