@@ -88,20 +88,22 @@ func (s *Scheduler) Options() Options { return s.opts }
 // with a goodput edit (WithGoodputEdit), whose values the lean path does
 // not compute. The lean round allocates nothing per job. Its floor,
 // measured on the 5,000-job fleets of examples/round-deadline (thread CPU
-// of a round out of time, BenchmarkFleetFloor, 1.7–2.2 MB per round, of
-// which the decisions 0.8 MB): 4.5–5.5 ms on the 8,000-GPU fleet, 5–6 ms
-// on the 16,000-GPU one, depending on how much of the snapshot the caches
-// hold (more on a loaded machine, where other processes evict it between
-// the round's passes over it). Of a 5 ms round: validation about 2 ms,
-// the running jobs' kept entries 1.2 ms, the cheap rows 0.6 ms, the
-// decisions 0.8 ms and the fill 0.3 ms; the standard path's floor is
-// 8–9 ms. With Options.Parallelism 2 the kept entries and the cheap rows
-// are built on two goroutines, and the round's own thread spends about
-// 0.7 ms less (4.1 ms and 4.7 ms). At 5,000 jobs a 5 ms deadline is
-// therefore overshot by about that floor less D: in examples/round-deadline,
-// whose rounds each start after a collection and alternate two snapshots,
-// Round ended 1–4 ms past D (median), up to 17 ms in single rounds, at a
-// load of 6–7 on two cores.
+// of a round out of time, BenchmarkFleetFloor, 2.7–3.0 MB per round, of
+// which the decisions 0.8 MB): 3.6–4.9 ms on the 8,000-GPU fleet and
+// 3.6–6.0 ms on the 16,000-GPU one at a load of 2–2.6 on two cores,
+// depending on how much of the snapshot the caches hold (more on a loaded
+// machine, where other processes evict it between the round's passes over
+// it). Of it, validation and the rows take 2.4–4.3 ms; the standard path's
+// floor is 8–9 ms. With Options.Parallelism 2 validation's checks of each
+// job, the kept entries and the cheap rows run on two goroutines and the
+// round's own thread spends 2.5–4.0 ms, which shortens the round only
+// where a second core is idle. At 5,000 jobs a 5 ms deadline is
+// therefore met or overshot by about that floor less D: in
+// examples/round-deadline, whose rounds each start after a collection and
+// alternate two snapshots, Round ended at most 0.87 ms past D in four runs
+// of ten rounds at a load of 2.4–2.7 (the previous floor: 0.45–4.0 ms
+// in the same runs), and is later by what it is not scheduled on a loaded
+// machine.
 // The solver (ilp.Solve) keeps the contract on its
 // own, its validation and model included. On a machine whose cores are
 // shared the tail is longer by what the round is not scheduled. Memory is
