@@ -235,6 +235,9 @@ func (r *reasoner) whyNoEntries(j *Job) QueueReason {
 			continue
 		}
 		p := max(m.Stages, 1)
+		if j.Kind == Rigid && j.GPUs%p != 0 {
+			continue // no whole number of replicas: no configuration on t, at any size
+		}
 		admissible++
 		size, limit := max(j.MinGPUs, 1), min(r.capAt[k], r.o.MaxGPUsPerJob)
 		if j.Kind == Rigid {
