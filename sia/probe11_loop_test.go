@@ -42,11 +42,14 @@ type p11Host struct {
 	stats map[string]int
 }
 
-func newP11Host(seed uint64) *p11Host {
+func newP11Host(seed uint64, nodes, jobs int) *p11Host {
 	h := &p11Host{rng: rand.New(rand.NewPCG(seed, 11)), types: []string{"a", "b", "c"}, stats: map[string]int{}}
 	h.snap.Now = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	for k := 0; k < 3+h.rng.IntN(10); k++ {
+	for k := 0; k < nodes/4+h.rng.IntN(nodes); k++ {
 		h.addNode(h.types[h.rng.IntN(len(h.types))])
+	}
+	for k := 0; k < jobs; k++ {
+		h.snap.Jobs = append(h.snap.Jobs, h.newJob())
 	}
 	return h
 }
@@ -170,7 +173,7 @@ func (h *p11Host) churn() {
 			}
 		}
 	}
-	for k := rng.IntN(5); k > 0; k-- {
+	for k := rng.IntN(5 + len(s.Jobs)/10); k > 0; k-- {
 		s.Jobs = append(s.Jobs, h.newJob())
 	}
 	switch rng.IntN(8) {
@@ -426,15 +429,30 @@ var p11Deadlines = []time.Duration{0, 0, -1, time.Millisecond, 5 * time.Millisec
 // detector: at most 1 s past it, the contract's overshoot is measured by
 // the deadline benchmarks).
 func TestProbe11HostLoop(t *testing.T) {
-	loops, rounds := *p11Loops, 40
+	loops := *p11Loops
 	if testing.Short() {
 		loops = 2
 	}
+	p11Loop(t, loops, 40, 12, 0, -1)
+}
+
+// TestProbe11HostLoopLarge: the loop on fleets of 40-200 nodes and 150+
+// jobs, where tight deadlines cut rounds short (the lean round).
+func TestProbe11HostLoopLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	p11Loop(t, max(*p11Loops/3, 1), 12, 160, 150, 100*time.Millisecond)
+}
+
+// p11Loop runs the loops; timeout is Options.RoundTimeout (negative: the
+// rounds without a ctx deadline have none, and are exact).
+func p11Loop(t *testing.T, loops, rounds, nodes, jobs int, timeout time.Duration) {
 	total := map[string]int{}
 	worst := time.Duration(0)
 	for l := 0; l < loops; l++ {
-		h := newP11Host(uint64(l) + 1)
-		opts := sia.Options{RoundTimeout: -1, Parallelism: 1 + l%2, MaxGPUsPerJob: []int{0, 16}[l%2]}
+		h := newP11Host(uint64(l)+1+uint64(nodes)<<8, nodes, jobs)
+		opts := sia.Options{RoundTimeout: timeout, Parallelism: 1 + l%2, MaxGPUsPerJob: []int{0, 16}[l%2]}
 		s, err := sia.New(&opts)
 		require.NoError(t, err)
 		for r := 0; r < rounds; r++ {
@@ -474,7 +492,7 @@ func TestProbe11HostLoop(t *testing.T) {
 				require.NoError(t, err, "loop %d round %d", l, r)
 				dl = 0
 			}
-			p11Check(t, h.snap, opts, plan, dl != 0)
+			p11Check(t, h.snap, opts, plan, dl != 0 || timeout >= 0)
 			for _, d := range plan.Decisions {
 				total[d.Action.String()]++
 				if d.Reason != sia.ReasonNone {
