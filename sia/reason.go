@@ -148,7 +148,7 @@ func (r *reasoner) reason(i int, unplaced bool) QueueReason {
 	} else if res {
 		return ReasonReserved
 	}
-	if row.Partial || r.sol.Status != StatusOptimal {
+	if row.Partial || r.sol.Status != StatusOptimal && !r.sol.spanCut {
 		return ReasonDeadline
 	}
 	if q, res := r.blocked(i, row, false); q {
