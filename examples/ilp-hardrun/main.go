@@ -19,6 +19,7 @@ import (
 
 	"github.com/sia-sched/sia/ilp"
 	"github.com/sia-sched/sia/ilp/ilptest"
+	"github.com/sia-sched/sia/internal/numtext"
 )
 
 func cpuNow() time.Duration {
@@ -48,7 +49,7 @@ func main() {
 	powers := flag.String("powers", "-0.5,0.5", "fairness exponents")
 	seeds := flag.Int("seeds", 10, "instances per class")
 	seed0 := flag.Uint64("seed", 7000, "first seed")
-	pins := flag.Float64("pins", 0.05, "pinned fraction")
+	pins := numtext.FloatFlag(flag.CommandLine, "pins", 0.05, "pinned fraction")
 	timeout := flag.Duration("timeout", 10*time.Second, "per-solve limit")
 	verbose := flag.Bool("v", false, "one line per instance")
 	flag.Parse()

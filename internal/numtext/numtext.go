@@ -8,6 +8,7 @@ package numtext
 
 import (
 	"errors"
+	"flag"
 	"strconv"
 )
 
@@ -39,4 +40,45 @@ func Check(s string) error {
 		return ErrUnderflow
 	}
 	return nil
+}
+
+// Float is a float64 flag.Value that rejects what flag.Float64 reads
+// silently as 0: a nonzero number that underflows ("-p 1e-400" would
+// otherwise mean the default p). Hexadecimal and other strconv syntax are
+// read as flag.Float64 reads them.
+type Float struct{ P *float64 }
+
+// String implements flag.Value.
+func (f Float) String() string {
+	if f.P == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*f.P, 'g', -1, 64)
+}
+
+// Set implements flag.Value.
+func (f Float) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return errors.New("parse error")
+	}
+	if Underflows(s, v) {
+		return ErrUnderflow
+	}
+	*f.P = v
+	return nil
+}
+
+// FloatVar defines a float64 flag on fs as fs.Float64Var does, read by
+// Float.
+func FloatVar(fs *flag.FlagSet, p *float64, name string, value float64, usage string) {
+	*p = value
+	fs.Var(Float{p}, name, usage)
+}
+
+// FloatFlag is fs.Float64 read by Float.
+func FloatFlag(fs *flag.FlagSet, name string, value float64, usage string) *float64 {
+	p := new(float64)
+	FloatVar(fs, p, name, value, usage)
+	return p
 }
