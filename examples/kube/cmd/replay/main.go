@@ -52,10 +52,10 @@ import (
 
 	"github.com/sia-sched/sia/examples/kube/controller"
 	"github.com/sia-sched/sia/examples/kube/internal/testenv"
-	"github.com/sia-sched/sia/internal/numtext"
 	"github.com/sia-sched/sia/examples/kube/metrics"
 	"github.com/sia-sched/sia/examples/kube/siakube"
 	"github.com/sia-sched/sia/examples/simulate/simcli"
+	"github.com/sia-sched/sia/internal/numtext"
 	"github.com/sia-sched/sia/sia/sim"
 )
 
