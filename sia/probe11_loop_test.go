@@ -491,11 +491,11 @@ func p11Loop(t *testing.T, loops, rounds, nodes, jobs int, timeout time.Duration
 			exact := at.IsZero() && timeout < 0
 			start := time.Now()
 			if exact {
-				// an exact round, bounded here at 20 s: one that ends
+				// an exact round, bounded here at 3 s: one that ends
 				// within 1 s did not run out of time, nor of any share
 				// of it a step gets (no deadline reason may say so); one
 				// past is counted and its problem saved (-probe11.save)
-				at = start.Add(20 * time.Second)
+				at = start.Add(3 * time.Second)
 			}
 			if !at.IsZero() {
 				ctx, cancel = context.WithDeadline(ctx, at)
