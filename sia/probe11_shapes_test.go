@@ -111,3 +111,60 @@ func TestProbe11SpanReasonNoDeadline(t *testing.T) {
 	}
 	require.Positive(t, queued)
 }
+
+// TestProbe11PinnedRedeclared: a pinned running job (non-preemptible, or
+// in a checkpoint-restore) that the host re-declares under the same ID so
+// that its Current breaks the new spec (another rigid count, bounds that
+// exclude it, an allow-list or models without its type, pipeline stages
+// that do not divide it) is an *InputError naming the job and the field,
+// from Round and Validate alike; the same job unpinned is resized,
+// migrated or preempted instead, and the plan passes p11Check.
+func TestProbe11PinnedRedeclared(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	m := goodput.Model{Params: goodput.Params{AlphaC: 0.02, BetaC: 0.002, AlphaN: 0.01, BetaN: 0.004, Gamma: 1.3},
+		Grad: goodput.GradStats{Sqr: 1, Var: 60}, InitBatch: 64, MaxBatch: 2048, Limits: goodput.Limits{MinLocalBatch: 1, MaxLocalBatch: 256}}
+	hybrid := m
+	hybrid.Stages, hybrid.MicroBatches = 3, 2
+	cur := sia.Allocation{Type: "a", Nodes: 1, GPUs: 4, Placement: []sia.GPU{{Node: "n0", Index: 0}, {Node: "n0", Index: 1}, {Node: "n0", Index: 2}, {Node: "n0", Index: 3}}}
+	for _, c := range []struct {
+		name string
+		edit func(j *sia.Job)
+	}{
+		{"rigid count", func(j *sia.Job) { j.Kind, j.GPUs = sia.Rigid, 6 }},
+		{"min above", func(j *sia.Job) { j.MinGPUs = 5 }},
+		{"max below", func(j *sia.Job) { j.MaxGPUs = 3 }},
+		{"allow-list", func(j *sia.Job) { j.Types = []string{"b"} }},
+		{"stages", func(j *sia.Job) { j.Models = bootstrap.Static{"a": hybrid, "b": hybrid} }},
+	} {
+		for _, pin := range []string{"non-preemptible", "restoring", "restore-until", "none"} {
+			j := sia.Job{ID: "x", Submitted: now.Add(-time.Hour), Models: bootstrap.Static{"a": m, "b": m}, State: sia.JobState{Current: cur, PeakReplicas: 4}}
+			switch pin {
+			case "non-preemptible":
+				j.NonPreemptible = true
+			case "restoring":
+				j.State.Restoring = true
+			case "restore-until":
+				j.State.RestoreUntil = now.Add(time.Minute)
+			}
+			c.edit(&j)
+			snap := sia.Snapshot{Now: now, Nodes: []sia.Node{{ID: "n0", Type: "a", GPUs: 8}, {ID: "n1", Type: "b", GPUs: 8}},
+				Jobs: []sia.Job{{ID: "other", Submitted: now, Models: bootstrap.Static{"a": m, "b": m}}, j}}
+			o := sia.Options{RoundTimeout: -1}
+			s, err := sia.New(&o)
+			require.NoError(t, err)
+			plan, err := s.Round(context.Background(), snap)
+			what := c.name + ", " + pin
+			if pin == "none" {
+				require.NoError(t, err, what)
+				p11Check(t, snap, o, plan, false)
+				require.NotEqual(t, sia.Keep, plan.Decisions[1].Action, what)
+				continue
+			}
+			var ie *sia.InputError
+			require.ErrorAs(t, err, &ie, what)
+			require.Equal(t, "x", ie.Job, what)
+			require.Contains(t, ie.Field, "Jobs[1]", what)
+			require.EqualError(t, snap.Validate(), err.Error(), what)
+		}
+	}
+}
