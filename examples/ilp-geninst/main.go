@@ -63,8 +63,11 @@ func run(out, scales, jobs, powers string, seeds int, seed0 uint64, pins float64
 	var ps []float64
 	for _, f := range strings.Split(powers, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err == nil {
+			err = numtext.Check(strings.TrimSpace(f))
+		}
 		if err != nil {
-			return fmt.Errorf("-powers: %w", err)
+			return fmt.Errorf("-powers: %q: %w", f, err)
 		}
 		ps = append(ps, v)
 	}

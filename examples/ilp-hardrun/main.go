@@ -56,8 +56,11 @@ func main() {
 	var ps []float64
 	for _, f := range strings.Split(*powers, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err == nil {
+			err = numtext.Check(strings.TrimSpace(f))
+		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "hardrun:", err)
+			fmt.Fprintln(os.Stderr, "hardrun: -powers:", err)
 			os.Exit(2)
 		}
 		ps = append(ps, v)
