@@ -20,6 +20,7 @@ import (
 	"github.com/sia-sched/sia/goodput"
 	"github.com/sia-sched/sia/internal/csvtext"
 	"github.com/sia-sched/sia/internal/errtext"
+	"github.com/sia-sched/sia/internal/numtext"
 )
 
 // ErrMalformed is wrapped by every error the profile readers return for a
@@ -268,6 +269,9 @@ func (t *profTable) field(c string) string { return strings.TrimSpace(t.rec[t.co
 func (t *profTable) float(c string, nonNegative bool) (float64, error) {
 	s := t.field(c)
 	v, err := csvtext.ParseFloat(s)
+	if errors.Is(err, numtext.ErrUnderflow) {
+		return 0, t.errorf(c, "%q %v", s, numtext.ErrUnderflow)
+	}
 	if err != nil {
 		return 0, t.errorf(c, "%q is not a number", s)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/sia-sched/sia/internal/errtext"
+	"github.com/sia-sched/sia/internal/numtext"
 )
 
 // Meta holds the documented keys of the JSON format that are not part of the
@@ -71,7 +72,8 @@ type jsonQuota struct {
 // the documented "name" and "optimum" of recorded rounds, returned in Meta.
 // An option needs all of "type", "gpus" and "value", and a quota its
 // "limit", none of them null, and no capacity or reservation may be null: a
-// missing number is an error, not 0.
+// missing number is an error, not 0. A nonzero number that underflows to 0
+// ("1e-400") is an error too; subnormal numbers read as themselves.
 // Errors wrap ErrInvalidInput (or ErrInfeasible for pins that cannot hold)
 // and name the line, job or field.
 func ReadJSON(r io.Reader) (*Problem, Meta, error) {
@@ -209,9 +211,18 @@ func checkKeys(data []byte) error {
 	// array of such objects), nil when its keys are not checked. The
 	// format nests four levels deep: deeper input is left to the decoder.
 	walk = func(sc *keySchema, depth int) (bool, error) {
+		off := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil || depth > 8 {
 			return false, nil
+		}
+		if n, ok := tok.(json.Number); ok {
+			if err := numtext.Check(string(n)); err != nil {
+				for off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
+					off++
+				}
+				return true, invalid(errtext.LineCol(data, off), "number %s %v", n, err)
+			}
 		}
 		switch tok {
 		case json.Delim('['):

@@ -3,6 +3,8 @@ package ilp
 import (
 	"slices"
 	"strconv"
+
+	"github.com/sia-sched/sia/internal/numtext"
 )
 
 // fastDecode decodes data into a jsonProblem without reflection, for the
@@ -202,8 +204,8 @@ func (d *fastDecoder) float() float64 {
 		return 0
 	}
 	v, err := strconv.ParseFloat(text, 64)
-	if err != nil {
-		d.fail()
+	if err != nil || numtext.Underflows(text, v) {
+		d.fail() // decodeJSON reports it
 	}
 	return v
 }

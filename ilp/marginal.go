@@ -153,7 +153,7 @@ type chains struct {
 	start []int32
 	pos   []int32
 	opt   []int32
-	g     []int32
+	g     []int // the options' GPUs (int: counts go up to MaxGPUs, 2^50)
 	pp    []float64
 	rows  [][]int32
 	h     stepHeap
@@ -161,7 +161,7 @@ type chains struct {
 
 func newChains(n int) *chains {
 	return &chains{start: make([]int32, n+1), pos: make([]int32, n), opt: make([]int32, 0, 4*n),
-		g: make([]int32, 0, 4*n), pp: make([]float64, 0, 4*n), rows: make([][]int32, 0, 4*n), h: make(stepHeap, 0, n)}
+		g: make([]int, 0, 4*n), pp: make([]float64, 0, 4*n), rows: make([][]int32, 0, 4*n), h: make(stepHeap, 0, n)}
 }
 
 // skip gives job k an empty chain.
@@ -230,7 +230,7 @@ func (c *chains) add(m *model, k int, j *mjob, lam []float64, tight bool) {
 			c.opt, c.pp, c.g, c.rows = c.opt[:n], c.pp[:n], c.g[:n], c.rows[:n]
 		}
 		c.opt, c.pp = append(c.opt, int32(oi)), append(c.pp, y3)
-		c.g, c.rows = append(c.g, int32(o.g)), append(c.rows, rows)
+		c.g, c.rows = append(c.g, o.g), append(c.rows, rows)
 	}
 	c.start[k+1] = int32(len(c.opt))
 	if len(c.opt) > s0 {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/sia-sched/sia/bootstrap"
+	"github.com/sia-sched/sia/internal/numtext"
+	"github.com/sia-sched/sia/internal/strictjson"
 )
 
 // jobJSON is Job on the wire: Models as one of the library's two
@@ -47,11 +49,15 @@ func (j Job) MarshalJSON() ([]byte, error) {
 	return json.Marshal(w)
 }
 
-// UnmarshalJSON decodes a job written by MarshalJSON.
+// UnmarshalJSON decodes a job written by MarshalJSON. A nonzero number that
+// underflows to 0 (1e-400) is an *InputError naming its line and path.
 func (j *Job) UnmarshalJSON(data []byte) error {
 	var w jobJSON
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
+	}
+	if err := strictjson.CheckNumbers(data); err != nil {
+		return &InputError{Job: w.ID, Field: "JSON", Reason: err.Error()}
 	}
 	*j = Job(w.jobFields)
 	j.Models = nil
@@ -88,6 +94,9 @@ func (f *float) UnmarshalJSON(data []byte) error {
 		if err != nil {
 			return err
 		}
+		if numtext.Underflows(s, v) {
+			return fmt.Errorf("%q %w", s, numtext.ErrUnderflow)
+		}
 		*f = float(v)
 		return nil
 	}
@@ -116,11 +125,15 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 	return json.Marshal(w)
 }
 
-// UnmarshalJSON decodes a plan written by MarshalJSON.
+// UnmarshalJSON decodes a plan written by MarshalJSON. A nonzero number that
+// underflows to 0 (1e-400, also as a string) is an error.
 func (p *Plan) UnmarshalJSON(data []byte) error {
 	var w planJSON
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
+	}
+	if err := strictjson.CheckNumbers(data); err != nil {
+		return &InputError{Field: "Plan", Reason: err.Error()}
 	}
 	*p = Plan(w.planFields)
 	p.matrix, p.entries = nil, nil

@@ -550,13 +550,16 @@ func probeReason(t *testing.T, snap sia.Snapshot, o sia.Options, plan sia.Plan, 
 		if !probeAllowed(j, typ) {
 			continue
 		}
-		allowed++
-		reserved = reserved || snap.Reserved[typ] > 0
 		m, _ := j.Models.Model(typ)
 		p := max(m.Stages, 1)
+		if j.Kind == sia.Rigid && j.GPUs%p != 0 {
+			continue // no whole number of replicas: no configuration on typ at any size
+		}
+		allowed++
+		reserved = reserved || snap.Reserved[typ] > 0
 		size, limit := (max(j.MinGPUs, 1)+p-1)/p*p, min(capacity[typ], o.MaxGPUsPerJob)
-		if j.Kind == sia.Rigid { // its count in whole replicas (QueueReason's doc)
-			size, limit = (j.GPUs+p-1)/p*p, capacity[typ]
+		if j.Kind == sia.Rigid { // whole replicas (above)
+			size, limit = j.GPUs, capacity[typ]
 		} else if j.MaxGPUs > 0 && j.MaxGPUs < size {
 			return // bounds that hold no whole replica: no admissible configuration
 		}

@@ -14,13 +14,16 @@ type QueueReason int
 const (
 	// ReasonNone: the job has GPUs (every decision but Queue and Preempt).
 	ReasonNone QueueReason = iota
-	// ReasonTooLarge: the job's smallest size (MinGPUs, or a rigid job's GPUs, in
-	// multiples of its replica size) is larger than every GPU type it may
-	// use has (capacity), or than Options.MaxGPUsPerJob.
+	// ReasonTooLarge: the job's smallest size (MinGPUs in multiples of its
+	// replica size, or a rigid job's GPUs) is larger than every GPU type it
+	// may use has (capacity), or than Options.MaxGPUsPerJob; a type on
+	// which a rigid job's GPUs are no whole number of replicas does not
+	// count (it has no configuration there at any size).
 	ReasonTooLarge
 	// ReasonNoAdmissibleType: no GPU type of the cluster can run the job — Types,
 	// or its Models (bootstrap.Excluded) rule out every type,
-	// or no configuration of the types left is valid (batch limits).
+	// or no configuration of the types left is valid (batch limits, or a
+	// rigid job's GPUs that are no whole number of its replicas).
 	ReasonNoAdmissibleType
 	// ReasonQuota: the quotas covering the job leave no room for any of its
 	// configurations (their limits, less what other jobs of the quota
@@ -148,7 +151,7 @@ func (r *reasoner) reason(i int, unplaced bool) QueueReason {
 	} else if res {
 		return ReasonReserved
 	}
-	if row.Partial || r.sol.Status != StatusOptimal {
+	if row.Partial || r.sol.Status != StatusOptimal && !r.sol.spanCut {
 		return ReasonDeadline
 	}
 	if q, res := r.blocked(i, row, false); q {
@@ -235,6 +238,9 @@ func (r *reasoner) whyNoEntries(j *Job) QueueReason {
 			continue
 		}
 		p := max(m.Stages, 1)
+		if j.Kind == Rigid && j.GPUs%p != 0 {
+			continue // no whole number of replicas: no configuration on t, at any size
+		}
 		admissible++
 		size, limit := max(j.MinGPUs, 1), min(r.capAt[k], r.o.MaxGPUsPerJob)
 		if j.Kind == Rigid {

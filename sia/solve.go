@@ -23,6 +23,10 @@ type solution struct {
 	// Objective is the objective of Choice and Bound the solver's proven
 	// bound on the optimum (equal to Objective when Optimal, up to the grid).
 	Objective, Bound float64
+	// spanCut says Status is StatusFeasible only because the enumeration
+	// of configurations spanning pools left jobs out (solveSpans): the
+	// round did not run out of time, so no job waits for "deadline".
+	spanCut bool
 }
 
 // Problem returns the allocation problem (paper Eq. 2/4) of the matrix:
@@ -209,10 +213,11 @@ func solve(ctx context.Context, m *goodputMatrix, o *Options) (solution, error) 
 	var sol ilp.Solution
 	var fixed map[int]*spanOpt
 	var err error
+	cut := false
 	if len(spans) == 0 {
 		sol, err = solveOrGreedy(ctx, p, warm, o)
 	} else {
-		sol, fixed, err = solveSpans(ctx, p, warm, spans, o)
+		sol, fixed, cut, err = solveSpans(ctx, p, warm, spans, o)
 	}
 	if err != nil {
 		if errors.Is(err, ilp.ErrInfeasible) {
@@ -224,12 +229,13 @@ func solve(ctx context.Context, m *goodputMatrix, o *Options) (solution, error) 
 	if len(sol.Assignment) != len(m.Rows) {
 		return solution{}, &InputError{Field: "Matrix", Reason: fmt.Sprintf("solver returned %d assignments for %d jobs", len(sol.Assignment), len(m.Rows))}
 	}
-	out := solution{Choice: make([]int, len(m.Rows)), Status: statusOf(sol.Status), Objective: sol.Objective, Bound: sol.Bound}
+	out := solution{Choice: make([]int, len(m.Rows)), Status: statusOf(sol.Status), Objective: sol.Objective, Bound: sol.Bound, spanCut: cut}
 	if m.Partial {
 		// Optimal only for the truncated matrix, whose bound says nothing
 		// about the full problem.
 		out.Status = StatusFeasible
 		out.Bound = unknownBound(m.Sense)
+		out.spanCut = false
 	}
 	for pos, a := range sol.Assignment {
 		i := pos

@@ -302,8 +302,10 @@ func containsInt(s []int, x int) bool {
 
 // solveSpans solves p with the spanning entries enumerated (see the
 // constants above); fixed maps the positions of jobs given a spanning
-// entry to it.
-func solveSpans(ctx context.Context, p *ilp.Problem, warm []int, spans []spanOpt, o *Options) (ilp.Solution, map[int]*spanOpt, error) {
+// entry to it. cut says the solution is not proven optimal only because
+// the enumeration left groups out (maxSpanBranches), not because the
+// deadline or the node limit stopped a branch.
+func solveSpans(ctx context.Context, p *ilp.Problem, warm []int, spans []spanOpt, o *Options) (sol ilp.Solution, fix map[int]*spanOpt, cut bool, err error) {
 	e := newSpanEnum(p, spans)
 	fixed := make([]*spanOpt, len(e.enum))
 	w := make([]int, len(warm))
@@ -312,10 +314,11 @@ func solveSpans(ctx context.Context, p *ilp.Problem, warm []int, spans []spanOpt
 		b := branchAt(k, first)
 		e.branch(b, fixed)
 		if err := e.solveBranch(ctx, k, fixed, warm, w, o); err != nil {
-			return ilp.Solution{}, nil, err
+			return ilp.Solution{}, nil, false, err
 		}
 	}
-	return e.result()
+	sol, fix, err = e.result()
+	return sol, fix, len(e.skipped) > 0 && !e.stopped, err
 }
 
 // branchAt is the k-th branch solved: the warm branch first, then the
@@ -365,6 +368,9 @@ type spanEnum struct {
 	found, optimal bool
 	bound          float64
 	firstErr       error // the first infeasible branch's
+	// stopped says a branch was cut short by the deadline or the node
+	// limit (not only left out of the enumeration, see skipped).
+	stopped bool
 }
 
 func newSpanEnum(p *ilp.Problem, spans []spanOpt) *spanEnum {
@@ -418,7 +424,7 @@ func (e *spanEnum) solveBranch(ctx context.Context, k int, fixed []*spanOpt, war
 		if rb := relaxedBound(q) + adj; better(rb, e.bound, p.Sense) {
 			e.bound = rb
 		}
-		e.optimal = false
+		e.optimal, e.stopped = false, true
 		return nil
 	}
 	sol, err := e.solveShare(ctx, k, q, w, o)
@@ -432,7 +438,7 @@ func (e *spanEnum) solveBranch(ctx context.Context, k int, fixed []*spanOpt, war
 		return err
 	}
 	if sol.Assignment == nil {
-		e.optimal = false
+		e.optimal, e.stopped = false, true
 		return nil
 	}
 	e.keep(sol, adj, fixed)
@@ -457,6 +463,7 @@ func (e *spanEnum) keep(sol ilp.Solution, adj float64, fixed []*spanOpt) {
 	sol.Objective += adj
 	sol.Bound += adj
 	e.optimal = e.optimal && sol.Status == ilp.Optimal
+	e.stopped = e.stopped || sol.Status != ilp.Optimal
 	if !e.found || better(sol.Bound, e.bound, sense) {
 		e.bound = sol.Bound
 	}

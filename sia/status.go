@@ -22,9 +22,10 @@ const (
 	StatusOptimal
 	// StatusFeasible: the allocation keeps every constraint but is not
 	// proven optimal (the deadline or node limit stopped the solver, the
-	// matrix was partial, placement changed the solver's allocation, or
-	// the fill step started jobs beyond it); Plan.Bound says how far from
-	// optimal it can be.
+	// matrix was partial, placement changed the solver's allocation, the
+	// fill step started jobs beyond it, or the round enumerated only some
+	// of the configurations spanning nodes of several sizes); Plan.Bound
+	// says how far from optimal it can be.
 	StatusFeasible
 	// StatusInfeasible: the pinned jobs do not fit together; there is no
 	// allocation (the error is an *InfeasibleError).

@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 
 	"github.com/sia-sched/sia/examples/simulate/simcli"
+	"github.com/sia-sched/sia/internal/numtext"
 	"github.com/sia-sched/sia/sia"
 	"github.com/sia-sched/sia/sia/sim"
 )
@@ -36,9 +37,9 @@ func main() {
 	csvDir := flag.String("csv", "", "folder for the CSV files (default: the -plot folder)")
 	workload := flag.String("workload", "", "workload CSV: simulate it with the GPT job added (the right panel)")
 	cluster := flag.String("cluster", "heterogeneous", "cluster for -workload (heterogeneous|type:NxR,...)")
-	submit := flag.Float64("submit", 0, "the GPT job's submission time in seconds (with -workload)")
+	submit := numtext.FloatFlag(flag.CommandLine, "submit", 0, "the GPT job's submission time in seconds (with -workload)")
 	variant := flag.String("variant", "artifact", "Sia's variant: artifact (the published simulator's) or paper")
-	phase := flag.Float64("phase", 1, "hours per row of the allocation table")
+	phase := numtext.FloatFlag(flag.CommandLine, "phase", 1, "hours per row of the allocation table")
 	flag.Parse()
 	if err := checkFlags(*phase, *submit, *variant, *cluster, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "gpt:", err)

@@ -40,13 +40,14 @@ import (
 	"github.com/sia-sched/sia/ilp"
 	"github.com/sia-sched/sia/ilp/ilptest"
 	"github.com/sia-sched/sia/internal/measure"
+	"github.com/sia-sched/sia/internal/numtext"
 )
 
 func main() {
 	dls := flag.String("deadlines", "5ms,20ms,100ms,1s", "deadlines")
 	reps := flag.Int("reps", 3, "solves per instance and deadline")
 	only := flag.String("only", "", "run the instances whose name contains this")
-	target := flag.Float64("gap", 1e-3, "relative gap target")
+	target := numtext.FloatFlag(flag.CommandLine, "gap", 1e-3, "relative gap target")
 	verbose := flag.Bool("v", false, "one line per solve")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the solves to this file")
 	extra := flag.Bool("extra", false, "also run the harder quota instances beside the corpus (ilptest.HardExtra)")

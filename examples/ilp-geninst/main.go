@@ -16,6 +16,7 @@ import (
 
 	"github.com/sia-sched/sia/ilp"
 	"github.com/sia-sched/sia/ilp/ilptest"
+	"github.com/sia-sched/sia/internal/numtext"
 )
 
 func main() {
@@ -25,7 +26,7 @@ func main() {
 	powers := flag.String("powers", "-0.5,0.5", "fairness exponents p")
 	seeds := flag.Int("seeds", 1, "instances per combination")
 	seed0 := flag.Uint64("seed", 1000, "first seed (use seeds not used by the tests)")
-	pins := flag.Float64("pins", 0.05, "fraction of running jobs pinned")
+	pins := numtext.FloatFlag(flag.CommandLine, "pins", 0.05, "fraction of running jobs pinned")
 	lp := flag.Bool("lp", false, "also write FILE.lp")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -62,8 +63,11 @@ func run(out, scales, jobs, powers string, seeds int, seed0 uint64, pins float64
 	var ps []float64
 	for _, f := range strings.Split(powers, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err == nil {
+			err = numtext.Check(strings.TrimSpace(f))
+		}
 		if err != nil {
-			return fmt.Errorf("-powers: %w", err)
+			return fmt.Errorf("-powers: %q: %w", f, err)
 		}
 		ps = append(ps, v)
 	}

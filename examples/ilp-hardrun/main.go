@@ -19,6 +19,7 @@ import (
 
 	"github.com/sia-sched/sia/ilp"
 	"github.com/sia-sched/sia/ilp/ilptest"
+	"github.com/sia-sched/sia/internal/numtext"
 )
 
 func cpuNow() time.Duration {
@@ -48,15 +49,18 @@ func main() {
 	powers := flag.String("powers", "-0.5,0.5", "fairness exponents")
 	seeds := flag.Int("seeds", 10, "instances per class")
 	seed0 := flag.Uint64("seed", 7000, "first seed")
-	pins := flag.Float64("pins", 0.05, "pinned fraction")
+	pins := numtext.FloatFlag(flag.CommandLine, "pins", 0.05, "pinned fraction")
 	timeout := flag.Duration("timeout", 10*time.Second, "per-solve limit")
 	verbose := flag.Bool("v", false, "one line per instance")
 	flag.Parse()
 	var ps []float64
 	for _, f := range strings.Split(*powers, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err == nil {
+			err = numtext.Check(strings.TrimSpace(f))
+		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "hardrun:", err)
+			fmt.Fprintln(os.Stderr, "hardrun: -powers:", err)
 			os.Exit(2)
 		}
 		ps = append(ps, v)

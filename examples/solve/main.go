@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/sia-sched/sia/ilp"
+	"github.com/sia-sched/sia/internal/numtext"
 )
 
 func main() {
@@ -52,7 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	in := fs.String("in", "", "input JSON file (- for stdin)")
 	lpOut := fs.String("lp", "", "also write the problem in CPLEX LP format to this file")
 	timeout := fs.Duration("timeout", 0, "stop after this long and print the best assignment found (0 = no limit)")
-	grid := fs.Float64("grid", -1, "declare that values lie on this grid, e.g. 0.01; 0 = none (default: the file's \"grid\", else 0.01 when every value lies on it)")
+	grid := numtext.FloatFlag(fs, "grid", -1, "declare that values lie on this grid, e.g. 0.01; 0 = none (default: the file's \"grid\", else 0.01 when every value lies on it)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stdout)

@@ -9,6 +9,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/sia-sched/sia/internal/numtext"
 )
 
 // Reader returns r as the CSV readers want it: without a leading UTF-8
@@ -69,10 +71,15 @@ func Blank(rec []string) bool {
 // ParseFloat is strconv.ParseFloat on decimal text only: it also rejects
 // the hexadecimal form ("0x1p4") and digit separators ("0x_80p0"), which
 // strconv accepts and no profile or workload file means (a mistyped or
-// mis-exported cell, not a number).
+// mis-exported cell, not a number), and a nonzero number that underflows
+// to 0 ("1e-400"; the error wraps numtext.ErrUnderflow).
 func ParseFloat(s string) (float64, error) {
 	if strings.ContainsAny(s, "xX_") {
 		return 0, &strconv.NumError{Func: "ParseFloat", Num: s, Err: strconv.ErrSyntax}
 	}
-	return strconv.ParseFloat(s, 64)
+	v, err := strconv.ParseFloat(s, 64)
+	if err == nil && numtext.Underflows(s, v) {
+		return 0, &strconv.NumError{Func: "ParseFloat", Num: s, Err: numtext.ErrUnderflow}
+	}
+	return v, err
 }

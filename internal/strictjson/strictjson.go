@@ -2,7 +2,8 @@
 // DisallowUnknownFields, and also rejects what encoding/json would silently
 // misread: a key given twice in one object (it keeps the last value), a key
 // whose case differs from the field's JSON name (it matches keys
-// case-insensitively) and data after the value.
+// case-insensitively), a nonzero number that underflows to 0 (it reads
+// "1e-400" as 0) and data after the value.
 package strictjson
 
 import (
@@ -15,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/sia-sched/sia/internal/errtext"
+	"github.com/sia-sched/sia/internal/numtext"
 )
 
 // Decode decodes the single JSON value data into out (a pointer), with no
@@ -67,7 +69,8 @@ const maxDepth = 32
 // CheckKeys walks the JSON value data along the Go type t it decodes into
 // and rejects duplicate keys in any object and, in objects decoded into a
 // struct, keys that match a field's JSON name only case-insensitively and
-// unknown keys, and null where the Go type holds no null (a number, string,
+// unknown keys, a nonzero number that underflows to 0 (1e-400, which
+// encoding/json reads as 0; the error wraps numtext.ErrUnderflow), and null where the Go type holds no null (a number, string,
 // bool, struct or array, which encoding/json would leave at its zero value).
 // Its errors name the key's line and column and its path
 // (e.g. `line 3:5, spec.Limits["a100"]: key "Min" given twice`).
@@ -86,6 +89,7 @@ var errMalformed = errors.New("malformed JSON")
 
 func checkKeys(data []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
 	var unknown error // the first unknown key
 	var null error    // the first null where the Go type holds no null
 	var walk func(t reflect.Type, depth int, path string) error
@@ -101,6 +105,11 @@ func checkKeys(data []byte, t reflect.Type) error {
 		}
 		if depth > maxDepth {
 			return nil
+		}
+		if n, ok := tok.(json.Number); ok {
+			if err := numtext.Check(string(n)); err != nil {
+				return fmt.Errorf("%s: number %s %w", at(data, off, path), n, err)
+			}
 		}
 		if tok == nil && !nullable(declared) && null == nil {
 			// reported unless the JSON turns out malformed
@@ -231,4 +240,53 @@ func fieldNames(t reflect.Type) map[string]reflect.Type {
 		names[name] = f.Type
 	}
 	return names
+}
+
+// CheckNumbers rejects a nonzero number anywhere in the JSON value data
+// that underflows to 0 (1e-400, which encoding/json reads as 0), with its
+// line, column and path; the error wraps numtext.ErrUnderflow. It checks
+// nothing else, for readers that take encoding/json's other rules as they
+// are. Call it on data the decoder accepted: on malformed JSON it stops at
+// the first token it cannot read and returns nil.
+func CheckNumbers(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var walk func(depth int, path string) error
+	walk = func(depth int, path string) error {
+		off := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil || depth > maxDepth {
+			return errMalformed
+		}
+		switch tok := tok.(type) {
+		case json.Number:
+			if err := numtext.Check(string(tok)); err != nil {
+				return fmt.Errorf("%s: number %s %w", at(data, off, path), tok, err)
+			}
+		case json.Delim:
+			for i := 0; dec.More(); i++ {
+				sub := fmt.Sprintf("%s[%d]", path, i)
+				if tok == '{' {
+					kt, err := dec.Token()
+					if err != nil {
+						return errMalformed
+					}
+					k, _ := kt.(string)
+					sub = k
+					if path != "" {
+						sub = path + "." + k
+					}
+				}
+				if err := walk(depth+1, sub); err != nil {
+					return err
+				}
+			}
+			_, _ = dec.Token()
+		}
+		return nil
+	}
+	if err := walk(0, ""); !errors.Is(err, errMalformed) {
+		return err
+	}
+	return nil
 }

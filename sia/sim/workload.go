@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/sia-sched/sia/internal/csvtext"
+	"github.com/sia-sched/sia/internal/numtext"
 )
 
 // Job categories of the optional workload column "category" (as in the published artifact).
@@ -116,6 +117,9 @@ func ReadWorkload(r io.Reader, file string) (*Workload, error) {
 			return nil, inputErr(file, line, j.Name, "application", "empty application")
 		}
 		t, err := csvtext.ParseFloat(get("time"))
+		if errors.Is(err, numtext.ErrUnderflow) {
+			return nil, inputErr(file, line, j.Name, "time", "%q %v", get("time"), numtext.ErrUnderflow)
+		}
 		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
 			return nil, inputErr(file, line, j.Name, "time", "%q is not a finite number", get("time"))
 		}

@@ -59,6 +59,7 @@ import (
 	"time"
 
 	"github.com/sia-sched/sia/fairness"
+	"github.com/sia-sched/sia/internal/numtext"
 	"github.com/sia-sched/sia/sia"
 	"github.com/sia-sched/sia/sia/sim"
 )
@@ -127,10 +128,10 @@ func (r *Registry) parseFlags(args []string, stderr io.Writer) (*config, error) 
 	fs.StringVar(&policy, "policy", defaultPolicies, "comma list of "+strings.Join(r.Names(), ", "))
 	fs.DurationVar(&c.round, "round", 60*time.Second, "round length (gavel: 360s unless given)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the generated workload and of Pollux")
-	fs.Float64Var(&c.hours, "hours", defaultHours, "hours of the generated workload")
-	fs.Float64Var(&c.rate, "rate", 20, "jobs per hour of the generated workload")
-	fs.Float64Var(&c.p, "p", 0, "Sia's fairness exponent p (0 = default)")
-	fs.Float64Var(&c.lambda, "lambda", 0, "Sia's λ, the value of leaving a job without GPUs (0 = default)")
+	numtext.FloatVar(fs, &c.hours, "hours", defaultHours, "hours of the generated workload")
+	numtext.FloatVar(fs, &c.rate, "rate", 20, "jobs per hour of the generated workload")
+	numtext.FloatVar(fs, &c.p, "p", 0, "Sia's fairness exponent p (0 = default)")
+	numtext.FloatVar(fs, &c.lambda, "lambda", 0, "Sia's λ, the value of leaving a job without GPUs (0 = default)")
 	fs.StringVar(&variant, "variant", "artifact", "Sia's variant: artifact or paper")
 	fs.BoolVar(&c.json, "json", false, "one JSON object per policy per line")
 	fs.StringVar(&c.jobsCSV, "jobs-csv", "", "file for per-job results as CSV")

@@ -55,6 +55,7 @@ import (
 	"github.com/sia-sched/sia/examples/kube/metrics"
 	"github.com/sia-sched/sia/examples/kube/siakube"
 	"github.com/sia-sched/sia/examples/simulate/simcli"
+	"github.com/sia-sched/sia/internal/numtext"
 	"github.com/sia-sched/sia/sia/sim"
 )
 
@@ -80,8 +81,8 @@ func run() error {
 	flag.StringVar(&f.data, "data", filepath.Join(data, "profiles"), "profiles folder (the ground truth)")
 	flag.StringVar(&f.rbac, "rbac", filepath.Join("deploy", "rbac.yaml"), "the controller's RBAC YAML")
 	flag.StringVar(&f.cluster, "cluster", "heterogeneous", "cluster (sim.ParseCluster): heterogeneous is 64 GPUs of t4, a100 and rtx")
-	flag.Float64Var(&f.hours, "hours", 2, "replay the jobs submitted in the first this many hours")
-	flag.Float64Var(&f.maxHours, "max-hours", 24, "stop the replay after this many simulated hours")
+	numtext.FloatVar(flag.CommandLine, &f.hours, "hours", 2, "replay the jobs submitted in the first this many hours")
+	numtext.FloatVar(flag.CommandLine, &f.maxHours, "max-hours", 24, "stop the replay after this many simulated hours")
 	flag.Parse()
 	ctx := context.Background()
 
