@@ -770,10 +770,18 @@ func (n *bbNode) bound() bool {
 		return false
 	}
 	if n.first {
+		was, had := sr.bestP, sr.hasBest
 		sr.firstGreedies(n.free, n.capv, n.lam, newton)
 		// (past greedyEnd the warm start, already the incumbent, is not
-		// worth a pass over every job and its check: 0.3 ms on 5,000 jobs)
-		if sr.warm != nil && !sr.clk.greedyOver() { // free is every model job
+		// worth a pass over every job and its check: 0.3 ms on 5,000 jobs;
+		// on at most staleWarmJobs jobs it costs a few µs, and when past
+		// the deadline the greedies did not improve on the warm start it
+		// is the pass that starts queued jobs on the GPUs the warm start
+		// leaves free: a greedy from nothing past greedyEnd looks at the
+		// first few jobs only (greedyPace), which in a sia round are the
+		// running jobs the warm start keeps. TestLateAdmitsPastKeptJobs)
+		stale := had && sr.bestP == was && past(sr.clk.deadline) && len(n.free) <= staleWarmJobs
+		if sr.warm != nil && (!sr.clk.greedyOver() || stale) { // free is every model job
 			sr.offerFree(n.free, sr.quickGreedy(n.free, n.capv, n.lam, sr.warm))
 			trace("warmGreedy")
 		}
@@ -1351,6 +1359,11 @@ func (sr *search) tightDeadline(free []int32) bool {
 	}
 	return sr.clk.deadline.Sub(sr.clk.started) < time.Duration(tightGreedies*greedyNanos*float64(sr.optionCount(free)))
 }
+
+// staleWarmJobs is the most jobs on which the root runs the warm start's
+// greedy past greedyEnd (a pass over every job and its check, 20-60 ns per
+// job) when the greedies before it did not improve on the warm start.
+const staleWarmJobs = 4 * greedyMinJobs
 
 // quickGreedy is the incumbent of last resort, linear in the options but
 // for ordering the jobs (a heap, paid per job taken: profitOrder): it
