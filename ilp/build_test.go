@@ -75,11 +75,11 @@ func benchCPU(b *testing.B, opts int, f func()) {
 	defer runtime.UnlockOSThread()
 	b.ReportAllocs()
 	b.ResetTimer()
-	c0 := measure.ThreadCPU()
+	r0 := measure.Read()
 	for i := 0; i < b.N; i++ {
 		f()
 	}
-	cpu := measure.ThreadCPU() - c0
+	cpu := measure.Read().Since(r0)
 	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(cpu)/float64(b.N)/float64(opts), "cpu-ns/option")
 }

@@ -25,13 +25,14 @@ func TraceAllocs(p *Problem, d, from time.Duration, s *Settings) ([]AllocStep, u
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	samples := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
-	base, cpu0 := time.Now(), measure.ThreadCPU()
+	r0 := measure.Read()
+	base := r0.Wall
 	var startGCs uint64
 	started := false
 	var out []AllocStep
 	last := uint64(0)
 	sample := func(step string) {
-		at := measure.ThreadCPU() - cpu0 - d
+		at := measure.Read().Since(r0) - d
 		if at < from {
 			return
 		}
@@ -47,7 +48,7 @@ func TraceAllocs(p *Problem, d, from time.Duration, s *Settings) ([]AllocStep, u
 	}
 	clock := func() time.Time {
 		sample("")
-		return base.Add(measure.ThreadCPU() - cpu0)
+		return base.Add(measure.Read().Since(r0))
 	}
 	now = clock
 	defer func() { now = time.Now }()

@@ -40,12 +40,13 @@ func TraceSolve(p *Problem, d time.Duration, s *Settings) (time.Duration, []Step
 	// charges its assists to this thread: start from a collected heap, as
 	// examples/ilp-deadline does before each solve)
 	runtime.GC()
-	base, cpu0 := time.Now(), measure.ThreadCPU()
-	clock := func() time.Time { return base.Add(measure.ThreadCPU() - cpu0) }
+	r0 := measure.Read()
+	base := r0.Wall
+	clock := func() time.Time { return base.Add(measure.Read().Since(r0)) }
 	now = clock
 	defer func() { now = time.Now }()
 	var steps []StepCPU
-	traceStep = func(step string) { steps = append(steps, StepCPU{step, measure.ThreadCPU() - cpu0}) }
+	traceStep = func(step string) { steps = append(steps, StepCPU{step, measure.Read().Since(r0)}) }
 	defer func() { traceStep = nil }()
 	var ctx context.Context = &cpuContext{deadline: base.Add(d), now: clock}
 	dl := base.Add(d)

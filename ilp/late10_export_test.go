@@ -21,9 +21,9 @@ type DPProgram struct {
 // it asked of affords.
 func timed(sr *search, f func()) (time.Duration, int) {
 	sr.clk.sized = 0
-	t0 := measure.ThreadCPU()
+	r0 := measure.Read()
 	f()
-	return measure.ThreadCPU() - t0, sr.clk.sized
+	return measure.Read().Since(r0), sr.clk.sized
 }
 
 // DPPrograms returns p's model's capacity-indexed programs at the
@@ -76,10 +76,10 @@ func DPPrograms(p *Problem) []DPProgram {
 			}
 			sr.offerFree(free, sr.seqDP(free, m.cap, lam, order))
 			// the tables only (sized by affords), to their trace
-			t0, at := measure.ThreadCPU(), time.Duration(0)
+			r0, at := measure.Read(), time.Duration(0)
 			traceStep = func(step string) {
 				if step == "coreDP.tables" {
-					at = measure.ThreadCPU() - t0
+					at = measure.Read().Since(r0)
 				}
 			}
 			defer func() { traceStep = nil }()

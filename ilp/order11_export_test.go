@@ -25,8 +25,9 @@ func QuickGreedyPastEnd(n int, offsets []time.Duration) (worst, at time.Duration
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	runtime.GC()
-	base, cpu0 := time.Now(), measure.ThreadCPU()
-	now = func() time.Time { return base.Add(measure.ThreadCPU() - cpu0) }
+	r0 := measure.Read()
+	base := r0.Wall
+	now = func() time.Time { return base.Add(measure.Read().Since(r0)) }
 	defer func() { now = time.Now }()
 	for _, off := range offsets {
 		sr := newSearch(newClock(context.Background(), now(), 0), m, &Settings{})

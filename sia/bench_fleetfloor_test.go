@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/sia-sched/sia/internal/measure"
 )
 
 // fleetSnapshot returns the second round of fleet c as placeFleet.snapshot
@@ -44,8 +46,7 @@ func BenchmarkFleetFloor(b *testing.B) {
 				gc := path == "lean-gc"
 				var lean bool
 				var st [5]time.Duration
-				var last time.Duration
-				var t0 time.Duration
+				var last, t0 measure.Reading
 				k := 0
 				s.opts.Observer = func(e Event) {
 					now, _ := threadCPU()
@@ -57,7 +58,7 @@ func BenchmarkFleetFloor(b *testing.B) {
 					case StagePlace:
 						k = 3
 					}
-					st[k] += now - last
+					st[k] += now.Since(last)
 					last = now
 				}
 				// The matrix event ends validation and the matrix.
@@ -81,8 +82,8 @@ func BenchmarkFleetFloor(b *testing.B) {
 					lean = p.lean
 					t1, _ := threadCPU()
 					cancel()
-					st[4] += t1 - last
-					total += t1 - t0
+					st[4] += t1.Since(last)
+					total += t1.Since(t0)
 				}
 				per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
 				b.ReportMetric(per(st[1]), "valmatrix-cpu-µs")

@@ -49,7 +49,7 @@ func benchCPU(b *testing.B, op func() error) {
 		}
 	}
 	if c1, ok := threadCPU(); ok {
-		b.ReportMetric(float64((c1-c0).Microseconds())/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(float64(c1.Since(c0).Microseconds())/float64(b.N), "cpu-µs/op")
 	}
 }
 

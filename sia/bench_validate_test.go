@@ -32,8 +32,8 @@ func BenchmarkValidateFleet(b *testing.B) {
 						b.Fatal(err)
 					}
 					t1, _ := threadCPU()
-					total += t1 - t0
-					least = min(least, t1-t0)
+					total += t1.Since(t0)
+					least = min(least, t1.Since(t0))
 				}
 				b.ReportMetric(float64(total.Microseconds())/float64(b.N), "cpu-µs/op")
 				b.ReportMetric(float64(least.Nanoseconds())/1e3, "min-cpu-µs")

@@ -31,7 +31,7 @@ func BenchmarkCheapRows(b *testing.B) {
 			b.Fatal(err)
 		}
 		c1, _ := threadCPU()
-		return c1 - c0
+		return c1.Since(c0)
 	}
 	var all, none time.Duration
 	for i := 0; i < b.N; i++ {

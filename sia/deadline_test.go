@@ -14,11 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// threadCPU is the CPU time of the calling thread (lock it with
+// threadCPU reads the CPU time of the calling thread (lock it with
 // runtime.LockOSThread): unlike wall time, it does not grow with the
-// machine's load. ok is false where it cannot be read (tests skip).
-func threadCPU() (d time.Duration, ok bool) {
-	return measure.ThreadCPU(), measure.ThreadCPUAvailable
+// machine's load. The CPU time between two readings is their Since. ok is
+// false where it cannot be read (tests skip).
+func threadCPU() (r measure.Reading, ok bool) {
+	return measure.Read(), measure.ThreadCPUAvailable
 }
 
 // largeSnapshot returns a snapshot of the heterogeneous cluster scaled k
@@ -91,7 +92,7 @@ func TestRoundDeadline(t *testing.T) {
 		c0, _ := threadCPU()
 		f()
 		c1, _ := threadCPU()
-		return c1 - c0
+		return c1.Since(c0)
 	}
 	// The round's floor: its work that cannot be interrupted, measured as
 	// the least CPU of three rounds that are out of time when they start.
@@ -283,7 +284,7 @@ func BenchmarkRoundFloor(b *testing.B) {
 				c0, _ := threadCPU()
 				_, ptm, err := roundTimed(ctx, s, snap)
 				c1, _ := threadCPU()
-				cpu += c1 - c0
+				cpu += c1.Since(c0)
 				cancel()
 				if err != nil {
 					b.Fatal(err)

@@ -259,8 +259,8 @@ func BenchmarkMatrixFloor(b *testing.B) {
 			b.Fatal(err)
 		}
 		c2, _ := threadCPU()
-		vcpu += c1 - c0
-		mcpu += c2 - c1
+		vcpu += c1.Since(c0)
+		mcpu += c2.Since(c1)
 	}
 	b.ReportMetric(float64(vcpu.Microseconds())/float64(b.N), "validate-cpu-µs/op")
 	b.ReportMetric(float64(mcpu.Microseconds())/float64(b.N), "matrix-cpu-µs/op")

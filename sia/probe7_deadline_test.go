@@ -102,7 +102,7 @@ func probe7Timed(s *sia.Scheduler, snap sia.Snapshot, d time.Duration) (sia.Plan
 	defer runtime.UnlockOSThread()
 	tid := measure.ThreadID()
 	var mu sync.Mutex
-	var atD time.Duration
+	var atD measure.Reading
 	fired, done := false, false
 	start := time.Now()
 	ctx, cancel := context.WithDeadline(context.Background(), start.Add(d))
@@ -111,12 +111,13 @@ func probe7Timed(s *sia.Scheduler, snap sia.Snapshot, d time.Duration) (sia.Plan
 		mu.Lock()
 		defer mu.Unlock()
 		if !done {
-			atD, fired = measure.ThreadCPUOf(tid), true
+			atD, fired = measure.ReadOf(tid), true
 		}
 	})
-	cpu0 := measure.ThreadCPU()
+	cpu0 := measure.Read()
 	plan, err := s.Round(ctx, snap)
-	end, wall := measure.ThreadCPU(), time.Since(start)
+	end := measure.Read()
+	wall := end.Wall.Sub(start)
 	timer.Stop()
 	mu.Lock()
 	done = true
@@ -125,9 +126,9 @@ func probe7Timed(s *sia.Scheduler, snap sia.Snapshot, d time.Duration) (sia.Plan
 	past := time.Duration(0)
 	switch {
 	case d <= 0:
-		past = end - cpu0 // expired before it started: all of it is past D
+		past = end.Since(cpu0) // expired before it started: all of it is past D
 	case f:
-		past = max(end-a, 0)
+		past = end.Since(a)
 	}
 	return plan, past, max(wall-d, 0), err
 }

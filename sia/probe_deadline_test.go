@@ -69,9 +69,9 @@ func TestProbeDeadlineOddFleet(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	cpu := func(f func()) time.Duration {
-		c0 := measure.ThreadCPU()
+		r0 := measure.Read()
 		f()
-		return measure.ThreadCPU() - c0
+		return measure.Read().Since(r0)
 	}
 	contract := func(d time.Duration) time.Duration { return max(2*time.Millisecond, d/10) }
 	type run struct {
@@ -269,9 +269,9 @@ func TestProbeHugeNodes(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), d)
 			runtime.ReadMemStats(&ms)
 			a0 := ms.TotalAlloc
-			c0 := measure.ThreadCPU()
+			r0 := measure.Read()
 			p, err := s.Round(ctx, snap)
-			took := measure.ThreadCPU() - c0
+			took := measure.Read().Since(r0)
 			runtime.ReadMemStats(&ms)
 			cancel()
 			require.NoError(t, err)

@@ -131,7 +131,7 @@ func main() {
 				go measure.SampleHeap(stop, &pk)
 				ctx, cancel := context.WithTimeout(context.Background(), d)
 				dl, _ := ctx.Deadline()
-				c0, w0 := measure.ThreadCPU(), time.Now()
+				r0 := measure.Read()
 				atD := measure.CPUAt(tid, dl)
 				var lateTm *time.Timer
 				if *late {
@@ -139,17 +139,17 @@ func main() {
 				}
 				sol, err := ilp.Solve(ctx, p, nil)
 				end := time.Now()
-				cEnd := measure.ThreadCPUOf(tid)
+				cEnd := measure.ReadOf(tid)
 				if lateTm != nil {
 					lateTm.Stop()
 				}
 				co := time.Duration(0)
 				if cD, _, reached := atD.Stop(); reached {
-					co = max(0, cEnd-cD)
+					co = cEnd.Since(cD)
 				}
 				cpuOver = append(cpuOver, co)
-				if w := end.Sub(w0); w > 0 {
-					shares = append(shares, float64(measure.ThreadCPU()-c0)/float64(w))
+				if w := end.Sub(r0.Wall); w > 0 {
+					shares = append(shares, float64(measure.Read().Since(r0))/float64(w))
 				}
 				cancel()
 				close(stop)

@@ -149,10 +149,10 @@ func main() {
 				atD := measure.CPUAt(tid, dl)
 				p, err := s.Round(ctx, snaps[si])
 				end := time.Now()
-				cEnd := measure.ThreadCPUOf(tid)
+				cEnd := measure.ReadOf(tid)
 				co := time.Duration(0)
 				if cD, _, reached := atD.Stop(); reached {
-					co = max(0, cEnd-cD)
+					co = cEnd.Since(cD)
 				}
 				cancel()
 				close(stop)

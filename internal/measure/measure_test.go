@@ -75,3 +75,41 @@ func TestStartCPUProfile(t *testing.T) {
 	_, err = StartCPUProfile(t.TempDir() + "/no/such/dir/cpu.pprof")
 	assert.Error(t, err)
 }
+
+// TestReadingSince: the CPU time between two readings is bounded by the
+// wall time between them (a clock that caught up by a second in a
+// millisecond counts the millisecond), and never negative.
+func TestReadingSince(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	r0 := Reading{CPU: 5 * time.Second, Wall: t0}
+	for _, c := range []struct {
+		name      string
+		cpu, wall time.Duration
+		want      time.Duration
+	}{
+		{"cpu below wall", time.Millisecond, 3 * time.Millisecond, time.Millisecond},
+		{"equal", 2 * time.Millisecond, 2 * time.Millisecond, 2 * time.Millisecond},
+		{"cpu caught up", time.Second, time.Millisecond, time.Millisecond},
+		{"no wall time", 7 * time.Millisecond, 250, 250},
+		{"cpu behind", -time.Millisecond, time.Millisecond, 0},
+		{"wall behind", time.Millisecond, -time.Millisecond, 0},
+	} {
+		r := Reading{CPU: r0.CPU + c.cpu, Wall: t0.Add(c.wall)}
+		assert.Equal(t, c.want, r.Since(r0), c.name)
+	}
+	if !ThreadCPUAvailable {
+		return
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	a := Read()
+	x := 0
+	for i := range 5_000_000 {
+		x += i % 7
+	}
+	b, of := Read(), ReadOf(ThreadID())
+	assert.Positive(t, x)
+	assert.Positive(t, b.Since(a))
+	assert.LessOrEqual(t, b.Since(a), b.Wall.Sub(a.Wall))
+	assert.Positive(t, of.Since(a))
+}
