@@ -203,6 +203,17 @@ func shortOfCapacity(p *Problem, assign []int, from, checked int, sign float64, 
 	return demand/float64(sampled)*free > left
 }
 
+// stepSlope is the profit gained per GPU added by a step from an option of
+// profit pc on gc GPUs to one of profit pr on g GPUs: +Inf for more profit
+// on no more GPUs (the step up of upgradeLate and quickGreedy's spreading
+// pass).
+func stepSlope(pc float64, gc int, pr float64, g int) float64 {
+	if g <= gc {
+		return math.Inf(1)
+	}
+	return (pr - pc) / float64(g-gc)
+}
+
 // upgradeLate moves each job of admitted (in order, each on the option
 // admitLate's per-GPU rule chose) one step up, while the budget lasts: to
 // the option of most profit gained per GPU added that fits once its own
@@ -230,11 +241,7 @@ func upgradeLate(p *Problem, assign []int, admitted []int32, sign float64, clk *
 		for k, o := range j.Options {
 			work := 1
 			pr := sign * (o.Value - j.Unallocated)
-			slope := math.Inf(1) // (more profit on no more GPUs)
-			if o.GPUs > co.GPUs {
-				slope = (pr - pc) / float64(o.GPUs-co.GPUs)
-			}
-			if pr > pc && slope > bs {
+			if slope := stepSlope(pc, co.GPUs, pr, o.GPUs); pr > pc && slope > bs {
 				ok, w := rows.fits(p, i, o)
 				if ok {
 					bk, bs = k, slope

@@ -1514,12 +1514,8 @@ func (sr *search) spreadChoice(capv []int, j *mjob) int {
 	bo := -1
 	for oi := range j.opts {
 		o := &j.opts[oi]
-		if bo >= 0 {
-			b := &j.opts[bo]
-			// o.p/o.g > b.p/b.g, in products (g > 0)
-			if x, y := o.p*float64(b.g), b.p*float64(o.g); x < y || x == y && o.p <= b.p {
-				continue
-			}
+		if bo >= 0 && !perGPU(o.p, o.g, j.opts[bo].p, j.opts[bo].g) {
+			continue
 		}
 		if sr.fits(capv, j, oi) {
 			bo = oi
@@ -1529,8 +1525,8 @@ func (sr *search) spreadChoice(capv []int, j *mjob) int {
 }
 
 // stepUp moves job j from its option c one step up, updating capv: to the
-// option of most profit gained per GPU added that fits once c is given
-// back (more profit on no more GPUs first); c itself when none gains.
+// option of most profit gained per GPU added (stepSlope) that fits once c
+// is given back; c itself when none gains.
 func (sr *search) stepUp(capv []int, j *mjob, c int) int {
 	apply(capv, j, c, -1)
 	cur := &j.opts[c]
@@ -1540,11 +1536,7 @@ func (sr *search) stepUp(capv []int, j *mjob, c int) int {
 		if o.p <= cur.p+sr.eqTol {
 			continue
 		}
-		slope := math.Inf(1)
-		if o.g > cur.g {
-			slope = (o.p - cur.p) / float64(o.g-cur.g)
-		}
-		if slope > bs && sr.fits(capv, j, oi) {
+		if slope := stepSlope(cur.p, cur.g, o.p, o.g); slope > bs && sr.fits(capv, j, oi) {
 			bo, bs = oi, slope
 		}
 	}
