@@ -66,9 +66,9 @@ func TestRootHeuristicsNearDeadline(t *testing.T) {
 // previous round's plan, as a host's control loop does) on shapes whose
 // capacity is short of the jobs' demand, on the solving thread's CPU clock:
 // out of time, the late admission admits the jobs it reaches, and they
-// must not take the capacity whole. After 40 rounds the plan's profit
+// must not take the capacity whole. After the rounds the plan's profit
 // (objective less every job's unallocated value) reaches at least the
-// share of a solve with time given per shape. Before, each admitted job
+// share of a solve with time given per shape (see below). Before, each admitted job
 // took its most profitable option: on 5,000 identical jobs over 7,503 GPUs
 // 476 jobs ran on 16 GPUs and the rounds stopped there (objective −757,
 // 26.5 % of the profit with time). The late admission's per-GPU rule gave
@@ -77,7 +77,20 @@ func TestRootHeuristicsNearDeadline(t *testing.T) {
 // machine (26.5 % in a CI run); with its own per-GPU rule (shortAtLam)
 // 90-107 % at loads of 1-4 (a solve with 500 ms reaches 11,004; the bound
 // is 12,074). 5,000 jobs with a quota each: 73 % before, 97-99 % now.
+//
+// The rounds go on until the share is reached, at most maxRounds: each
+// round out of time admits at least greedyMinJobs jobs (64) and more on a
+// faster machine, so the share after a fixed number of rounds measured the
+// machine (40 rounds gave 90-107 % on one machine, 46-93 % on another of
+// the same kind). Three further ways the rounds stalled short of the
+// capacity, each now fixed: quickGreedy judged the demand of the 64 jobs it
+// ordered against all the GPUs left (not short: each took 16 GPUs, 375 of
+// them held 6,000 GPUs); the late admission's sample counted free jobs
+// from the end of the model only (240-2,700 where 2,600-4,300 waited);
+// and once every job after the model ran, the model's queued jobs were
+// never admitted (2,752 jobs running, 4,689 GPUs idle, for good).
 func TestLateRoundsSpreadCapacity(t *testing.T) {
+	const maxRounds = 150
 	if !ilp.ThreadCPUClock {
 		t.Skip("needs a per-thread CPU clock (Linux)")
 	}
@@ -88,8 +101,8 @@ func TestLateRoundsSpreadCapacity(t *testing.T) {
 		name  string
 		share float64
 	}{
-		{"5000 identical jobs", 0.7},
-		{"5000 jobs, a quota per job", 0.7},
+		{"5000 identical jobs", 0.85},
+		{"5000 jobs, a quota per job", 0.7}, // (rounds out of time never move a job: which jobs run is set by the order they came in)
 	} {
 		p := bigShape7(tc.name)
 		base := 0.0 // the objective with every job unallocated
@@ -99,16 +112,17 @@ func TestLateRoundsSpreadCapacity(t *testing.T) {
 		timed, err := ilp.Solve(context.Background(), p, &ilp.Settings{TimeLimit: 500 * time.Millisecond})
 		require.NoError(t, err)
 		var warm []int
-		prev := math.Inf(-1)
-		for range 40 {
+		prev, got, rounds := math.Inf(-1), 0.0, 0
+		for rounds < maxRounds && got < tc.share {
 			_, _, sol, err := ilp.TraceSolve(p, 5*time.Millisecond, &ilp.Settings{WarmStart: warm})
 			require.NoError(t, err)
 			require.NoError(t, p.Check(sol.Assignment))
 			require.GreaterOrEqual(t, sol.Objective, prev, "%s: worse than the warm start", tc.name)
 			prev, warm = sol.Objective, sol.Assignment
+			got = (prev - base) / (timed.Objective - base)
+			rounds++
 		}
-		got := (prev - base) / (timed.Objective - base)
-		t.Logf("%s: objective %.6g after 40 rounds, %.6g with time: %.1f %% of the profit", tc.name, prev, timed.Objective, 100*got)
+		t.Logf("%s: objective %.6g after %d rounds, %.6g with time: %.1f %% of the profit", tc.name, prev, rounds, timed.Objective, 100*got)
 		assert.GreaterOrEqual(t, got, tc.share, tc.name)
 	}
 }
