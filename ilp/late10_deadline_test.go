@@ -30,12 +30,7 @@ import (
 // copies ran 0.5-0.8 ms past D), and the programs were sized at a third to
 // a sixth of their cost.
 func TestRootHeuristicsNearDeadline(t *testing.T) {
-	if !ilp.ThreadCPUClock {
-		t.Skip("needs a per-thread CPU clock (Linux)")
-	}
-	if testing.Short() || raceEnabled {
-		t.Skip("seconds of solves")
-	}
+	skipCPUSolves(t)
 	slow, n := 0, 0 // solves more than half the allowance past D
 	for _, c := range ilptest.HardCorpus()[:2] {
 		p := ilptest.Hard(c)
@@ -91,12 +86,7 @@ func TestRootHeuristicsNearDeadline(t *testing.T) {
 // never admitted (2,752 jobs running, 4,689 GPUs idle, for good).
 func TestLateRoundsSpreadCapacity(t *testing.T) {
 	const maxRounds = 150
-	if !ilp.ThreadCPUClock {
-		t.Skip("needs a per-thread CPU clock (Linux)")
-	}
-	if testing.Short() || raceEnabled {
-		t.Skip("seconds of solves")
-	}
+	skipCPUSolves(t)
 	for _, tc := range []struct {
 		name  string
 		share float64

@@ -155,12 +155,7 @@ func dedup(s []string) []string {
 // taking them off the rows (the model) each took pins × quotas over every
 // job: 35-40 ms past the deadline.
 func TestLateDeadlineShapes(t *testing.T) {
-	if !ilp.ThreadCPUClock {
-		t.Skip("needs a per-thread CPU clock (Linux)")
-	}
-	if testing.Short() || raceEnabled {
-		t.Skip("seconds of solves")
-	}
+	skipCPUSolves(t)
 	const (
 		contract   = iota // the whole solve meets the contract
 		late              // the late path within half the allowance

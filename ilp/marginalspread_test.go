@@ -48,12 +48,7 @@ func interchangeable(rng *rand.Rand, n, types int) *ilp.Problem {
 // gave 1,856 of 3,631 jobs 2 GPUs while 533 waited (17 % below the bound),
 // which only the exchange moves of very tight deadlines repaired.
 func TestTimeLimitSpreadsLeftovers(t *testing.T) {
-	if !ilp.ThreadCPUClock {
-		t.Skip("needs a per-thread CPU clock (Linux)")
-	}
-	if testing.Short() || raceEnabled {
-		t.Skip("seconds of solves")
-	}
+	skipCPUSolves(t)
 	rng := rand.New(rand.NewPCG(4, 9))
 	check := func(what string, p *ilp.Problem, d time.Duration) {
 		_, _, sol, err := ilp.TraceSolve(p, 0, &ilp.Settings{TimeLimit: d})
@@ -70,4 +65,17 @@ func TestTimeLimitSpreadsLeftovers(t *testing.T) {
 		}
 	}
 	check("5000 identical jobs", bigShape7("5000 identical jobs"), 2*time.Second)
+}
+
+// skipCPUSolves skips a test of seconds of solves on the solving thread's
+// CPU clock: without such a clock, in -short runs and under the race
+// detector (which slows every step several times over).
+func skipCPUSolves(t *testing.T) {
+	t.Helper()
+	if !ilp.ThreadCPUClock {
+		t.Skip("needs a per-thread CPU clock (Linux)")
+	}
+	if testing.Short() || raceEnabled {
+		t.Skip("seconds of solves")
+	}
 }

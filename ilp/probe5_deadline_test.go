@@ -57,12 +57,7 @@ func manyTypes(n, t int) *ilp.Problem {
 // building that one job (the build looked at the clock between jobs only):
 // a job that large is now timed before it is built.
 func TestProbe5DeadlineShapes(t *testing.T) {
-	if !ilp.ThreadCPUClock {
-		t.Skip("needs a per-thread CPU clock (Linux)")
-	}
-	if testing.Short() || raceEnabled {
-		t.Skip("seconds of solves")
-	}
+	skipCPUSolves(t)
 	oneJob := &ilp.Problem{Sense: ilp.Maximize, Capacity: map[string]int{"a": 1000}}
 	j := ilp.Job{ID: "big", Pin: -1}
 	for k := 0; k < 200000; k++ {

@@ -128,12 +128,7 @@ func bigShape7(name string) *ilp.Problem {
 // each cold and warm-started from its own previous answer (a round loop).
 // -probe7.known adds a shape known to break the contract.
 func TestProbe7DeadlineShapes(t *testing.T) {
-	if !ilp.ThreadCPUClock {
-		t.Skip("needs a per-thread CPU clock (Linux)")
-	}
-	if testing.Short() || raceEnabled {
-		t.Skip("seconds of solves")
-	}
+	skipCPUSolves(t)
 	names := []string{
 		"one type, 10000 jobs of one option", "5000 identical jobs", "60 types, 300 jobs",
 		"5000 jobs, a quota per job", "3000 jobs, 30 nested quotas", "5000 jobs, values 1e-300..1e275",
@@ -194,12 +189,7 @@ func TestProbe7DeadlineShapes(t *testing.T) {
 // round runs: out of time, each round's admission starts only the first
 // few dozen jobs it considers (see the report of probe-ilp7).
 func TestProbe7RoundLoop(t *testing.T) {
-	if !ilp.ThreadCPUClock {
-		t.Skip("needs a per-thread CPU clock (Linux)")
-	}
-	if testing.Short() || raceEnabled {
-		t.Skip("seconds of solves")
-	}
+	skipCPUSolves(t)
 	for _, name := range []string{"5000 identical jobs", "5000 jobs, a quota per job", "3000 jobs, counts ×2^40"} {
 		p := bigShape7(name)
 		var warm []int
