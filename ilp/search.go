@@ -1481,9 +1481,10 @@ func (sr *search) quickOrder(free []int32, left []int, lam []float64, start, cho
 // choice and left: each job in turn takes the option of least reduced cost
 // at lam that fits (spread: of most profit per GPU), then every job is
 // upgraded in job order (upgradeInOrder; spread: the GPUs left go a step
-// at a time where they add most per GPU, spreadRest). cut says quickOrder did not order every queued
-// job; when either pass over them is cut short after admitting some, the
-// GPUs left stay for the jobs not reached (noStepUps).
+// at a time where they add most per GPU, spreadRest). cut says quickOrder
+// did not order every queued job; when either pass over them is cut short
+// after admitting some, the GPUs left stay for the jobs not reached
+// (noStepUps).
 func (sr *search) quickPasses(free []int32, left []int, lam []float64, choice []int, order profitOrder, spread, cut bool) {
 	m := sr.m
 	var pace1 greedyPace // the clock, by the work of the first pass (lateclock.go)
@@ -1691,7 +1692,7 @@ func (sr *search) solution() Solution {
 			assign[m.jobs[i].orig] = int(m.jobs[i].opts[c].k)
 		}
 	}
-	restGain := 0.0
+	lateGain := 0.0
 	// The late admission completes the plan with the jobs after the model
 	// (m.rest on) and, when the search was cut short, the model's jobs the
 	// incumbent leaves unallocated: past greedyEnd the greedy that starts
@@ -1719,7 +1720,7 @@ func (sr *search) solution() Solution {
 				}
 			}
 		}
-		restGain, _ = admitLate(m.p, assign, from, sr.set.WarmStart, len(m.p.Jobs), sr.clk, &rows)
+		lateGain, _ = admitLate(m.p, assign, from, sr.set.WarmStart, len(m.p.Jobs), sr.clk, &rows)
 	}
 	obj := m.p.Objective(assign)
 	sol := Solution{Status: Feasible, Assignment: assign, Objective: obj, Nodes: sr.nodes}
@@ -1743,7 +1744,7 @@ func (sr *search) solution() Solution {
 		ub = math.Max(ub, sr.bestP+sr.step)
 	}
 	ub = math.Min(ub, sr.root) + m.restP
-	c := obj - m.sign*(sr.bestP+restGain) // constant part of the objective
+	c := obj - m.sign*(sr.bestP+lateGain) // constant part of the objective
 	sol.Bound = c + m.sign*ub
 	if m.rest < len(m.p.Jobs) && sr.warm != nil {
 		keepWarm(m.p, &sol, sr.set.WarmStart, m.pins, sr.clk)
