@@ -10,9 +10,13 @@ import (
 
 // QuickGreedyPastEnd runs quickGreedy over the jobs of a problem of n
 // jobs (wideProblem's, at λ = 0) on a locked thread whose CPU clock is
-// the solver's, once for each offset of its greedyEnd after the call's
-// start, and returns the most CPU any call ran past its greedyEnd and
-// that call's offset.
+// the solver's, quickGreedyTries times for each offset of its greedyEnd
+// after the call's start, and returns, over the offsets, the most of the
+// least CPU the tries of an offset ran past their greedyEnd, and that
+// offset. (The least of a few, as the deadline tests take the least of
+// five solves: this machine's thread clock lags and then catches up, by
+// up to several ms at once, and under load one call in a few hundred
+// read 0.6-0.8 ms past greedyEnd where its tries read 0.1-0.3 ms.)
 func QuickGreedyPastEnd(n int, offsets []time.Duration) (worst, at time.Duration, err error) {
 	p := wideProblem(n, 8)
 	sc, err := p.validate(nil, nil)
@@ -30,12 +34,22 @@ func QuickGreedyPastEnd(n int, offsets []time.Duration) (worst, at time.Duration
 	now = func() time.Time { return base.Add(measure.Read().Since(r0)) }
 	defer func() { now = time.Now }()
 	for _, off := range offsets {
-		sr := newSearch(newClock(context.Background(), now(), 0), m, &Settings{})
-		sr.clk.greedyEnd = now().Add(off)
-		sr.quickGreedy(free, m.cap, lam, nil)
-		if past := now().Sub(sr.clk.greedyEnd); past > worst {
-			worst, at = past, off
+		least := time.Duration(-1)
+		for range quickGreedyTries {
+			sr := newSearch(newClock(context.Background(), now(), 0), m, &Settings{})
+			sr.clk.greedyEnd = now().Add(off)
+			sr.quickGreedy(free, m.cap, lam, nil)
+			if past := now().Sub(sr.clk.greedyEnd); least < 0 || past < least {
+				least = past
+			}
+		}
+		if least > worst {
+			worst, at = least, off
 		}
 	}
 	return worst, at, nil
 }
+
+// quickGreedyTries is the number of calls QuickGreedyPastEnd makes per
+// offset.
+const quickGreedyTries = 3
