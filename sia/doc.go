@@ -126,11 +126,21 @@
 // exactly with that entry's shape, within its quotas and its type's
 // reservation (counted by GPUs held, not charges); jobs that hold GPUs,
 // pinned or not, are not touched, and a round with no time left fills
-// nothing. Such a plan goes beyond the problem the solver solved: its
-// Objective is the plan's, its Bound the bound of the uncharged relaxation
-// (every configuration counting its GPUs), which holds every placeable
-// plan, and its Status is StatusFeasible, or StatusOptimal when that
-// relaxation's proven optimum equals the plan's objective (see Plan.Status).
+// nothing. A job that still waits beside idle GPUs of its type that hold its
+// count (a rigid job's, an adaptive job's smallest), in no shape it was
+// offered — nodes of 15 and 4 GPUs running a rigid 9 on the 15 leave 6 + 4
+// idle beside a waiting rigid 10; pinned jobs holding half of each of two
+// 6-GPU nodes leave 3 + 3 beside a rigid 6 — is then started on a shape of
+// those idle GPUs (as few nodes as they allow, each part in whole
+// replicas), valued as its row is for that shape's node count and marked
+// Shaped in its row; a job the solver preempted may restart on one too,
+// valued with its restart factor. So no GPU is idle by construction beside
+// a job that fits it. Such a plan goes beyond the problem the solver
+// solved: its Objective is the plan's, its Bound the bound of the
+// uncharged relaxation (every configuration, shaped ones included,
+// counting its GPUs), which holds every placeable plan, and its Status is
+// StatusFeasible, or StatusOptimal when that relaxation's proven optimum
+// equals the plan's objective (see Plan.Status).
 //
 // # Deadlines, reasons and bad input
 //

@@ -39,6 +39,9 @@ import (
 //     the limits are on GPUs, and the charges are the solver's device to
 //     keep its allocations placeable).
 //
+// The jobs still waiting then get a second pass, on shapes of the idle
+// GPUs the round did not offer them (shaped.go).
+//
 // Then each job it started (not one put back on its current GPUs) grows: in
 // the order they were started, it gives its GPUs back and takes the entry
 // of its row with the best value above its own (ties: fewer GPUs, then
@@ -111,6 +114,14 @@ type filler struct {
 	quotaOf [][]int        // per row: the quotas covering it
 	qUse    []int          // per quota of m.Quotas: GPUs held it counts
 	parts   []fillPart     // placePart's scratch
+	// types are the fleet's types (size 0 shapes, see nodeShape) with
+	// their idle GPUs, typeAt each node's position in them; shapes values
+	// the entries the second pass builds from idle GPUs (its zero value:
+	// no second pass, see shaped.go), which stops at stop (zero: no limit).
+	types  []nodeShape
+	typeAt []int
+	shapes shapeValuer
+	stop   time.Time
 	// freeBuf and gpuBuf are the arrays freeOn's and place's slices are
 	// cut from (fillChunk elements at a time).
 	freeBuf []bool
@@ -135,6 +146,7 @@ func fillIdle(snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, budge
 	if budget == 0 || len(snap.Nodes) == 0 || !mayFill(m, sol, lay) {
 		return nil
 	}
+	start := time.Now()
 	gpus, held := 0, 0
 	for _, n := range snap.Nodes {
 		gpus += n.GPUs
@@ -158,6 +170,12 @@ func fillIdle(snap *Snapshot, m *goodputMatrix, sol solution, lay *layout, budge
 	f := newFiller(snap, m, lay)
 	if f == nil {
 		return nil // no GPU is idle
+	}
+	if budget > 0 {
+		f.stop = start.Add(budget)
+	}
+	if f.shapes.on() && !f.shapes.stop.IsZero() && (f.stop.IsZero() || f.shapes.stop.Before(f.stop)) {
+		f.stop = f.shapes.stop
 	}
 	cands := f.candidates(rows)
 	if len(cands) == 0 {
@@ -221,6 +239,8 @@ func (f *filler) start(cands []fillCandidate, choice []int, lay *layout) (filled
 			grow = append(grow, c.row)
 		}
 	}
+	shaped, more := f.startShaped(cands, done, choice, lay)
+	filled, grow = append(filled, shaped...), append(grow, more...)
 	f.growAll(grow, choice, lay, kept)
 	return filled, kept
 }
@@ -361,9 +381,11 @@ func (f *filler) retake(gs []GPU) {
 }
 
 // mayFill reports whether the fill step can improve on the layout: not
-// when the solver proved its allocation optimal, placement kept it and no
+// when the solver proved its allocation optimal, placement kept it, no
 // entry is charged more than its GPUs (the charged problem is then the
-// uncharged one, and no job the fill could start is worth it).
+// uncharged one, and no job the fill could start on an entry is worth it)
+// and no waiting job could take a shape of idle GPUs over several pools
+// (mayShape).
 func mayFill(m *goodputMatrix, sol solution, lay *layout) bool {
 	if sol.Status != StatusOptimal || m.Partial || len(lay.Unplaced) > 0 || len(lay.Kept) > 0 {
 		return true
@@ -371,6 +393,46 @@ func mayFill(m *goodputMatrix, sol solution, lay *layout) bool {
 	for i := range m.Rows {
 		for k := range m.Rows[i].Entries {
 			if e := &m.Rows[i].Entries[k]; !e.Dropped && !e.Dominated && e.charge() > e.Config.GPUs {
+				return true
+			}
+		}
+	}
+	return lay.shapes.on() && mayShape(m, sol)
+}
+
+// mayShape reports whether a job the solution leaves waiting has an entry
+// worth more than waiting on a type with several pools whose GPUs the
+// solution leaves free hold its count: each pool may be too full for it
+// while the idle GPUs of the type together are not (shaped.go).
+func mayShape(m *goodputMatrix, sol solution) bool {
+	var free map[string]int // per type with several pools
+	for t, ps := range m.Pools {
+		if len(ps) > 1 {
+			if free == nil {
+				free = map[string]int{}
+			}
+			free[t] = m.TypeCapacity(t)
+		}
+	}
+	if free == nil {
+		return false
+	}
+	for i, c := range sol.Choice {
+		if c >= 0 {
+			e := &m.Rows[i].Entries[c]
+			if _, ok := free[e.Config.Type]; ok {
+				free[e.Config.Type] -= e.Config.GPUs
+			}
+		}
+	}
+	for i, c := range sol.Choice {
+		if c >= 0 {
+			continue
+		}
+		row := &m.Rows[i]
+		for k := range row.Entries {
+			e := &row.Entries[k]
+			if f, ok := free[e.Config.Type]; ok && e.Config.GPUs <= f && !e.Dropped && !e.Invalid && better(e.Value, row.Unallocated, m.Sense) {
 				return true
 			}
 		}
@@ -409,10 +471,10 @@ func fillRows(snap *Snapshot, m *goodputMatrix, lay *layout, budget time.Duratio
 // held per reserved type and per quota; nil when no GPU is idle. It reads
 // each GPU held once, looking its node up once per run of GPUs on one node.
 func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
-	perNode := make([]int, 2*len(snap.Nodes)) // the idle GPUs and the shape of each node
+	perNode := make([]int, 3*len(snap.Nodes)) // the idle GPUs, the shape and the type of each node
 	f := &filler{snap: snap, m: m, nodeIdx: lay.nodeAt, gpus: lay.gpus, idle: perNode[:len(snap.Nodes):len(snap.Nodes)],
 		held: make([][]int, len(snap.Nodes)), free: map[int][]bool{}, pools: map[fillPoolKey][]int{}, poolOf: make([]string, len(snap.Nodes)),
-		largest: map[string]int{}, typeUse: map[string]int{}}
+		largest: map[string]int{}, typeUse: map[string]int{}, shapes: lay.shapes}
 	build := f.nodeIdx == nil // else validation's
 	if build {
 		f.nodeIdx = make(map[string]int, len(snap.Nodes))
@@ -421,7 +483,8 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 	// once, and each node's shape: a type's nodes of two sizes may
 	// alternate, so runs of one shape can be one node long.
 	sh := fillNodeShapes{shapes: make([]nodeShape, 0, len(m.Capacity)), types: make([]nodeShape, 0, len(m.Types))} // one shape per pool
-	shapeOf := perNode[len(snap.Nodes):]
+	shapeOf := perNode[len(snap.Nodes) : 2*len(snap.Nodes) : 2*len(snap.Nodes)]
+	f.typeAt = perNode[2*len(snap.Nodes):]
 	for k := range snap.Nodes {
 		n := &snap.Nodes[k]
 		if build {
@@ -439,6 +502,7 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 			sh.shapes[s].reserved = m.Reserved[n.Type] > 0
 		}
 		f.poolOf[k] = sh.shapes[s].pool
+		f.typeAt[k] = sh.shapes[s].typeAt
 	}
 	f.quotaRows()
 	f.qUse = make([]int, len(m.Quotas))
@@ -508,6 +572,7 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 		}
 		if f.idle[k] > 0 {
 			total += f.idle[k]
+			sh.types[s.typeAt].gpus += f.idle[k]
 			s.idle++
 			sh.types[s.typeAt].idle++
 		}
@@ -548,6 +613,7 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 	if total == 0 {
 		return nil
 	}
+	f.types = sh.types
 	// By idle GPUs, then node order (best fit), sorted as keys of both
 	// packed in one integer (no comparison function).
 	var keys []uint64
@@ -589,6 +655,7 @@ type nodeShape struct {
 	reserved     bool
 	held, idle   int
 	nodes        []int
+	gpus         int // of a type (size 0): its idle GPUs
 }
 
 // find returns node n's shape, and whether it was added (a new shape).
@@ -692,16 +759,12 @@ func sortedKeys(m map[string]int) []string {
 // candidates returns the offered entries of rows worth more than waiting
 // and no larger than their type's idle GPUs, best gain per GPU first.
 func (f *filler) candidates(rows []int) []fillCandidate {
-	idleOf := map[string]int{}
-	for k, n := range f.snap.Nodes {
-		idleOf[n.Type] += max(f.idle[k], 0)
-	}
 	var out []fillCandidate
 	for _, i := range rows {
 		row := &f.m.Rows[i]
 		for k := range row.Entries {
 			e := &row.Entries[k]
-			if e.Dropped || e.Dominated || e.Invalid || e.unvalued || e.Config.GPUs <= 0 || e.Config.GPUs > idleOf[e.Config.Type] {
+			if e.Dropped || e.Dominated || e.Invalid || e.unvalued || e.Config.GPUs <= 0 || e.Config.GPUs > f.typeIdle(e.Config.Type) {
 				continue
 			}
 			gain := e.Value - row.Unallocated
@@ -806,16 +869,22 @@ func (f *filler) place(c configset.Config) ([]GPU, bool) {
 		}
 		plan = got
 	}
+	return f.takeParts(plan, c.GPUs), true
+}
+
+// takeParts takes the GPUs of plan (g in all) and returns them ordered by
+// node (snapshot order) then index.
+func (f *filler) takeParts(plan []fillPart, g int) []GPU {
 	slices.SortFunc(plan, func(a, b fillPart) int { return cmp.Compare(a.node, b.node) })
-	if len(f.gpuBuf) < c.GPUs {
-		f.gpuBuf = make([]GPU, max(c.GPUs, fillChunk))
+	if len(f.gpuBuf) < g {
+		f.gpuBuf = make([]GPU, max(g, fillChunk))
 	}
-	gs := f.gpuBuf[:0:c.GPUs]
-	f.gpuBuf = f.gpuBuf[c.GPUs:]
+	gs := f.gpuBuf[:0:g]
+	f.gpuBuf = f.gpuBuf[g:]
 	for _, p := range plan {
 		gs = f.takeGPUs(gs, p)
 	}
-	return gs, true
+	return gs
 }
 
 // placePart chooses nodes for g GPUs on n nodes (0: placement.Shape's count)
@@ -872,6 +941,16 @@ func (f *filler) position(ns []int, k int) int {
 	return at
 }
 
+// typeIdle returns the idle GPUs of type t.
+func (f *filler) typeIdle(t string) int {
+	for k := range f.types {
+		if f.types[k].typ == t {
+			return f.types[k].gpus
+		}
+	}
+	return 0
+}
+
 // takeIdle lowers node k's idle GPUs by n, keeping its pools' lists sorted.
 func (f *filler) takeIdle(k, n int) {
 	nd := &f.snap.Nodes[k]
@@ -883,6 +962,7 @@ func (f *filler) takeIdle(k, n int) {
 		}
 	}
 	f.idle[k] -= n
+	f.types[f.typeAt[k]].gpus -= n
 	if f.idle[k] <= 0 {
 		return
 	}

@@ -118,11 +118,12 @@ func TestFillRowsSized(t *testing.T) {
 // uncharged relaxation's optimum (brute force), and its Bound is never
 // beaten by that optimum; a plan it did not change keeps the solver's
 // status. Both outcomes occur, and so do preempted jobs the fill puts back
-// on their current GPUs (Keep).
+// on their current GPUs (Keep) and preempted jobs it restarts on a shape of
+// idle GPUs (a Shaped entry valued with the row's restart factor).
 func TestFillStatus(t *testing.T) {
 	s, err := New(nil)
 	require.NoError(t, err)
-	var filled, optimal, feasible, kept int
+	var filled, optimal, feasible, kept, moved int
 	for c := 0; c < 300; c++ {
 		rng := rand.New(rand.NewPCG(uint64(c), 5))
 		size := 3 + rng.IntN(13)
@@ -151,11 +152,20 @@ func TestFillStatus(t *testing.T) {
 		}
 		filled++
 		for i, d := range p.Decisions {
-			if slices.Contains(p.filled, d.Job) && snap.Jobs[i].State.Current.Running() {
-				kept++
-				assert.Equal(t, Keep, d.Action, "case %d: a preempted job put back on its GPUs", c)
-				assert.ElementsMatch(t, snap.Jobs[i].State.Current.Placement, d.Allocation.Placement)
+			if !slices.Contains(p.filled, d.Job) || !snap.Jobs[i].State.Current.Running() {
+				continue
 			}
+			if e := p.entry(i); e.Shaped {
+				// restarted on a shape of idle GPUs: valued with its restart factor
+				moved++
+				assert.NotEqual(t, Keep, d.Action, "case %d", c)
+				assert.False(t, e.Current, "case %d", c)
+				assert.Equal(t, p.matrix.Rows[i].Restart, e.Restart, "case %d", c)
+				continue
+			}
+			kept++
+			assert.Equal(t, Keep, d.Action, "case %d: a preempted job put back on its GPUs", c)
+			assert.ElementsMatch(t, snap.Jobs[i].State.Current.Placement, d.Allocation.Placement)
 		}
 		best, _ := bruteForce(uncharged(p.matrix))
 		tol := 1e-9 * math.Max(1, math.Abs(best))
@@ -171,8 +181,9 @@ func TestFillStatus(t *testing.T) {
 			t.Errorf("case %d: status %v", c, p.Status)
 		}
 	}
-	t.Logf("%d filled plans: %d optimal, %d feasible; %d preempted jobs kept", filled, optimal, feasible, kept)
+	t.Logf("%d filled plans: %d optimal, %d feasible; %d preempted jobs kept, %d moved to idle GPUs", filled, optimal, feasible, kept, moved)
 	assert.Positive(t, optimal)
+	assert.Positive(t, moved)
 	assert.Positive(t, feasible)
 	assert.Positive(t, kept)
 }

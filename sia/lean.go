@@ -87,6 +87,10 @@ func (s *Scheduler) leanRound(ctx context.Context, snap *Snapshot, cl *cluster, 
 	s.observe(Event{Stage: StageSolve, Jobs: len(snap.Jobs), Offered: nopts, Status: sol.Status})
 	lay := leanLayout(snap, m)
 	lay.nodeAt, lay.gpus = cl.nodeAt, cl.gpus
+	if !clk.deadline.IsZero() {
+		// shapes of idle GPUs while the time to D lasts (on time.Now's clock, as fill reads it)
+		lay.shapes = shapeValuer{snap: snap, o: o, cl: cl, stop: time.Now().Add(max(clk.deadline.Sub(clk.now()), 0))}
+	}
 	if filled := fillIdle(snap, m, sol, &lay, -1); len(filled) > 0 {
 		lay.fill = fillOutcome{Filled: filled, Objective: planObjective(m, sol, &lay), Bound: sol.Bound}
 	}

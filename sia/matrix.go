@@ -61,6 +61,10 @@ type matrixEntry struct {
 	Dominated bool
 	// Current marks the job's current configuration.
 	Current bool
+	// Shaped marks an entry the fill step built from the GPUs left idle
+	// after placement (shaped.go): the solver was not offered it; the
+	// plan's bound counts it.
+	Shaped bool
 	// unvalued marks a current configuration whose goodput the round had
 	// no time to predict (rowBare): Choice is zero, Normalized N_min.
 	unvalued bool

@@ -114,11 +114,12 @@ type Plan struct {
 	// solver's allocation: a decision Kept or ReasonUnplaceable). They are
 	// the charged problem's (each configuration counts its
 	// configset.Set.Charge against its pool), except when the fill step
-	// started jobs on GPUs the charges left idle (package doc, "Bounds"):
-	// then Objective is the plan's (each job with GPUs at its entry's
-	// value, the others at waiting's), Bound the bound of the uncharged
-	// relaxation (every configuration counting its GPUs; it holds every
-	// placeable plan, so it bounds this one), solved for at most the
+	// started jobs on GPUs the charges left idle, or on shapes of idle GPUs
+	// the round did not offer (package doc, "Node shapes"): then Objective
+	// is the plan's (each job with GPUs at its entry's value, the others at
+	// waiting's), Bound the bound of the uncharged relaxation (every
+	// configuration, the fill's shapes included, counting its GPUs; it holds
+	// every placeable plan, so it bounds this one), solved for at most the
 	// solve's time and never past the deadline (the capacity-free bound,
 	// every job at its best entry, when no time is left), and Status
 	// StatusOptimal only when the solver's allocation was proven optimal,
@@ -181,6 +182,9 @@ type layout struct {
 	// exactly the snapshot's placements (the lean round's; nil: the fill
 	// step counts the layout's GPUs).
 	gpus *gpuIndex
+	// shapes values the entries the fill step builds from idle GPUs (the
+	// zero value: it starts jobs on the matrix's entries only; shaped.go).
+	shapes shapeValuer
 }
 
 // choice returns the entry job i is placed with.

@@ -33,10 +33,9 @@ import (
 )
 
 var (
-	p11Loops  = flag.Int("probe11.loops", 6, "loops of TestProbe11HostLoop")
-	p11Dump   = flag.Bool("probe11.dump", false, "log each round of TestProbe11HostLoop")
-	p11Strict = flag.Bool("probe11.strict", false, "assert the known gaps of the probe11 tests too")
-	p11Dir    = flag.String("probe11.save", "", "folder where TestProbe11HostLoop saves the problems of exact rounds past 1 s")
+	p11Loops = flag.Int("probe11.loops", 6, "loops of TestProbe11HostLoop")
+	p11Dump  = flag.Bool("probe11.dump", false, "log each round of TestProbe11HostLoop")
+	p11Dir   = flag.String("probe11.save", "", "folder where TestProbe11HostLoop saves the problems of exact rounds past 1 s")
 )
 
 // p11Save writes the round's ilp problem to -probe11.save.

@@ -21,10 +21,10 @@ import (
 // counts sum to at most the type's capacity can all run at once (a rigid
 // job may span nodes in any split), and alone on the cluster, with no
 // deadline, every one starts: no GPU is unusable by construction. Each
-// plan passes p11Check. Known gap (asserted under -probe11.strict only):
-// about 7 % of such jobs wait (nodes of 1 and 6 GPUs, rigid jobs of 4 and
-// 3: the 3 would take 2 + 1 GPUs of two nodes, a shape the round does not
-// offer a job that fits one node).
+// plan passes p11Check. Before the fill step shaped idle GPUs (shaped.go)
+// 46 of 621 such jobs waited (nodes of 15 and 4 GPUs, rigid jobs of 9 and
+// 10: the 10 takes one node, and the 9 needs 5 + 4 GPUs of two nodes of
+// two sizes, a shape the round did not offer a job that fits one node).
 func TestProbe11RigidFillOddShapes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 7))
 	s, err := sia.New(&sia.Options{RoundTimeout: -1})
@@ -70,9 +70,7 @@ func TestProbe11RigidFillOddShapes(t *testing.T) {
 		}
 	}
 	t.Logf("%d rigid jobs started, %d not", started, failed)
-	if *p11Strict {
-		require.Zero(t, failed)
-	}
+	require.Zero(t, failed)
 }
 
 func gpusOf(s sia.Snapshot) []int {

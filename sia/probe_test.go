@@ -704,7 +704,9 @@ func TestProbeChargeOneNode(t *testing.T) {
 // row that fits — here its only one, a never-run job being offered 1 GPU —,
 // a rigid job of exactly the idle count on them), and the plan
 // says it goes beyond the charged problem: Feasible, its objective the
-// plan's, a bound at least as good.
+// plan's, a bound at least as good. Where the solver preempts the running
+// rigid job for the waiting one, the fill restarts it on the GPUs left
+// idle (a shape of them, shaped.go) instead of leaving them idle.
 func TestProbeChargeStrandsGPUs(t *testing.T) {
 	s, err := sia.New(nil)
 	require.NoError(t, err)
@@ -738,7 +740,16 @@ func TestProbeChargeStrandsGPUs(t *testing.T) {
 				assert.Equal(t, 0, idle, "a rigid job of the idle count takes them all")
 			}
 			if filled := sia.PlanFilled(&plan); len(filled) > 0 {
-				assert.Equal(t, []string{waiting.ID}, filled)
+				// the waiting job, and the rigid one when the solver
+				// preempted it for the waiting one and the fill restarts
+				// it on the GPUs left idle
+				for _, id := range filled {
+					assert.Contains(t, []string{waiting.ID, "rigid"}, id)
+				}
+				if slices.Contains(filled, "rigid") {
+					assert.True(t, sia.PlanEntry(&plan, 0).Shaped, "the rigid job moved to a shape of idle GPUs")
+					assert.Equal(t, sia.Move, plan.Decisions[0].Action)
+				}
 				// beyond the charged problem: Feasible, or Optimal when the
 				// uncharged relaxation's optimum proves it
 				assert.GreaterOrEqual(t, plan.Objective, plan.Bound*(1-1e-9), "the bound bounds the filled plan (p < 0: minimised)")

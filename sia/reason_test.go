@@ -93,7 +93,7 @@ func TestQueueReasons(t *testing.T) {
 			snap: Snapshot{Nodes: []Node{{ID: "a0", Type: "A", GPUs: 4}, {ID: "a1", Type: "A", GPUs: 4}}, Jobs: []Job{
 				{ID: "p", NonPreemptible: true, Models: linear, State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 2, Placement: []GPU{{"a0", 0}, {"a0", 1}}}}},
 				{ID: "q", NonPreemptible: true, Models: linear, State: JobState{Current: Allocation{Type: "A", Nodes: 1, GPUs: 2, Placement: []GPU{{"a1", 0}, {"a1", 1}}}}},
-				{ID: "j", Kind: Rigid, GPUs: 4, Models: siatest.Table{"A": {4: 4}}}}}},
+				{ID: "j", Kind: Rigid, GPUs: 4, Models: oneNode{siatest.Table{"A": {4: 4}}}}}}},
 		{name: "running job on a type it may no longer use", job: "j", action: Preempt, want: ReasonNoAdmissibleType,
 			snap: Snapshot{Nodes: oneType, Jobs: []Job{{ID: "j", Types: []string{"B"}, Models: linear, State: held(0)}}}},
 	}
@@ -149,4 +149,16 @@ func TestQueueReasonString(t *testing.T) {
 	}
 	assert.Equal(t, "QueueReason(99)", QueueReason(99).String())
 	assert.Equal(t, "too-large", ReasonTooLarge.String())
+}
+
+// oneNode is a model that runs on one node only: on several nodes no batch
+// size is feasible, so that no shape of idle GPUs over nodes can take the
+// job (shaped.go).
+type oneNode struct{ siatest.Table }
+
+func (m oneNode) Evaluate(t string, nodes, replicas int) (goodput.Choice, bool) {
+	if nodes > 1 {
+		return goodput.Choice{}, false
+	}
+	return m.Table.Evaluate(t, nodes, replicas)
 }

@@ -214,7 +214,7 @@ func (s *Scheduler) Round(ctx context.Context, snap Snapshot) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	lay.nodeAt = cl.nodeAt
+	lay.nodeAt, lay.shapes = cl.nodeAt, shapeValuer{snap: &snap, o: o, cl: cl}
 	lay.fill = fillPlan(ctx, clk, &snap, m, sol, &lay, o, t3.Sub(t2))
 	assemble(&plan, &snap, m, sol, lay, o)
 	if o.Logger != nil && o.Logger.Enabled(ctx, slog.LevelDebug) {

@@ -58,7 +58,8 @@ func nodesOf(prefix, typ string, n, gpus int) []sia.Node {
 // checkShapes asserts the invariants of a plan on any node shape: no GPU to
 // two jobs; every allocation has its entry's GPUs, node count and pool (the
 // shape whose goodput was predicted), split as placement.Shape (or evenly
-// over the entry's nodes).
+// over the entry's nodes) unless the fill step built the entry from idle
+// GPUs (Shaped: split as they were idle).
 func checkShapes(t *testing.T, snap sia.Snapshot, plan sia.Plan) {
 	t.Helper()
 	size := map[string]int{}
@@ -89,7 +90,10 @@ func checkShapes(t *testing.T, snap sia.Snapshot, plan sia.Plan) {
 			continue // a kept job keeps the GPUs it has
 		}
 		if e.Config.Spanning() {
-			checkParts(t, d.Job, e.Config.Parts(), per, size)
+			checkParts(t, d.Job, e.Config.Parts(), per, size, !e.Shaped)
+			continue
+		}
+		if e.Shaped {
 			continue
 		}
 		counts := make([]int, 0, len(per))
@@ -103,7 +107,7 @@ func checkShapes(t *testing.T, snap sia.Snapshot, plan sia.Plan) {
 			r = max(r, size[n])
 		}
 		if want := placement.Shape(a.GPUs, r); len(want) == a.Nodes {
-			require.Equal(t, want, counts, "job %s shape", d.Job)
+			require.Equal(t, want, counts, "job %s shape %v %+v", d.Job, d.Action, *e)
 		}
 	}
 }
