@@ -122,8 +122,10 @@ func checkPlan(t *testing.T, snap *Snapshot, p *Plan) {
 			uniform = uniform && nodes[n].GPUs == r
 		}
 		// A kept job keeps the GPUs the host placed it on, whatever their
-		// shape; every other job is placed by rules (a) and (b).
-		if d.Action != Keep && uniform && r&(r-1) == 0 { // power-of-two nodes: rules (a) and (b)
+		// shape, and the fill step's shapes of idle GPUs split as they were
+		// idle (shaped.go); every other job is placed by rules (a) and (b).
+		shaped := p.entry(i) != nil && p.entry(i).Shaped
+		if d.Action != Keep && !shaped && uniform && r&(r-1) == 0 { // power-of-two nodes: rules (a) and (b)
 			switch {
 			case a.GPUs <= r:
 				assert.Equal(t, 1, len(perNode), "rule (a): job %s with %d GPUs split", j.ID, a.GPUs)

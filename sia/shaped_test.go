@@ -19,7 +19,8 @@ import (
 // only powers of two), restoring jobs pinned on random GPUs that fragment
 // the nodes, and rigid and adaptive jobs (MinGPUs up to the type) whose
 // goodput does not fall with the node count (cross 1), so that every
-// shape of a job's count is worth as much as its offered ones.
+// shape of a job's count is worth as much as its offered ones; sometimes a
+// quota over some of the jobs, or GPUs of the type reserved.
 func shapedSnapshot(rng *rand.Rand) Snapshot {
 	snap := Snapshot{Now: shapesT0().Add(time.Hour)}
 	capacity := 0
@@ -56,6 +57,18 @@ func shapedSnapshot(rng *rand.Rand) Snapshot {
 		}
 		snap.Jobs = append(snap.Jobs, j)
 	}
+	if rng.IntN(3) == 0 { // a quota over some of the jobs
+		q := Quota{Name: "q", Limit: rng.IntN(capacity)}
+		for _, j := range snap.Jobs {
+			if j.ID[0] == 'j' && rng.IntN(2) == 0 {
+				q.Jobs = append(q.Jobs, j.ID)
+			}
+		}
+		snap.Quotas = []Quota{q}
+	}
+	if free := capacity - len(taken); free > 0 && rng.IntN(4) == 0 { // never below what the pinned jobs hold
+		snap.Reserved = map[string]int{"x": 1 + rng.IntN(free)}
+	}
 	return snap
 }
 
@@ -79,19 +92,39 @@ func TestShapedIdleProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 2))
 	s, err := New(nil)
 	require.NoError(t, err)
+	const iters = 300
 	shaped, optimal := 0, 0
-	for iter := 0; iter < 300; iter++ {
+	for iter := 0; iter < iters; iter++ {
 		snap := shapedSnapshot(rng)
 		what := fmt.Sprintf("iter %d (%v)", iter, snap.Nodes)
 		p, err := s.Round(context.Background(), snap)
 		require.NoError(t, err, what)
 		checkEvaluatedShape(t, &snap, &p, what)
+		checkPlan(t, &snap, &p)
 		idle := 0 // one type
 		for _, n := range snap.Nodes {
 			idle += n.GPUs
 		}
 		for _, d := range p.Decisions {
 			idle -= len(d.Allocation.Placement)
+		}
+		if r := snap.Reserved["x"]; r > 0 {
+			assert.GreaterOrEqual(t, idle, r, "%s: the reservation of %d GPUs holds", what, r)
+			idle -= r
+		}
+		quota, held := map[string]bool{}, 0
+		for _, q := range snap.Quotas {
+			for _, id := range q.Jobs {
+				quota[id] = true
+			}
+		}
+		for _, d := range p.Decisions {
+			if quota[d.Job] {
+				held += d.Allocation.GPUs
+			}
+		}
+		for _, q := range snap.Quotas {
+			assert.LessOrEqual(t, held, q.Limit, "%s: quota", what)
 		}
 		for i, d := range p.Decisions {
 			if e := p.entry(i); e != nil && e.Shaped {
@@ -106,6 +139,9 @@ func TestShapedIdleProperty(t *testing.T) {
 				if !e.Invalid && !e.Dropped {
 					need = min(need, e.Config.GPUs)
 				}
+			}
+			if quota[j.ID] && held+need > snap.Quotas[0].Limit {
+				continue // the quota keeps it waiting
 			}
 			assert.Greater(t, need, idle, "%s: job %s of %d GPUs waits (%v) beside %d idle GPUs", what, j.ID, need, d.Reason, idle)
 		}
@@ -125,7 +161,7 @@ func TestShapedIdleProperty(t *testing.T) {
 			assert.InDelta(t, best, p.Objective, tol, "%s: optimal", what)
 		}
 	}
-	t.Logf("300 rounds: %d shaped allocations, %d optimal", shaped, optimal)
+	t.Logf("%d rounds: %d shaped allocations, %d optimal", iters, shaped, optimal)
 	assert.Positive(t, shaped)
 	assert.Positive(t, optimal)
 }
