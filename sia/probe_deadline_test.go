@@ -37,7 +37,8 @@ func probeBigFleet(gpus int) []sia.Node {
 // deadline), 1 ns, 5 ms or 20 ms away returns within the contract in CPU
 // time (max(D, floor) + max(2 ms, D/10), with the same slack for a shared
 // machine as TestRoundDeadline), with a valid plan that still starts queued
-// jobs, and allocates memory linear in the snapshot.
+// jobs, and allocates memory linear in the snapshot (CPU and memory are
+// not asserted under the race detector).
 func TestProbeDeadlineOddFleet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large snapshot")
@@ -126,9 +127,11 @@ func TestProbeDeadlineOddFleet(t *testing.T) {
 			}
 		}
 		t.Logf("%s: least CPU %v (floor %v), %v, %d started, %.1f MB allocated", r.name, best, floor, plan.Status, started, float64(alloc)/1e6)
-		assert.LessOrEqual(t, best, 2*max(r.d, floor)+5*contract(r.d), "%s: CPU of the round", r.name)
+		if !sia.RaceEnabled { // the race detector's slowdown and allocations vary far beyond the allowance
+			assert.LessOrEqual(t, best, 2*max(r.d, floor)+5*contract(r.d), "%s: CPU of the round", r.name)
+			assert.Less(t, alloc, uint64(400<<20), "%s: memory linear in the snapshot", r.name)
+		}
 		assert.NotEqual(t, sia.StatusOptimal, plan.Status, r.name)
-		assert.Less(t, alloc, uint64(400<<20), "%s: memory linear in the snapshot", r.name)
 		free := probeCheck(t, snap, s.Options(), plan)
 		if started == 0 {
 			// the first round's plan (cut by its wall-clock deadline) leaves
