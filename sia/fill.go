@@ -109,11 +109,11 @@ type filler struct {
 	free    map[int][]bool        // per node placed on: index free (built when first used)
 	pools   map[fillPoolKey][]int // nodes with idle GPUs, by idle GPUs then node order
 	poolOf  []string              // per node: its pool's capacity row (configset.Config.Pool)
-	largest map[string]int
-	typeUse map[string]int // GPUs held per type (types with a reservation)
-	quotaOf [][]int        // per row: the quotas covering it
-	qUse    []int          // per quota of m.Quotas: GPUs held it counts
-	parts   []fillPart     // placePart's scratch
+	typeOf  map[string]int        // type → its position in types
+	typeUse map[string]int        // GPUs held per type (types with a reservation)
+	quotaOf [][]int               // per row: the quotas covering it
+	qUse    []int                 // per quota of m.Quotas: GPUs held it counts
+	parts   []fillPart            // placePart's scratch
 	// types are the fleet's types (size 0 shapes, see nodeShape) with
 	// their idle GPUs, typeAt each node's position in them; shapes values
 	// the entries the second pass builds from idle GPUs (its zero value:
@@ -474,7 +474,7 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 	perNode := make([]int, 3*len(snap.Nodes)) // the idle GPUs, the shape and the type of each node
 	f := &filler{snap: snap, m: m, nodeIdx: lay.nodeAt, gpus: lay.gpus, idle: perNode[:len(snap.Nodes):len(snap.Nodes)],
 		held: make([][]int, len(snap.Nodes)), free: map[int][]bool{}, pools: map[fillPoolKey][]int{}, poolOf: make([]string, len(snap.Nodes)),
-		largest: map[string]int{}, typeUse: map[string]int{}, shapes: lay.shapes}
+		typeOf: map[string]int{}, typeUse: map[string]int{}, shapes: lay.shapes}
 	build := f.nodeIdx == nil // else validation's
 	if build {
 		f.nodeIdx = make(map[string]int, len(snap.Nodes))
@@ -494,7 +494,9 @@ func newFiller(snap *Snapshot, m *goodputMatrix, lay *layout) *filler {
 		s, added := sh.find(n)
 		shapeOf[k] = s
 		if added {
-			f.largest[n.Type] = max(f.largest[n.Type], n.GPUs)
+			ta := sh.shapes[s].typeAt
+			f.typeOf[n.Type] = ta
+			sh.types[ta].largest = max(sh.types[ta].largest, n.GPUs)
 			sh.shapes[s].pool = n.Type
 			if ps := m.Pools[n.Type]; len(ps) > 1 || len(ps) == 1 && ps[0] != n.Type {
 				sh.shapes[s].pool = configset.PoolName(n.Type, n.GPUs)
@@ -655,7 +657,8 @@ type nodeShape struct {
 	reserved     bool
 	held, idle   int
 	nodes        []int
-	gpus         int // of a type (size 0): its idle GPUs
+	// of a type (size 0): its idle GPUs and the GPUs of its largest node
+	gpus, largest int
 }
 
 // find returns node n's shape, and whether it was added (a new shape).
@@ -861,7 +864,9 @@ func (f *filler) place(c configset.Config) ([]GPU, bool) {
 	} else {
 		r := c.NodeGPUs
 		if r == 0 {
-			r = f.largest[c.Type]
+			if k, ok := f.typeOf[c.Type]; ok {
+				r = f.types[k].largest
+			}
 		}
 		got, ok := f.placePart(c.Type, c.NodeGPUs, c.Nodes, c.GPUs, r)
 		if !ok {
@@ -943,10 +948,8 @@ func (f *filler) position(ns []int, k int) int {
 
 // typeIdle returns the idle GPUs of type t.
 func (f *filler) typeIdle(t string) int {
-	for k := range f.types {
-		if f.types[k].typ == t {
-			return f.types[k].gpus
-		}
+	if k, ok := f.typeOf[t]; ok {
+		return f.types[k].gpus
 	}
 	return 0
 }

@@ -104,21 +104,28 @@ func (f *filler) startShaped(cands []fillCandidate, done []bool, choice []int, l
 	}
 	var tried map[shapedKey]bool // made when a job first gets here
 	var tries map[int]int
+	var least map[shapedKey]int // an adaptive job's smallest count per type (gpus 0)
 	for _, c := range cands {
+		if done[c.row] {
+			continue
+		}
 		row := &f.m.Rows[c.row]
 		e := &row.Entries[c.entry]
 		t, g := e.Config.Type, e.Config.GPUs
-		if done[c.row] || g > f.typeIdle(t) || e.Replicas <= 0 || g%e.Replicas != 0 || tries[c.row] >= maxShapedTries || !f.shapedCount(row, e) {
+		key := shapedKey{c.row, t, g}
+		if g > f.typeIdle(t) || e.Replicas <= 0 || g%e.Replicas != 0 || tried[key] || tries[c.row] >= maxShapedTries {
 			continue
 		}
-		key := shapedKey{c.row, t, g}
-		if tried[key] {
-			continue
+		if f.spent() {
+			break
 		}
 		if tried == nil {
-			tried, tries = map[shapedKey]bool{}, map[int]int{}
+			tried, tries, least = map[shapedKey]bool{}, map[int]int{}, map[shapedKey]int{}
 		}
 		tried[key] = true
+		if f.snap.Jobs[c.row].Kind != Rigid && g != smallestCount(row, t, least) {
+			continue
+		}
 		parts := f.idleShape(t, g, g/e.Replicas)
 		if parts == nil {
 			continue
@@ -141,9 +148,6 @@ func (f *filler) startShaped(cands []fillCandidate, done []bool, choice []int, l
 			ne = *e
 			ne.Charge, ne.Shaped = g, true
 		} else {
-			if f.spent() {
-				break
-			}
 			tries[c.row]++
 			if ne, ok = f.shapes.value(row, e, cfg); !ok || !better(ne.Value, row.Unallocated, f.m.Sense) {
 				continue
@@ -162,20 +166,21 @@ func (f *filler) startShaped(cands []fillCandidate, done []bool, choice []int, l
 	return filled, grow
 }
 
-// shapedCount reports whether entry e's GPU count is one fill shapes idle
-// GPUs for: a rigid job's count, or an adaptive job's smallest count on
-// e's type among its row's valued entries.
-func (f *filler) shapedCount(row *matrixRow, e *matrixEntry) bool {
-	if f.snap.Jobs[row.Index].Kind == Rigid {
-		return true
+// smallestCount returns the smallest GPU count of row's valued entries on
+// type t, cached in least (an adaptive job is shaped on its minimum only).
+func smallestCount(row *matrixRow, t string, least map[shapedKey]int) int {
+	key := shapedKey{row: row.Index, typ: t}
+	if g, ok := least[key]; ok {
+		return g
 	}
+	g := math.MaxInt
 	for k := range row.Entries {
-		o := &row.Entries[k]
-		if o.Config.Type == e.Config.Type && o.Config.GPUs < e.Config.GPUs && !o.Invalid && !o.Dropped {
-			return false
+		if o := &row.Entries[k]; o.Config.Type == t && !o.Invalid && !o.Dropped {
+			g = min(g, o.Config.GPUs)
 		}
 	}
-	return true
+	least[key] = g
+	return g
 }
 
 // idleShape chooses idle GPUs of type t for g GPUs in replicas of p (each
