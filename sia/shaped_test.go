@@ -168,7 +168,9 @@ func TestShapedIdleProperty(t *testing.T) {
 
 // TestShapedIdleCases: hand-made fleets where the jobs fit the idle GPUs
 // only in a shape the configuration set does not offer them, each with
-// the shape the fill step gives the waiting job.
+// the shape the fill step gives the waiting job; and, in
+// TestShapedIdleReplicas, a hybrid-parallel job whose replicas the idle
+// GPUs would split across nodes waits.
 func TestShapedIdleCases(t *testing.T) {
 	rigid := func(id string, g int) Job {
 		return Job{ID: id, Kind: Rigid, GPUs: g, Submitted: shapesT0(), Models: spanEval{speed: 1, gain: 0.9, cross: 0.9}}
@@ -205,6 +207,19 @@ func TestShapedIdleCases(t *testing.T) {
 		{name: "12 and 10 with 3 held on each, a rigid 16", snap: Snapshot{Nodes: nodes(12, 10), Jobs: []Job{pinned("p", "n0", 0, 1, 2), pinned("q", "n1", 0, 1, 2), rigid("r", 16)}},
 			job: "r", parts: []configset.Part{{NodeGPUs: 12, Nodes: 1, GPUs: 9}, {NodeGPUs: 10, Nodes: 1, GPUs: 7}}, nodes: 2},
 	}
+	hybrid := func(id string, g, stages int) Job {
+		j := rigid(id, g)
+		j.Models = pipelined{inner: j.Models, stages: map[string]int{"x": stages}}
+		return j
+	}
+	cases = append(cases, struct {
+		name  string
+		snap  Snapshot
+		job   string
+		parts []configset.Part
+		nodes int
+	}{name: "hybrid of replicas of 2 on 4 + 2 idle", snap: Snapshot{Nodes: nodes(8, 8), Jobs: []Job{pinned("p", "n0", 0, 1, 2, 3), pinned("q", "n1", 0, 1, 2, 3, 4, 5), hybrid("h", 6, 2)}},
+		job: "h", nodes: 2})
 	s, err := New(nil)
 	require.NoError(t, err)
 	for _, c := range cases {
@@ -232,5 +247,37 @@ func TestShapedIdleCases(t *testing.T) {
 				assert.True(t, d.Allocation.Running(), "job %s: %v", d.Job, d.Reason)
 			}
 		})
+	}
+}
+
+// TestShapedIdleReplicas: a hybrid-parallel job of 3 replicas of 2 GPUs
+// beside idle GPUs that hold 6 only as 3 + 3 on two nodes (a replica would
+// span nodes) waits; a plain rigid 6 there starts on those 3 + 3.
+func TestShapedIdleReplicas(t *testing.T) {
+	m := spanEval{speed: 1, gain: 0.9, cross: 0.9}
+	held := func(id, node string, idx ...int) Job {
+		var pl []GPU
+		for _, x := range idx {
+			pl = append(pl, GPU{Node: node, Index: x})
+		}
+		return Job{ID: id, Kind: Rigid, GPUs: len(pl), NonPreemptible: true, Submitted: shapesT0(), Models: m,
+			State: JobState{Current: Allocation{Type: "x", Nodes: 1, GPUs: len(pl), Placement: pl}}}
+	}
+	nodes := []Node{{ID: "n0", Type: "x", GPUs: 8}, {ID: "n1", Type: "x", GPUs: 8}}
+	s, err := New(nil)
+	require.NoError(t, err)
+	for _, stages := range []int{2, 1} {
+		j := Job{ID: "h", Kind: Rigid, GPUs: 6, Submitted: shapesT0(), Models: pipelined{inner: m, stages: map[string]int{"x": stages}}}
+		snap := Snapshot{Now: shapesT0().Add(time.Hour), Nodes: nodes, Jobs: []Job{held("p", "n0", 0, 1, 2, 3, 4), held("q", "n1", 0, 1, 2, 3, 4), j}}
+		p, err := s.Round(context.Background(), snap)
+		require.NoError(t, err)
+		checkEvaluatedShape(t, &snap, &p, "replicas")
+		d, _ := p.Decision("h")
+		if stages == 2 {
+			assert.Equal(t, Queue, d.Action, "replicas of 2 on 3 + 3 idle GPUs")
+			continue
+		}
+		require.Equal(t, Start, d.Action, "%v", d.Reason)
+		assert.Equal(t, 2, d.Allocation.Nodes)
 	}
 }
