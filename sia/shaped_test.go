@@ -176,13 +176,7 @@ func TestShapedIdleCases(t *testing.T) {
 		return Job{ID: id, Kind: Rigid, GPUs: g, Submitted: shapesT0(), Models: spanEval{speed: 1, gain: 0.9, cross: 0.9}}
 	}
 	pinned := func(id, node string, idx ...int) Job {
-		var pl []GPU
-		for _, x := range idx {
-			pl = append(pl, GPU{Node: node, Index: x})
-		}
-		j := rigid(id, len(pl))
-		j.NonPreemptible, j.State.Current = true, Allocation{Type: "x", Nodes: 1, GPUs: len(pl), Placement: pl}
-		return j
+		return pinnedOn(id, node, spanEval{speed: 1, gain: 0.9, cross: 0.9}, idx...)
 	}
 	nodes := func(sizes ...int) []Node {
 		var out []Node
@@ -255,20 +249,12 @@ func TestShapedIdleCases(t *testing.T) {
 // span nodes) waits; a plain rigid 6 there starts on those 3 + 3.
 func TestShapedIdleReplicas(t *testing.T) {
 	m := spanEval{speed: 1, gain: 0.9, cross: 0.9}
-	held := func(id, node string, idx ...int) Job {
-		var pl []GPU
-		for _, x := range idx {
-			pl = append(pl, GPU{Node: node, Index: x})
-		}
-		return Job{ID: id, Kind: Rigid, GPUs: len(pl), NonPreemptible: true, Submitted: shapesT0(), Models: m,
-			State: JobState{Current: Allocation{Type: "x", Nodes: 1, GPUs: len(pl), Placement: pl}}}
-	}
 	nodes := []Node{{ID: "n0", Type: "x", GPUs: 8}, {ID: "n1", Type: "x", GPUs: 8}}
 	s, err := New(nil)
 	require.NoError(t, err)
 	for _, stages := range []int{2, 1} {
 		j := Job{ID: "h", Kind: Rigid, GPUs: 6, Submitted: shapesT0(), Models: pipelined{inner: m, stages: map[string]int{"x": stages}}}
-		snap := Snapshot{Now: shapesT0().Add(time.Hour), Nodes: nodes, Jobs: []Job{held("p", "n0", 0, 1, 2, 3, 4), held("q", "n1", 0, 1, 2, 3, 4), j}}
+		snap := Snapshot{Now: shapesT0().Add(time.Hour), Nodes: nodes, Jobs: []Job{pinnedOn("p", "n0", m, 0, 1, 2, 3, 4), pinnedOn("q", "n1", m, 0, 1, 2, 3, 4), j}}
 		p, err := s.Round(context.Background(), snap)
 		require.NoError(t, err)
 		checkEvaluatedShape(t, &snap, &p, "replicas")
@@ -280,4 +266,15 @@ func TestShapedIdleReplicas(t *testing.T) {
 		require.Equal(t, Start, d.Action, "%v", d.Reason)
 		assert.Equal(t, 2, d.Allocation.Nodes)
 	}
+}
+
+// pinnedOn is a non-preemptible rigid job of type x running on GPUs idx of
+// node (pinned there), with models m.
+func pinnedOn(id, node string, m Models, idx ...int) Job {
+	var pl []GPU
+	for _, x := range idx {
+		pl = append(pl, GPU{Node: node, Index: x})
+	}
+	return Job{ID: id, Kind: Rigid, GPUs: len(pl), NonPreemptible: true, Submitted: shapesT0(), Models: m,
+		State: JobState{Current: Allocation{Type: "x", Nodes: 1, GPUs: len(pl), Placement: pl}}}
 }
