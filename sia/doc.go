@@ -138,7 +138,8 @@
 // a job that fits it. Such a plan goes beyond the problem the solver
 // solved: its Objective is the plan's, its Bound the bound of the
 // uncharged relaxation (every configuration, shaped ones included,
-// counting its GPUs), which holds every placeable plan, and its Status is
+// counting its GPUs; a shaped one over several pools counts its best gain
+// over waiting), which holds every placeable plan, and its Status is
 // StatusFeasible, or StatusOptimal when that relaxation's proven optimum
 // equals the plan's objective (see Plan.Status).
 //

@@ -1072,14 +1072,25 @@ func planObjective(m *goodputMatrix, sol solution, lay *layout) float64 {
 // objective of that solve when it is proven optimal (else NaN); the
 // capacity-free bound (every job at its best entry or waiting, pinned jobs
 // at their pin) when solve is false or the solve fails.
+//
+// The fill's shaped entries that span pools (shaped.go) are left out of
+// that solve, which would otherwise enumerate their branches (sia/span.go)
+// in the little time the bound gets: each such job's best gain from one
+// over waiting is added instead (valid: a plan that uses them is worth at
+// most as much more than the same plan with those jobs waiting, which the
+// solve bounds).
 func relaxedPlanBound(ctx context.Context, m *goodputMatrix, o *Options, solve bool) (bound, optimum float64) {
 	if solve {
-		if sol, ok := solveUncharged(ctx, m, o); ok {
+		u, add := uncharged(m), 0.0
+		for i := range u.Rows {
+			add += shapedSpanGain(&u.Rows[i], m.Sense)
+		}
+		if sol, ok := solveUncharged(ctx, u, o); ok {
 			optimum = math.NaN()
 			if sol.Status == StatusOptimal {
-				optimum = sol.Objective
+				optimum = sol.Objective + add
 			}
-			return sol.Bound, optimum
+			return sol.Bound + add, optimum
 		}
 	}
 	var s float64
@@ -1100,9 +1111,29 @@ func relaxedPlanBound(ctx context.Context, m *goodputMatrix, o *Options, solve b
 	return s, math.NaN()
 }
 
-// solveUncharged solves the matrix with every entry charged its GPUs.
-func solveUncharged(ctx context.Context, m *goodputMatrix, o *Options) (solution, bool) {
-	sol, err := solve(ctx, uncharged(m), o)
+// shapedSpanGain marks row's shaped entries that span pools Dropped and
+// returns the best change one of them makes to the objective over the
+// row's waiting (its sign the objective's sense's: ≥ 0 when maximising,
+// ≤ 0 when minimising; 0 for a row without one).
+func shapedSpanGain(row *matrixRow, sense ilp.Sense) float64 {
+	gain := 0.0
+	for k := range row.Entries {
+		e := &row.Entries[k]
+		if !e.Shaped || !e.Config.Spanning() || e.Dropped {
+			continue
+		}
+		e.Dropped = true
+		if d := e.Value - row.Unallocated; better(d, gain, sense) {
+			gain = d
+		}
+	}
+	return gain
+}
+
+// solveUncharged solves u, a matrix whose entries are charged their GPUs
+// (uncharged).
+func solveUncharged(ctx context.Context, u *goodputMatrix, o *Options) (solution, bool) {
+	sol, err := solve(ctx, u, o)
 	if err != nil || math.IsNaN(sol.Bound) {
 		return solution{}, false
 	}
@@ -1123,8 +1154,9 @@ func uncharged(m *goodputMatrix) *goodputMatrix {
 }
 
 // fillPlan runs the fill step on a placed layout and, when it started
-// jobs, returns the plan's objective and bound and whether the plan is
-// proven optimal (see Plan.Status). solveTime is how long the round's
+// jobs, returns the plan's objective and bound (±Inf for a partial matrix,
+// which bounds nothing) and whether the plan is proven optimal (see
+// Plan.Status). solveTime is how long the round's
 // solve took: the uncharged relaxation gets at most that long (and at
 // least 5 ms), and never more than half the time left to the deadline less
 // the solver's allowance past its own (ilp.Slack), so that it ends before
@@ -1140,6 +1172,11 @@ func fillPlan(ctx context.Context, clk *roundClock, snap *Snapshot, m *goodputMa
 		return fillOutcome{}
 	}
 	out := fillOutcome{Filled: filled, Objective: planObjective(m, sol, lay)}
+	if m.Partial {
+		// a truncated matrix bounds nothing (see solve): no solve for it
+		out.Bound = unknownBound(m.Sense)
+		return out
+	}
 	limit := max(solveTime, 5*time.Millisecond)
 	solveOK := true
 	if clk != nil && !clk.deadline.IsZero() {

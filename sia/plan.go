@@ -118,7 +118,8 @@ type Plan struct {
 	// the round did not offer (package doc, "Node shapes"): then Objective
 	// is the plan's (each job with GPUs at its entry's value, the others at
 	// waiting's), Bound the bound of the uncharged relaxation (every
-	// configuration, the fill's shapes included, counting its GPUs; it holds
+	// configuration counting its GPUs, the fill's shapes included; those
+	// that span pools count their best gain over waiting instead; it holds
 	// every placeable plan, so it bounds this one), solved for at most the
 	// solve's time and never past the deadline (the capacity-free bound,
 	// every job at its best entry, when no time is left), and Status

@@ -31,9 +31,9 @@ import (
 // the row, the row's restart factor), and the job starts on it when it is
 // worth more than waiting and keeps the quotas and reservations. The entry
 // is added to the job's row, marked Shaped: the plan's objective and its
-// bound (relaxedPlanBound, whose relaxation then offers the entry too) count
-// it, so that a plan is never called optimal beside a better use of the
-// shapes it took.
+// bound (relaxedPlanBound, whose relaxation then offers the entry too, or,
+// for one spanning pools, adds its gain over waiting) count it, so that a
+// plan is never called optimal beside a better use of the shapes it took.
 //
 // Jobs are tried in the fill's order (gain per GPU), at most maxShapedTries
 // valuations per job, and none once the fill's time is spent.
