@@ -427,7 +427,11 @@ func (e *spanEnum) solveBranch(ctx context.Context, k int, fixed []*spanOpt, war
 		e.optimal, e.stopped = false, true
 		return nil
 	}
-	sol, err := e.solveShare(ctx, k, q, w, o)
+	sol, err := e.solveShare(ctx, k, q, adj, w, o)
+	if err == nil && sol.Status != ilp.Optimal && sol.Assignment != nil && e.found && !better(sol.Bound+adj, e.best.Objective, p.Sense) {
+		// the root's bound cannot beat the incumbent: pruned, the proof holds
+		return nil
+	}
 	if err != nil {
 		if errors.Is(err, ilp.ErrInfeasible) {
 			if e.firstErr == nil {
@@ -445,14 +449,32 @@ func (e *spanEnum) solveBranch(ctx context.Context, k int, fixed []*spanOpt, war
 	return nil
 }
 
-// solveShare solves the k-th branch solved, problem q, under its even share
-// of the time left before ctx's deadline.
-func (e *spanEnum) solveShare(ctx context.Context, k int, q *ilp.Problem, w []int, o *Options) (ilp.Solution, error) {
+// solveShare solves the k-th branch solved, problem q (its fixed entries
+// worth adj), under its even share of the time left before ctx's
+// deadline. Once a branch has been kept, the
+// root of q is solved first (one node of the search): when its bound
+// cannot beat the best branch, that root's solution is returned (the
+// caller prunes it; a search below it could not change that), else the
+// search goes on from the root's incumbent. A branch that drops a job
+// running on a spanning configuration rarely can (it loses the job's
+// value and pays a restart), and solving it in full took most of a round
+// with a few such jobs.
+func (e *spanEnum) solveShare(ctx context.Context, k int, q *ilp.Problem, adj float64, w []int, o *Options) (ilp.Solution, error) {
 	bctx, cancel := ctx, context.CancelFunc(func() {})
 	if deadline, ok := ctx.Deadline(); ok {
 		bctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/time.Duration(e.branches-k)))
 	}
 	defer cancel()
+	if e.found && (o.SolverMaxNodes == 0 || o.SolverMaxNodes > 1) {
+		root, err := ilp.Solve(bctx, q, &ilp.Settings{WarmStart: w, MaxNodes: 1})
+		if err != nil || root.Status == ilp.Optimal || root.Assignment == nil || bctx.Err() != nil {
+			return root, err
+		}
+		if !better(root.Bound+adj, e.best.Objective, e.p.Sense) {
+			return root, nil
+		}
+		w = root.Assignment
+	}
 	return solveOrGreedy(bctx, q, w, o)
 }
 
