@@ -1081,10 +1081,8 @@ func planObjective(m *goodputMatrix, sol solution, lay *layout) float64 {
 // solve bounds).
 func relaxedPlanBound(ctx context.Context, m *goodputMatrix, o *Options, solve bool) (bound, optimum float64) {
 	if solve {
-		u, add := uncharged(m), 0.0
-		for i := range u.Rows {
-			add += shapedSpanGain(&u.Rows[i], m.Sense)
-		}
+		u := uncharged(m)
+		add := dropShapedSpans(u)
 		if sol, ok := solveUncharged(ctx, u, o); ok {
 			optimum = math.NaN()
 			if sol.Status == StatusOptimal {
@@ -1111,23 +1109,27 @@ func relaxedPlanBound(ctx context.Context, m *goodputMatrix, o *Options, solve b
 	return s, math.NaN()
 }
 
-// shapedSpanGain marks row's shaped entries that span pools Dropped and
-// returns the best change one of them makes to the objective over the
-// row's waiting (its sign the objective's sense's: ≥ 0 when maximising,
-// ≤ 0 when minimising; 0 for a row without one).
-func shapedSpanGain(row *matrixRow, sense ilp.Sense) float64 {
-	gain := 0.0
-	for k := range row.Entries {
-		e := &row.Entries[k]
-		if !e.Shaped || !e.Config.Spanning() || e.Dropped {
-			continue
+// dropShapedSpans marks u's shaped entries that span pools Dropped and
+// returns the sum over their rows of the best change one of them makes to
+// the objective over the row's waiting (≥ 0 when maximising, ≤ 0 when
+// minimising; 0 without such entries).
+func dropShapedSpans(u *goodputMatrix) float64 {
+	add := 0.0
+	for i := range u.Rows {
+		row, gain := &u.Rows[i], 0.0
+		for k := range row.Entries {
+			e := &row.Entries[k]
+			if !e.Shaped || !e.Config.Spanning() || e.Dropped {
+				continue
+			}
+			e.Dropped = true
+			if d := e.Value - row.Unallocated; better(d, gain, u.Sense) {
+				gain = d
+			}
 		}
-		e.Dropped = true
-		if d := e.Value - row.Unallocated; better(d, gain, sense) {
-			gain = d
-		}
+		add += gain
 	}
-	return gain
+	return add
 }
 
 // solveUncharged solves u, a matrix whose entries are charged their GPUs

@@ -1333,9 +1333,7 @@ func finishRow(row *matrixRow, j *Job, now time.Time, o *Options, k *ArtifactKno
 	normalise(row, j, k)
 	applyRestartFactor(row, j, now, o, k)
 	for i := range row.Entries {
-		e := &row.Entries[i]
-		e.Value = power(e.Restart*e.Normalized, o.P, k)
-		e.Dropped = !(math.Abs(e.Value) <= maxValue)
+		row.Entries[i].setValue(o.P, k)
 	}
 	pin(row, j)
 	markDominated(row, sense)
@@ -1386,15 +1384,30 @@ func normalise(row *matrixRow, j *Job, k *ArtifactKnobs) {
 		case e.Source == bootstrap.None:
 			e.Normalized = float64(e.Config.GPUs)
 		default:
-			e.Normalized = e.Choice.Goodput * row.Scale
-			if k.Filler && e.Normalized <= artifactFiller {
-				e.Normalized = artifactFiller
-			}
+			e.Normalized = normalised(e.Choice.Goodput, row.Scale, k)
 		}
 		if e.Current {
 			row.Current = i
 		}
 	}
+}
+
+// normalised is G of a valid goodput in a row of the given scale (§3.3),
+// raised to the artifact's filler when it asks for one (Knobs.Filler).
+func normalised(goodput, scale float64, k *ArtifactKnobs) float64 {
+	g := goodput * scale
+	if k.Filler && g <= artifactFiller {
+		g = artifactFiller
+	}
+	return g
+}
+
+// setValue sets the entry's Value, (Restart·Normalized)^p as the variant
+// clips and rounds it, and Dropped when that value is beyond maxValue or
+// not a number.
+func (e *matrixEntry) setValue(p float64, k *ArtifactKnobs) {
+	e.Value = power(e.Restart*e.Normalized, p, k)
+	e.Dropped = !(math.Abs(e.Value) <= maxValue)
 }
 
 // restartFactor is r = (age − N·S) / (age + S) clamped to [0, 1] (§3.3):

@@ -79,13 +79,10 @@ func (v *shapeValuer) value(row *matrixRow, from *matrixEntry, c configset.Confi
 			return e, false
 		}
 		e.Choice = ch
-		e.Normalized = ch.Goodput * row.Scale
-		if v.k.Filler && e.Normalized <= artifactFiller {
-			e.Normalized = artifactFiller
-		}
+		e.Normalized = normalised(ch.Goodput, row.Scale, &v.k)
 	}
-	e.Value = power(e.Restart*e.Normalized, v.o.P, &v.k)
-	return e, math.Abs(e.Value) <= maxValue
+	e.setValue(v.o.P, &v.k)
+	return e, !e.Dropped
 }
 
 // shapedKey is a job, type and GPU count fill tried a shaped entry for.
